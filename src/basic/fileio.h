@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Read a whole file (at most max_size bytes, else -EFBIG), NUL-terminated. dir_fd may be AT_FDCWD. */
+int read_full_file_at(int dir_fd, const char *path, size_t max_size, char **ret, size_t *ret_size);
+/* write + fsync + rename into place; the file is created with mode. */
+int write_file_atomic_at(int dir_fd, const char *path, const void *data, size_t size, mode_t mode);
+/* Write a short string to an existing file (cgroupfs, procfs). */
+int write_string_file(const char *path, const char *s);
+int loop_write(int fd, const void *buf, size_t n);
+int loop_read(int fd, void *buf, size_t n);

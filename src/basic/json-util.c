@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <string.h>
+
+#include "json-util.h"
+
+char *json_print(const cJSON *j) {
+        return cJSON_PrintUnformatted(j);
+}
+
+int json_parse(const char *buf, size_t len, cJSON **ret, size_t *ret_error_offset) {
+        const char *end = NULL;
+        cJSON *j;
+
+        j = cJSON_ParseWithLengthOpts(buf, len, &end, /* require_null_terminated= */ false);
+        if (!j) {
+                if (ret_error_offset)
+                        *ret_error_offset = end && end >= buf ? (size_t) (end - buf) : 0;
+                return -EINVAL;
+        }
+        /* Only whitespace may follow the document. */
+        for (const char *p = end; p && p < buf + len && *p; p++)
+                if (!strchr(" \t\r\n", *p)) {
+                        cJSON_Delete(j);
+                        if (ret_error_offset)
+                                *ret_error_offset = (size_t) (p - buf);
+                        return -EINVAL;
+                }
+        *ret = j;
+        return 0;
+}

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fileio.h"
+#include "macro.h"
+#include "process-util.h"
+
+/* Returns a pointer just past the ")" that ends the comm field, which may itself contain ")" and spaces. */
+static int read_stat_tail(pid_t pid, char *buf, size_t n, char **ret_tail) {
+        char path[64];
+        _cleanup_close_ int fd = -EBADF;
+        int k;
+
+        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT ? -ESRCH : -errno;
+        k = loop_read(fd, buf, n - 1);
+        if (k < 0)
+                return k;
+        buf[k] = 0;
+        char *p = strrchr(buf, ')');
+        if (!p)
+                return -EIO;
+        *ret_tail = p + 1;
+        return 0;
+}
+
+int pid_get_state(pid_t pid, char *ret) {
+        char buf[1024], *tail;
+        int r;
+
+        if (pid <= 0)
+                return -EINVAL;
+        r = read_stat_tail(pid, buf, sizeof buf, &tail);
+        if (r < 0)
+                return r;
+        if (sscanf(tail, " %c", ret) != 1)
+                return -EIO;
+        return 0;
+}
+
+int pid_get_start_time(pid_t pid, uint64_t *ret) {
+        char buf[1024], *tail;
+        unsigned long long st;
+        int r;
+
+        if (pid <= 0)
+                return -EINVAL;
+        r = read_stat_tail(pid, buf, sizeof buf, &tail);
+        if (r < 0)
+                return r;
+        /* After comm: state(3) ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime
+         * cutime cstime priority nice num_threads itrealvalue starttime(22). */
+        if (sscanf(tail,
+                   " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+                   &st) != 1)
+                return -EIO;
+        *ret = st;
+        return 0;
+}
+
+int pidfd_open_verified(pid_t pid, uint64_t start_time) {
+        uint64_t st;
+        int fd, r;
+
+        if (pid <= 0)
+                return -ESRCH;
+        fd = (int) syscall(SYS_pidfd_open, pid, 0);
+        if (fd < 0)
+                return -errno;
+        /* The pidfd pins the process; if the start time still matches now, the pidfd refers to it. */
+        r = pid_get_start_time(pid, &st);
+        if (r < 0 || st != start_time) {
+                safe_close(fd);
+                return -ESRCH;
+        }
+        return fd;
+}
+
+int pidfd_send_sig(int pidfd, int sig) {
+        if (syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0)
+                return -errno;
+        return 0;
+}
+
+uint64_t now_usec(int clock) {
+        struct timespec ts;
+        clock_gettime(clock, &ts);
+        return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / NSEC_PER_USEC;
+}
+
+int pidfd_wait_exit(int pidfd, uint64_t timeout_usec) {
+        uint64_t deadline = timeout_usec == USEC_INFINITY ? USEC_INFINITY : now_usec(CLOCK_MONOTONIC) + timeout_usec;
+
+        for (;;) {
+                struct pollfd p = { .fd = pidfd, .events = POLLIN };
+                int t = -1;
+                if (deadline != USEC_INFINITY) {
+                        uint64_t n = now_usec(CLOCK_MONOTONIC);
+                        if (n >= deadline)
+                                return -ETIMEDOUT;
+                        t = (int) ((deadline - n + 999) / 1000);
+                }
+                int k = poll(&p, 1, t);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        return -ETIMEDOUT;
+                return 0;
+        }
+}
+
+void sigkill_waitp(pid_t *pid) {
+        if (!pid || *pid <= 0)
+                return;
+        (void) kill(*pid, SIGKILL);
+        while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+        *pid = 0;
+}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Start time of a process in clock ticks since boot (field 22 of /proc/PID/stat); used with the pid to
+ * recognise a process again and never signal a reused pid. */
+int pid_get_start_time(pid_t pid, uint64_t *ret);
+/* State letter of /proc/PID/stat (R, S, Z, ...). */
+int pid_get_state(pid_t pid, char *ret);
+/* A pidfd for pid, verified to be the same process as (pid, start_time): -ESRCH if gone or reused. */
+int pidfd_open_verified(pid_t pid, uint64_t start_time);
+int pidfd_send_sig(int pidfd, int sig);
+/* Wait until the pidfd becomes readable (process exited) or timeout_usec passed (-ETIMEDOUT). */
+int pidfd_wait_exit(int pidfd, uint64_t timeout_usec);
+uint64_t now_usec(int clock);
+
+/* Kill (SIGKILL) and reap a child on scope exit. */
+void sigkill_waitp(pid_t *pid);
+#define _cleanup_sigkill_wait_ _cleanup_(sigkill_waitp)

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+
+#include "log.h"
+
+/* Global options, set by main.c (runc's names and meanings). */
+extern char *arg_root;
+extern char *arg_log;
+extern LogFormat arg_log_format;
+extern bool arg_debug;
+extern bool arg_systemd_cgroup;
+extern bool arg_rootless;
+
+/* Each verb gets argv with argv[0] the verb name, parses its own options with getopt_long, and returns the
+ * process exit status (0 success, 1 failure; run/exec return the container process's status). */
+int verb_create(int argc, char *argv[]);
+int verb_start(int argc, char *argv[]);
+int verb_run(int argc, char *argv[]);
+int verb_exec(int argc, char *argv[]);
+int verb_kill(int argc, char *argv[]);
+int verb_delete(int argc, char *argv[]);
+int verb_state(int argc, char *argv[]);
+int verb_list(int argc, char *argv[]);
+int verb_ps(int argc, char *argv[]);
+int verb_pause(int argc, char *argv[]);
+int verb_resume(int argc, char *argv[]);
+int verb_events(int argc, char *argv[]);
+int verb_update(int argc, char *argv[]);
+int verb_spec(int argc, char *argv[]);
+int verb_features(int argc, char *argv[]);
+
+/* Prints "Usage: sdrun VERB ..." help for a verb from the table in main.c. */
+void cli_print_verb_help(const char *verb);
+/* Common error for a bad invocation: logs "VERB: MESSAGE" and returns exit status 1. */
+int cli_usage_error(const char *verb, const char *fmt, ...) _printf_(2, 3);
+/* Require exactly n positional arguments after options; returns 0 or logs and returns -EINVAL. */
+int cli_expect_args(const char *verb, int argc, char *argv[], int min, int max, const char *what);

@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <seccomp.h>
+
+#include "config.h"
+#include "cli.h"
+#include "log.h"
+#include "macro.h"
+
+char *arg_root = NULL;
+char *arg_log = NULL;
+LogFormat arg_log_format = LOG_FORMAT_TEXT;
+bool arg_debug = false;
+bool arg_systemd_cgroup = false;
+bool arg_rootless = false;
+
+typedef struct Verb {
+        const char *name;
+        int (*func)(int argc, char *argv[]);
+        const char *usage;
+        const char *summary;
+} Verb;
+
+static const Verb verbs[] = {
+        { "create", verb_create,
+          "create [--bundle DIR] [--pid-file FILE] [--console-socket PATH] [--no-pivot] [--no-new-keyring] "
+          "[--preserve-fds N] ID",
+          "create a container (its init waits for start)" },
+        { "start", verb_start, "start ID", "run the user process of a created container" },
+        { "run", verb_run,
+          "run [--bundle DIR] [--pid-file FILE] [--console-socket PATH] [--detach] [--keep] [--no-pivot] "
+          "[--no-new-keyring] [--preserve-fds N] ID",
+          "create and start a container" },
+        { "exec", verb_exec,
+          "exec [--process FILE] [--tty] [--console-socket PATH] [--detach] [--pid-file FILE] [--cwd DIR] "
+          "[--env K=V]... [--user UID[:GID]] [--additional-gids GID]... [--cap CAP]... [--no-new-privs] "
+          "[--preserve-fds N] [--process-label L] [--apparmor P] ID [COMMAND [ARGS...]]",
+          "run a new process inside a container" },
+        { "kill", verb_kill, "kill [--all] ID [SIGNAL]", "send a signal to the container's init" },
+        { "delete", verb_delete, "delete [--force] ID", "delete a container" },
+        { "state", verb_state, "state ID", "print the OCI state of a container" },
+        { "list", verb_list, "list [--quiet] [--format table|json]", "list containers" },
+        { "ps", verb_ps, "ps [--format table|json] ID [PS_ARGS...]", "list the processes of a container" },
+        { "pause", verb_pause, "pause ID", "freeze all processes of a container" },
+        { "resume", verb_resume, "resume ID", "thaw a paused container" },
+        { "events", verb_events, "events [--stats] [--interval DURATION] ID",
+          "print container events and statistics" },
+        { "update", verb_update,
+          "update [--resources FILE|-] [--memory N] [--memory-swap N] [--memory-reservation N] "
+          "[--cpu-shares N] [--cpu-quota N] [--cpu-period N] [--cpuset-cpus LIST] [--cpuset-mems LIST] "
+          "[--pids-limit N] [--blkio-weight N] ID",
+          "update the resource limits of a container" },
+        { "spec", verb_spec, "spec [--bundle DIR] [--rootless]", "write a default config.json" },
+        { "features", verb_features, "features", "print the features document of the runtime" },
+};
+
+static const Verb *find_verb(const char *name) {
+        FOREACH_ARRAY(v, verbs, ELEMENTSOF(verbs))
+                if (streq(v->name, name))
+                        return v;
+        return NULL;
+}
+
+void cli_print_verb_help(const char *name) {
+        const Verb *v = find_verb(name);
+        if (!v)
+                return;
+        printf("Usage: sdrun [GLOBAL OPTIONS] %s\n\n%s.\nSee sdrun-%s(8).\n", v->usage, v->summary, v->name);
+}
+
+int cli_usage_error(const char *verb, const char *fmt, ...) {
+        char buf[1024];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(buf, sizeof buf, fmt, ap);
+        va_end(ap);
+        log_error("%s%s%s", strempty(verb), verb ? ": " : "", buf);
+        return 1;
+}
+
+int cli_expect_args(const char *verb, int argc, char *argv[], int min, int max, const char *what) {
+        int n = argc - optind;
+
+        if (n < min) {
+                log_error("%s: missing argument: %s (usage: sdrun %s)", verb, what, find_verb(verb)->usage);
+                return -EINVAL;
+        }
+        if (max >= 0 && n > max) {
+                log_error("%s: unexpected argument \"%s\" (usage: sdrun %s)", verb, argv[optind + max],
+                          find_verb(verb)->usage);
+                return -EINVAL;
+        }
+        return 0;
+}
+
+static void print_help(void) {
+        printf("Usage: sdrun [GLOBAL OPTIONS] COMMAND [OPTIONS] [ARGS...]\n\n"
+               "An OCI container runtime in which every container is a transient systemd scope.\n\n"
+               "Commands:\n");
+        FOREACH_ARRAY(v, verbs, ELEMENTSOF(verbs))
+                printf("  %-10s %s\n", v->name, v->summary);
+        printf("\nGlobal options:\n"
+               "  --root DIR             state directory (default /run/sdrun, or $XDG_RUNTIME_DIR/sdrun)\n"
+               "  --log FILE             log file (default: stderr, or the journal)\n"
+               "  --log-format FORMAT    text or json\n"
+               "  --debug                debug output\n"
+               "  --systemd-cgroup       accepted for compatibility; sdrun always uses systemd\n"
+               "  --rootless VALUE       accepted for compatibility (true|false|auto)\n"
+               "  -h, --help             this help\n"
+               "  -v, --version          version information\n");
+}
+
+static void print_version(void) {
+        printf("sdrun version %s\n"
+               "commit: %s\n"
+               "spec: %s\n"
+               "go: none (C)\n"
+               "libseccomp: %u.%u.%u\n"
+               "features: +SYSTEMD +SECCOMP +CAP +CGROUPV1 +CGROUPV2\n",
+               PACKAGE_VERSION, GIT_COMMIT, OCI_SPEC_VERSION, seccomp_version()->major,
+               seccomp_version()->minor, seccomp_version()->micro);
+}
+
+static int default_root(char **ret) {
+        const char *xdg;
+
+        if (geteuid() == 0)
+                *ret = strdup("/run/sdrun");
+        else if ((xdg = getenv("XDG_RUNTIME_DIR")) && *xdg) {
+                if (asprintf(ret, "%s/sdrun", xdg) < 0)
+                        *ret = NULL;
+        } else
+                *ret = strdup("/run/sdrun");
+        return *ret ? 0 : -ENOMEM;
+}
+
+static int parse_global(int argc, char *argv[]) {
+        enum {
+                ARG_ROOT = 0x100,
+                ARG_LOG,
+                ARG_LOG_FORMAT,
+                ARG_DEBUG,
+                ARG_SYSTEMD_CGROUP,
+                ARG_ROOTLESS,
+                ARG_CRIU,
+        };
+        static const struct option options[] = {
+                { "root", required_argument, NULL, ARG_ROOT },
+                { "log", required_argument, NULL, ARG_LOG },
+                { "log-format", required_argument, NULL, ARG_LOG_FORMAT },
+                { "debug", no_argument, NULL, ARG_DEBUG },
+                { "systemd-cgroup", no_argument, NULL, ARG_SYSTEMD_CGROUP },
+                { "rootless", required_argument, NULL, ARG_ROOTLESS },
+                { "criu", required_argument, NULL, ARG_CRIU },
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, 'v' },
+                {}
+        };
+        int c;
+
+        /* '+': stop at the verb; what follows belongs to it. */
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, "+hv", options, NULL)) >= 0) {
+                switch (c) {
+                case ARG_ROOT:
+                        free(arg_root);
+                        arg_root = strdup(optarg);
+                        if (!arg_root)
+                                return log_oom();
+                        break;
+                case ARG_LOG:
+                        free(arg_log);
+                        arg_log = strdup(optarg);
+                        if (!arg_log)
+                                return log_oom();
+                        break;
+                case ARG_LOG_FORMAT:
+                        if (streq(optarg, "text"))
+                                arg_log_format = LOG_FORMAT_TEXT;
+                        else if (streq(optarg, "json"))
+                                arg_log_format = LOG_FORMAT_JSON;
+                        else
+                                return log_error_errno(EINVAL, "--log-format: unknown format \"%s\" (text or json)",
+                                                       optarg);
+                        break;
+                case ARG_DEBUG:
+                        arg_debug = true;
+                        break;
+                case ARG_SYSTEMD_CGROUP:
+                        arg_systemd_cgroup = true;
+                        break;
+                case ARG_ROOTLESS:
+                        if (!streq(optarg, "true") && !streq(optarg, "false") && !streq(optarg, "auto"))
+                                return log_error_errno(EINVAL, "--rootless: expected true, false or auto, got \"%s\"",
+                                                       optarg);
+                        arg_rootless = streq(optarg, "true");
+                        break;
+                case ARG_CRIU:
+                        return log_error_errno(EOPNOTSUPP,
+                                               "--criu: checkpoint/restore is not supported by sdrun");
+                case 'h':
+                        print_help();
+                        exit(EXIT_SUCCESS);
+                case 'v':
+                        print_version();
+                        exit(EXIT_SUCCESS);
+                case '?':
+                        if (optopt)
+                                return log_error_errno(EINVAL, "unknown or incomplete option \"-%c\"", optopt);
+                        return log_error_errno(EINVAL, "unknown or incomplete global option \"%s\"",
+                                               argv[optind - 1]);
+                default:
+                        return log_error_errno(EINVAL, "unknown or incomplete global option \"%s\"",
+                                               argv[optind - 1]);
+                }
+        }
+        return 0;
+}
+
+int main(int argc, char *argv[]) {
+        const Verb *v;
+        int r;
+
+        r = parse_global(argc, argv);
+        if (r < 0)
+                return EXIT_FAILURE;
+
+        if (arg_debug)
+                log_set_max_level(LOG_LEVEL_DEBUG);
+        if (arg_log || arg_log_format != LOG_FORMAT_TEXT) {
+                r = log_open_file(arg_log, arg_log_format);
+                if (r < 0) {
+                        log_error_errno(r, "--log: cannot open \"%s\": %m", arg_log);
+                        return EXIT_FAILURE;
+                }
+        }
+        if (!arg_root && default_root(&arg_root) < 0) {
+                log_oom();
+                return EXIT_FAILURE;
+        }
+
+        if (optind >= argc) {
+                print_help();
+                return EXIT_FAILURE;
+        }
+
+        v = find_verb(argv[optind]);
+        if (!v) {
+                if (streq(argv[optind], "help")) {
+                        print_help();
+                        return EXIT_SUCCESS;
+                }
+                log_error("unknown command \"%s\" (see sdrun --help)", argv[optind]);
+                return EXIT_FAILURE;
+        }
+
+        /* The verb parses its own options; reset getopt for it. */
+        int vargc = argc - optind;
+        char **vargv = argv + optind;
+        optind = 0;
+        opterr = 0;
+        r = v->func(vargc, vargv);
+        free(arg_root);
+        free(arg_log);
+        return r;
+}

@@ -1,0 +1,7 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "cli.h"
+
+/* placeholder: being written */
+int verb_spec(int argc, char *argv[]) {
+        return cli_usage_error("spec", "not built yet");
+}

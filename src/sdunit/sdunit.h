@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The only interface to systemd. Nothing in here exposes sd-bus types: callers see an opaque connection,
+ * unit names and plain property lists. Every call that fails for a reason systemd gave fills *reterr
+ * (malloc'd, may be NULL) with a message naming the unit and systemd's error; it never logs itself. */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "unit-property.h"
+
+typedef struct SdUnitBus SdUnitBus;
+
+/* System bus when user is false (root), else the user manager's bus. */
+int sdunit_bus_open(bool user, SdUnitBus **ret, char **reterr);
+void sdunit_bus_close(SdUnitBus *b);
+static inline void sdunit_bus_closep(SdUnitBus **b) {
+        if (*b)
+                sdunit_bus_close(*b);
+}
+#define _cleanup_sdunit_bus_ __attribute__((cleanup(sdunit_bus_closep)))
+
+/* Map linux.cgroupsPath to (slice, unit): "slice:prefix:name" -> prefix-name.scope in slice; "" or NULL ->
+ * sdrun-<id>.scope in machine.slice. A path-style value ("/a/b") is refused with -EINVAL and a message. */
+int sdunit_scope_name_from_cgroups_path(const char *cgroups_path, const char *id, char **ret_slice,
+                                        char **ret_unit, char **reterr);
+
+/* Start a transient scope holding pid, with Delegate=yes, Slice=, Description=, DefaultDependencies=no,
+ * CollectMode=inactive-or-failed, accounting and the extra properties, and wait for its job (a match is
+ * installed before the call) at most timeout_usec. A loaded unit of that name that is failed is reset and
+ * the call retried once; an active one is refused with -EEXIST. */
+int sdunit_start_scope(SdUnitBus *b, const char *unit, const char *slice, const char *description, pid_t pid,
+                       const UnitPropertyList *extra, uint64_t timeout_usec, char **reterr);
+
+/* The unit's ControlGroup property ("/machine.slice/x.scope"), "" when it has none. */
+int sdunit_get_control_group(SdUnitBus *b, const char *unit, char **ret, char **reterr);
+/* ActiveState ("active", "inactive", "failed", ...); -ENOENT when not loaded. */
+int sdunit_get_active_state(SdUnitBus *b, const char *unit, char **ret, char **reterr);
+/* FreezerState ("running", "frozen", ...). */
+int sdunit_get_freezer_state(SdUnitBus *b, const char *unit, char **ret, char **reterr);
+/* StopUnit and wait until the unit is gone or inactive, bounded by timeout_usec. -ENOENT when not loaded. */
+int sdunit_stop_unit(SdUnitBus *b, const char *unit, uint64_t timeout_usec, char **reterr);
+/* KillUnit(unit, "all", sig). */
+int sdunit_kill_unit(SdUnitBus *b, const char *unit, int sig, char **reterr);
+int sdunit_freeze_unit(SdUnitBus *b, const char *unit, char **reterr);
+int sdunit_thaw_unit(SdUnitBus *b, const char *unit, char **reterr);
+int sdunit_reset_failed_unit(SdUnitBus *b, const char *unit, char **reterr);
+/* SetUnitProperties(unit, runtime=true, props). */
+int sdunit_set_properties(SdUnitBus *b, const char *unit, const UnitPropertyList *props, char **reterr);
+/* Read one property as text (for tests and `events`), using the unit's object path. */
+int sdunit_get_property_string(SdUnitBus *b, const char *unit, const char *interface, const char *property,
+                               char **ret, char **reterr);
