@@ -1,7 +1,51 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "cli.h"
+#include <getopt.h>
+#include <stdio.h>
 
-/* placeholder: being written */
+#include <cjson/cJSON.h>
+
+#include "cli.h"
+#include "json-util.h"
+#include "log.h"
+#include "macro.h"
+#include "oci-features.h"
+#include "oci-spec-default.h"
+
 int verb_features(int argc, char *argv[]) {
-        return cli_usage_error("features", "not built yet");
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                {}
+        };
+        _cleanup_json_ cJSON *features = NULL;
+        _cleanup_free_ char *text = NULL;
+        int c;
+
+        while ((c = getopt_long(argc, argv, "+:h", options, NULL)) >= 0) {
+                switch (c) {
+                case 'h':
+                        cli_print_verb_help("features");
+                        return 0;
+                default:
+                        if (optopt > 0 && optopt < 0x100)
+                                return cli_usage_error("features", "unknown option \"-%c\"", optopt);
+                        return cli_usage_error("features", "unknown option \"%s\"", argv[optind - 1]);
+                }
+        }
+        if (cli_expect_args("features", argc, argv, 0, 0, "") < 0)
+                return 1;
+
+        if (features_build(&features) < 0) {
+                log_oom();
+                return 1;
+        }
+        text = oci_json_format_pretty(features);
+        if (!text) {
+                log_oom();
+                return 1;
+        }
+        if (puts(text) == EOF || fflush(stdout) != 0) {
+                log_error_errno(errno, "features: cannot write to standard output: %m");
+                return 1;
+        }
+        return 0;
 }

@@ -1,7 +1,95 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "cli.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
-/* placeholder: being written */
+#include <cjson/cJSON.h>
+
+#include "cli.h"
+#include "fileio.h"
+#include "json-util.h"
+#include "log.h"
+#include "macro.h"
+#include "oci-spec-default.h"
+
 int verb_spec(int argc, char *argv[]) {
-        return cli_usage_error("spec", "not built yet");
+        enum {
+                ARG_ROOTLESS = 0x100,
+        };
+        static const struct option options[] = {
+                { "bundle", required_argument, NULL, 'b' },
+                { "rootless", no_argument, NULL, ARG_ROOTLESS },
+                { "help", no_argument, NULL, 'h' },
+                {}
+        };
+        _cleanup_json_ cJSON *spec = NULL;
+        _cleanup_free_ char *text = NULL;
+        _cleanup_close_ int dir_fd = -EBADF, fd = -EBADF;
+        const char *bundle = ".";
+        bool rootless = false;
+        int c, r;
+
+        while ((c = getopt_long(argc, argv, "+:b:h", options, NULL)) >= 0) {
+                switch (c) {
+                case 'b':
+                        if (isempty(optarg))
+                                return cli_usage_error("spec", "--bundle: empty directory name");
+                        bundle = optarg;
+                        break;
+                case ARG_ROOTLESS:
+                        rootless = true;
+                        break;
+                case 'h':
+                        cli_print_verb_help("spec");
+                        return 0;
+                case ':':
+                        return cli_usage_error("spec", "option \"%s\" needs an argument", argv[optind - 1]);
+                default:
+                        if (optopt > 0 && optopt < 0x100)
+                                return cli_usage_error("spec", "unknown option \"-%c\"", optopt);
+                        return cli_usage_error("spec", "unknown option \"%s\"", argv[optind - 1]);
+                }
+        }
+        if (cli_expect_args("spec", argc, argv, 0, 0, "") < 0)
+                return 1;
+
+        r = oci_spec_default(rootless, &spec);
+        if (r < 0) {
+                log_oom();
+                return 1;
+        }
+        text = oci_json_format_pretty(spec);
+        if (!text) {
+                log_oom();
+                return 1;
+        }
+
+        dir_fd = open(bundle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dir_fd < 0) {
+                log_error_errno(errno, "spec: cannot open bundle directory \"%s\": %m", bundle);
+                return 1;
+        }
+        /* Like runc: never overwrite; O_EXCL makes the check and the creation one step. */
+        fd = openat(dir_fd, "config.json", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0666);
+        if (fd < 0) {
+                if (errno == EEXIST)
+                        log_error("spec: File config.json exists in \"%s\". Remove it first.", bundle);
+                else
+                        log_error_errno(errno, "spec: cannot create \"%s/config.json\": %m", bundle);
+                return 1;
+        }
+        r = loop_write(fd, text, strlen(text));
+        if (r >= 0)
+                r = loop_write(fd, "\n", 1);
+        if (r >= 0 && close(TAKE_FD(fd)) < 0)
+                r = -errno;
+        if (r < 0) {
+                log_error_errno(r, "spec: cannot write \"%s/config.json\": %m", bundle);
+                (void) unlinkat(dir_fd, "config.json", 0);
+                return 1;
+        }
+        return 0;
 }

@@ -1,0 +1,371 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
+#include <ctype.h>
+#include <errno.h>
+#include <linux/capability.h>
+#include <linux/seccomp.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <seccomp.h>
+#include <sys/capability.h>
+
+#include "config.h"
+#include "oci-features.h"
+#include "json-util.h"
+#include "macro.h"
+#include "mount-options.h"
+
+/* `sdrun features` must tell the truth: a client (podman, containerd) trusts it to decide what it may put
+ * in config.json. Each list below is the ONE place that says what sdrun recognises; the comment above it
+ * names the module that implements it. When you add or drop support in that module, change the table
+ * here in the same commit. */
+
+/* The runtime-spec versions whose config.json sdrun accepts (oci-config.c checks ociVersion). */
+#define FEATURES_OCI_VERSION_MIN "1.0.0"
+#define FEATURES_OCI_VERSION_MAX OCI_SPEC_VERSION
+
+/* hooks.c runs these (container.c calls it at each point of the lifecycle). */
+static const char *const features_hooks[] = {
+        "prestart", "createRuntime", "createContainer", "startContainer", "poststart", "poststop",
+};
+
+/* bootstrap.c creates or joins these (linux.namespaces[].type; oci-config.c parses them). */
+static const char *const features_namespaces[] = {
+        "cgroup", "ipc", "mount", "network", "pid", "time", "user", "uts",
+};
+
+/* The cgroup managers of sdunit/scope.c and cgroup-props.c: every container is a systemd scope, on the
+ * system manager (root) or the user manager (rootless), on cgroup v1 (hybrid) or v2 hosts. cgroup-props.c
+ * has no RDMA controller support. */
+static const struct {
+        const char *key;
+        bool value;
+} features_cgroup[] = {
+        { "v1", true }, { "v2", true }, { "systemd", true }, { "systemdUser", true }, { "rdma", false },
+};
+
+/* seccomp.c: the actions (linux.seccomp.defaultAction, syscalls[].action) and argument operators
+ * (syscalls[].args[].op) it translates to libseccomp. */
+static const char *const features_seccomp_actions[] = {
+        "SCMP_ACT_ALLOW",       "SCMP_ACT_ERRNO", "SCMP_ACT_KILL",
+        "SCMP_ACT_KILL_PROCESS", "SCMP_ACT_KILL_THREAD", "SCMP_ACT_LOG",
+        "SCMP_ACT_NOTIFY",      "SCMP_ACT_TRACE", "SCMP_ACT_TRAP",
+};
+static const char *const features_seccomp_operators[] = {
+        "SCMP_CMP_EQ", "SCMP_CMP_GE",        "SCMP_CMP_GT", "SCMP_CMP_LE",
+        "SCMP_CMP_LT", "SCMP_CMP_MASKED_EQ", "SCMP_CMP_NE",
+};
+
+/* seccomp.c: linux.seccomp.architectures. The OCI name and libseccomp's name for it; only those the
+ * libseccomp we run with resolves are listed. */
+static const struct {
+        const char *oci;
+        const char *libseccomp;
+} features_seccomp_archs[] = {
+        { "SCMP_ARCH_AARCH64", "aarch64" },
+        { "SCMP_ARCH_ARM", "arm" },
+        { "SCMP_ARCH_LOONGARCH64", "loongarch64" },
+        { "SCMP_ARCH_M68K", "m68k" },
+        { "SCMP_ARCH_MIPS", "mips" },
+        { "SCMP_ARCH_MIPS64", "mips64" },
+        { "SCMP_ARCH_MIPS64N32", "mips64n32" },
+        { "SCMP_ARCH_MIPSEL", "mipsel" },
+        { "SCMP_ARCH_MIPSEL64", "mipsel64" },
+        { "SCMP_ARCH_MIPSEL64N32", "mipsel64n32" },
+        { "SCMP_ARCH_PARISC", "parisc" },
+        { "SCMP_ARCH_PARISC64", "parisc64" },
+        { "SCMP_ARCH_PPC", "ppc" },
+        { "SCMP_ARCH_PPC64", "ppc64" },
+        { "SCMP_ARCH_PPC64LE", "ppc64le" },
+        { "SCMP_ARCH_RISCV64", "riscv64" },
+        { "SCMP_ARCH_S390", "s390" },
+        { "SCMP_ARCH_S390X", "s390x" },
+        { "SCMP_ARCH_SH", "sh" },
+        { "SCMP_ARCH_SHEB", "sheb" },
+        { "SCMP_ARCH_X32", "x32" },
+        { "SCMP_ARCH_X86", "x86" },
+        { "SCMP_ARCH_X86_64", "x86_64" },
+};
+
+#ifndef SECCOMP_FILTER_FLAG_TSYNC
+#  define SECCOMP_FILTER_FLAG_TSYNC (1UL << 0)
+#endif
+#ifndef SECCOMP_FILTER_FLAG_LOG
+#  define SECCOMP_FILTER_FLAG_LOG (1UL << 1)
+#endif
+#ifndef SECCOMP_FILTER_FLAG_SPEC_ALLOW
+#  define SECCOMP_FILTER_FLAG_SPEC_ALLOW (1UL << 2)
+#endif
+#ifndef SECCOMP_FILTER_FLAG_NEW_LISTENER
+#  define SECCOMP_FILTER_FLAG_NEW_LISTENER (1UL << 3)
+#endif
+#ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+#  define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
+#endif
+
+/* seccomp.c: linux.seccomp.flags, each set through the libseccomp filter attribute that maps to it
+ * (TSYNC: SCMP_FLTATR_CTL_TSYNC, LOG: SCMP_FLTATR_CTL_LOG, SPEC_ALLOW: SCMP_FLTATR_CTL_SSB,
+ * WAIT_KILLABLE_RECV: SCMP_FLTATR_CTL_WAITKILL, libseccomp >= 2.6). */
+static const SeccompFlagInfo features_seccomp_flags[] = {
+        { "SECCOMP_FILTER_FLAG_TSYNC", SECCOMP_FILTER_FLAG_TSYNC },
+        { "SECCOMP_FILTER_FLAG_LOG", SECCOMP_FILTER_FLAG_LOG },
+        { "SECCOMP_FILTER_FLAG_SPEC_ALLOW", SECCOMP_FILTER_FLAG_SPEC_ALLOW },
+        { "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV", SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV },
+};
+
+/* Modules sdrun does not have: no AppArmor, SELinux or Intel RDT support (process.apparmorProfile,
+ * selinuxLabel, linux.mountLabel and linux.intelRdt are refused or ignored by oci-config.c). mount.c
+ * does not do id-mapped mounts (mounts[].uidMappings; the "idmap"/"ridmap" options) yet, and
+ * bootstrap.c does not move network devices (linux.netDevices). Flip these when a module implements the
+ * feature; FEATURES_IDMAP_MOUNTS also decides whether "idmap"/"ridmap" are listed in mountOptions. */
+#define FEATURES_APPARMOR false
+#define FEATURES_SELINUX false
+#define FEATURES_INTEL_RDT false
+#define FEATURES_IDMAP_MOUNTS false
+#define FEATURES_NET_DEVICES false
+
+/* Config annotations that change what sdrun does (cgroup-props.c: org.systemd.property.NAME sets a unit
+ * property of the container's scope, see sdrun-systemd(7)). A trailing "." marks a prefix. */
+static const char *const features_unsafe_annotations[] = {
+        "org.systemd.property.",
+};
+
+size_t seccomp_known_flags(const SeccompFlagInfo **ret) {
+        assert(ret);
+        *ret = features_seccomp_flags;
+        return ELEMENTSOF(features_seccomp_flags);
+}
+
+int seccomp_flag_supported(const SeccompFlagInfo *f) {
+        unsigned long probe;
+        const struct seccomp_api_level {
+                unsigned long flag;
+                unsigned api;
+        } api_levels[] = {
+                /* libseccomp API levels (seccomp_api_get(3)) that bring the filter attribute. */
+                { SECCOMP_FILTER_FLAG_TSYNC, 2 },
+                { SECCOMP_FILTER_FLAG_LOG, 3 },
+                { SECCOMP_FILTER_FLAG_SPEC_ALLOW, 4 },
+                { SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, 7 },
+        };
+        bool known = false;
+
+        assert(f);
+
+        FOREACH_ARRAY(l, api_levels, ELEMENTSOF(api_levels))
+                if (l->flag == f->kernel_flag) {
+                        if (seccomp_api_get() < l->api)
+                                return 0;
+                        known = true;
+                }
+        if (!known)
+                return 0;
+
+        /* With a NULL program the kernel checks the flags first (EINVAL when it does not know one) and
+         * then fails to copy the program (EFAULT): nothing is installed either way. The killable-receive
+         * flag is only valid together with a listener. */
+        probe = f->kernel_flag;
+        if (probe == SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV)
+                probe |= SECCOMP_FILTER_FLAG_NEW_LISTENER;
+        if (syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, probe, NULL) >= 0)
+                return -EIO; /* cannot happen with a NULL program */
+        if (errno == EFAULT)
+                return 1;
+        if (errno == EINVAL || errno == ENOSYS)
+                return 0;
+        return -errno;
+}
+
+static bool add(cJSON *object, const char *key, cJSON *item) {
+        if (!item)
+                return false;
+        if (!cJSON_AddItemToObject(object, key, item)) {
+                cJSON_Delete(item);
+                return false;
+        }
+        return true;
+}
+
+static bool append_string(cJSON *array, const char *s) {
+        cJSON *item = cJSON_CreateString(s);
+        if (!item)
+                return false;
+        if (!cJSON_AddItemToArray(array, item)) {
+                cJSON_Delete(item);
+                return false;
+        }
+        return true;
+}
+
+static cJSON *string_array(const char *const *strv, size_t n) {
+        _cleanup_json_ cJSON *a = cJSON_CreateArray();
+        if (!a)
+                return NULL;
+        for (size_t i = 0; i < n; i++)
+                if (!append_string(a, strv[i]))
+                        return NULL;
+        return TAKE_PTR(a);
+}
+
+static cJSON *enabled_object(bool enabled) {
+        _cleanup_json_ cJSON *o = cJSON_CreateObject();
+        if (!o || !cJSON_AddBoolToObject(o, "enabled", enabled))
+                return NULL;
+        return TAKE_PTR(o);
+}
+
+static cJSON *build_mount_options(void) {
+        _cleanup_json_ cJSON *a = cJSON_CreateArray();
+        const MountOption *o;
+
+        if (!a)
+                return NULL;
+        for (size_t i = 0; (o = mount_option_get(i)); i++) {
+                if (o->kind == MOUNT_OPTION_IDMAP && !FEATURES_IDMAP_MOUNTS)
+                        continue;
+                if (!append_string(a, o->name))
+                        return NULL;
+        }
+        return TAKE_PTR(a);
+}
+
+/* capabilities.c accepts every name libcap knows (cap_from_name); list them in number order, upper
+ * case, as config.json spells them. libcap names a capability it has no name for by its number: skip
+ * those. */
+static cJSON *build_capabilities(void) {
+        _cleanup_json_ cJSON *a = cJSON_CreateArray();
+        unsigned n;
+
+        if (!a)
+                return NULL;
+        n = MAX((unsigned) cap_max_bits(), (unsigned) CAP_LAST_CAP + 1);
+        for (unsigned c = 0; c < n; c++) {
+                char *lower = cap_to_name((cap_value_t) c);
+                _cleanup_free_ char *upper = NULL;
+
+                if (!lower)
+                        return NULL;
+                if (!isalpha((unsigned char) lower[0])) {
+                        cap_free(lower);
+                        continue;
+                }
+                upper = strdup(lower);
+                cap_free(lower);
+                if (!upper)
+                        return NULL;
+                for (char *p = upper; *p; p++)
+                        *p = (char) toupper((unsigned char) *p);
+                if (!append_string(a, upper))
+                        return NULL;
+        }
+        return TAKE_PTR(a);
+}
+
+static cJSON *build_seccomp(void) {
+        _cleanup_json_ cJSON *s = cJSON_CreateObject();
+        cJSON *archs, *known, *supported;
+        const SeccompFlagInfo *flags;
+        size_t n_flags;
+
+        if (!s || !cJSON_AddBoolToObject(s, "enabled", true))
+                return NULL;
+        if (!add(s, "actions",
+                 string_array(features_seccomp_actions, ELEMENTSOF(features_seccomp_actions))) ||
+            !add(s, "operators",
+                 string_array(features_seccomp_operators, ELEMENTSOF(features_seccomp_operators))))
+                return NULL;
+
+        archs = cJSON_AddArrayToObject(s, "archs");
+        if (!archs)
+                return NULL;
+        FOREACH_ARRAY(a, features_seccomp_archs, ELEMENTSOF(features_seccomp_archs))
+                if (seccomp_arch_resolve_name(a->libseccomp) != 0 && !append_string(archs, a->oci))
+                        return NULL;
+
+        known = cJSON_AddArrayToObject(s, "knownFlags");
+        supported = cJSON_AddArrayToObject(s, "supportedFlags");
+        if (!known || !supported)
+                return NULL;
+        n_flags = seccomp_known_flags(&flags);
+        for (size_t i = 0; i < n_flags; i++) {
+                if (!append_string(known, flags[i].name))
+                        return NULL;
+                /* A probe that fails for an unexpected reason counts as "not supported". */
+                if (seccomp_flag_supported(&flags[i]) > 0 && !append_string(supported, flags[i].name))
+                        return NULL;
+        }
+        return TAKE_PTR(s);
+}
+
+static cJSON *build_linux(void) {
+        _cleanup_json_ cJSON *l = cJSON_CreateObject();
+        cJSON *cgroup, *ext;
+
+        if (!l)
+                return NULL;
+        if (!add(l, "namespaces", string_array(features_namespaces, ELEMENTSOF(features_namespaces))) ||
+            !add(l, "capabilities", build_capabilities()))
+                return NULL;
+
+        cgroup = cJSON_AddObjectToObject(l, "cgroup");
+        if (!cgroup)
+                return NULL;
+        FOREACH_ARRAY(c, features_cgroup, ELEMENTSOF(features_cgroup))
+                if (!cJSON_AddBoolToObject(cgroup, c->key, c->value))
+                        return NULL;
+
+        if (!add(l, "seccomp", build_seccomp()) || !add(l, "apparmor", enabled_object(FEATURES_APPARMOR)) ||
+            !add(l, "selinux", enabled_object(FEATURES_SELINUX)) ||
+            !add(l, "intelRdt", enabled_object(FEATURES_INTEL_RDT)))
+                return NULL;
+
+        ext = cJSON_AddObjectToObject(l, "mountExtensions");
+        if (!ext || !add(ext, "idmap", enabled_object(FEATURES_IDMAP_MOUNTS)))
+                return NULL;
+
+        if (!add(l, "netDevices", enabled_object(FEATURES_NET_DEVICES)))
+                return NULL;
+        return TAKE_PTR(l);
+}
+
+static cJSON *build_annotations(void) {
+        _cleanup_json_ cJSON *a = cJSON_CreateObject();
+        const struct scmp_version *v = seccomp_version();
+        char buf[64];
+
+        if (!a)
+                return NULL;
+        snprintf(buf, sizeof buf, "%u.%u.%u", v->major, v->minor, v->micro);
+        if (!cJSON_AddStringToObject(a, "io.github.sdrun.version", PACKAGE_VERSION) ||
+            !cJSON_AddStringToObject(a, "io.github.sdrun.commit", GIT_COMMIT) ||
+            /* Every container is a transient systemd scope: there is no cgroupfs manager to choose. */
+            !cJSON_AddStringToObject(a, "io.github.sdrun.systemd", "true") ||
+            !cJSON_AddStringToObject(a, "io.github.seccomp.libseccomp.version", buf))
+                return NULL;
+        return TAKE_PTR(a);
+}
+
+int features_build(cJSON **ret) {
+        _cleanup_json_ cJSON *f = cJSON_CreateObject();
+
+        assert(ret);
+
+        if (!f)
+                return -ENOMEM;
+        if (!cJSON_AddStringToObject(f, "ociVersionMin", FEATURES_OCI_VERSION_MIN) ||
+            !cJSON_AddStringToObject(f, "ociVersionMax", FEATURES_OCI_VERSION_MAX))
+                return -ENOMEM;
+        if (!add(f, "hooks", string_array(features_hooks, ELEMENTSOF(features_hooks))) ||
+            !add(f, "mountOptions", build_mount_options()) || !add(f, "linux", build_linux()) ||
+            !add(f, "annotations", build_annotations()) ||
+            !add(f, "potentiallyUnsafeConfigAnnotations",
+                 string_array(features_unsafe_annotations, ELEMENTSOF(features_unsafe_annotations))))
+                return -ENOMEM;
+
+        *ret = TAKE_PTR(f);
+        return 0;
+}
