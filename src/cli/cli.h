@@ -4,6 +4,7 @@
 #include <stdbool.h>
 
 #include "log.h"
+#include "macro.h"
 
 /* Global options, set by main.c (runc's names and meanings). */
 extern char *arg_root;
@@ -37,3 +38,15 @@ void cli_print_verb_help(const char *verb);
 int cli_usage_error(const char *verb, const char *fmt, ...) _printf_(2, 3);
 /* Require exactly n positional arguments after options; returns 0 or logs and returns -EINVAL. */
 int cli_expect_args(const char *verb, int argc, char *argv[], int min, int max, const char *what);
+
+typedef struct CreateOptions CreateOptions;
+int cli_parse_create_options(const char *verb, int argc, char *argv[], CreateOptions *o, bool *detach, bool *keep);
+/* "TERM", "SIGTERM", "15" -> 15; -EINVAL otherwise. */
+int cli_parse_signal(const char *s);
+/* Parse a lone "ID" argument verb with only --help. */
+int cli_parse_id_only(const char *verb, int argc, char *argv[], const char **ret_id);
+
+typedef struct Container Container;
+/* The OCI state of a container as `state` and `list --format json` print it (runc's extra fields too). */
+#include "state.h"
+int cli_container_json(Container *ct, ContainerStatus st, cJSON **ret);

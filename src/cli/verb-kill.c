@@ -1,7 +1,77 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "cli.h"
+#include <errno.h>
+#include <getopt.h>
+#include <ctype.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
 
-/* placeholder: being written */
+#include "cli.h"
+#include "container.h"
+#include "macro.h"
+
+int cli_parse_signal(const char *s) {
+        char *end;
+        long n;
+
+        if (isempty(s))
+                return -EINVAL;
+        errno = 0;
+        n = strtol(s, &end, 10);
+        if (!*end && end != s && errno == 0)
+                return n > 0 && n < NSIG ? (int) n : -EINVAL;
+        if (strncasecmp(s, "SIG", 3) == 0)
+                s += 3;
+        for (int i = 1; i < NSIG; i++) {
+                const char *name = sigabbrev_np(i);
+                if (name && strcasecmp(name, s) == 0)
+                        return i;
+        }
+        if (strncasecmp(s, "RTMIN+", 6) == 0 || strncasecmp(s, "RTMAX-", 6) == 0) {
+                n = strtol(s + 6, &end, 10);
+                if (*end || n < 0)
+                        return -EINVAL;
+                int sig = toupper(s[4]) == 'I' ? SIGRTMIN + (int) n : SIGRTMAX - (int) n;
+                return sig >= SIGRTMIN && sig <= SIGRTMAX ? sig : -EINVAL;
+        }
+        return -EINVAL;
+}
+
 int verb_kill(int argc, char *argv[]) {
-        return cli_usage_error("kill", "not built yet");
+        static const struct option options[] = {
+                { "all", no_argument, NULL, 'a' },
+                { "help", no_argument, NULL, 'h' },
+                {}
+        };
+        _cleanup_free_ char *err = NULL;
+        bool all = false;
+        int c, sig = SIGTERM, r;
+
+        while ((c = getopt_long(argc, argv, "+ah", options, NULL)) >= 0) {
+                switch (c) {
+                case 'a':
+                        all = true;
+                        break;
+                case 'h':
+                        cli_print_verb_help("kill");
+                        return EXIT_SUCCESS;
+                default:
+                        return cli_usage_error("kill", "unknown or incomplete option \"%s\"", argv[optind - 1]);
+                }
+        }
+        if (cli_expect_args("kill", argc, argv, 1, 2, "container id") < 0)
+                return EXIT_FAILURE;
+        const char *id = argv[optind];
+        if (optind + 1 < argc) {
+                sig = cli_parse_signal(argv[optind + 1]);
+                if (sig < 0)
+                        return cli_usage_error("kill", "invalid signal \"%s\"", argv[optind + 1]);
+        }
+        log_set_context(id, NULL);
+        r = container_kill(arg_root, id, sig, all, &err);
+        if (r < 0) {
+                log_error_errno(r, "kill %s: %s", id, err ?: strerror(-r));
+                return EXIT_FAILURE;
+        }
+        return EXIT_SUCCESS;
 }

@@ -1,7 +1,90 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "cli.h"
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-/* placeholder: being written */
+#include "cli.h"
+#include "macro.h"
+#include "oci-spec-default.h"
+#include "state.h"
+
 int verb_list(int argc, char *argv[]) {
-        return cli_usage_error("list", "not built yet");
+        static const struct option options[] = {
+                { "quiet", no_argument, NULL, 'q' },
+                { "format", required_argument, NULL, 'f' },
+                { "help", no_argument, NULL, 'h' },
+                {}
+        };
+        bool quiet = false, json = false;
+        char **ids = NULL;
+        size_t n = 0;
+        int c, r;
+
+        while ((c = getopt_long(argc, argv, "+qf:h", options, NULL)) >= 0) {
+                switch (c) {
+                case 'q':
+                        quiet = true;
+                        break;
+                case 'f':
+                        if (streq(optarg, "json"))
+                                json = true;
+                        else if (streq(optarg, "table"))
+                                json = false;
+                        else
+                                return cli_usage_error("list", "--format: unknown format \"%s\" (table or json)", optarg);
+                        break;
+                case 'h':
+                        cli_print_verb_help("list");
+                        return EXIT_SUCCESS;
+                default:
+                        return cli_usage_error("list", "unknown or incomplete option \"%s\"", argv[optind - 1]);
+                }
+        }
+        if (cli_expect_args("list", argc, argv, 0, 0, "") < 0)
+                return EXIT_FAILURE;
+
+        r = container_list_ids(arg_root, &ids, &n);
+        if (r < 0) {
+                log_error_errno(r, "list: cannot read \"%s\": %m", arg_root);
+                return EXIT_FAILURE;
+        }
+
+        _cleanup_json_ cJSON *arr = json ? cJSON_CreateArray() : NULL;
+        if (!quiet && !json)
+                printf("%-12s %-10s %-10s %-40s %-30s %s\n", "ID", "PID", "STATUS", "BUNDLE", "CREATED", "OWNER");
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_(container_freep) Container *ct = NULL;
+                if (container_load(arg_root, ids[i], CONTAINER_LOCK_NONE, &ct, NULL) < 0)
+                        continue; /* deleted meanwhile */
+                ContainerStatus st = container_status(ct);
+                if (quiet)
+                        printf("%s\n", ct->id);
+                else if (json) {
+                        cJSON *j = NULL;
+                        if (cli_container_json(ct, st, &j) < 0 || !cJSON_AddItemToArray(arr, j)) {
+                                cJSON_Delete(j);
+                                log_oom();
+                                break;
+                        }
+                } else {
+                        bool has_pid = st == CONTAINER_CREATED || st == CONTAINER_RUNNING || st == CONTAINER_PAUSED;
+                        printf("%-12s %-10d %-10s %-40s %-30s %s\n", ct->id, has_pid ? (int) ct->pid : 0,
+                               container_status_to_string(st), strempty(ct->bundle), strempty(ct->created),
+                               strempty(ct->owner));
+                }
+        }
+        if (json) {
+                _cleanup_free_ char *s = oci_json_format_pretty(arr);
+                if (s) {
+                        fputs(s, stdout);
+                        if (!*s || s[strlen(s) - 1] != '\n')
+                                fputc('\n', stdout);
+                }
+        }
+        for (size_t i = 0; i < n; i++)
+                free(ids[i]);
+        free(ids);
+        return EXIT_SUCCESS;
 }

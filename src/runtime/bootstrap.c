@@ -1,2 +1,619 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* placeholder: being written */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bootstrap.h"
+#include "capabilities.h"
+#include "console.h"
+#include "fileio.h"
+#include "hooks.h"
+#include "log.h"
+#include "macro.h"
+#include "process-util.h"
+#include "process.h"
+#include "rootfs.h"
+#include "seccomp.h"
+#include "sync.h"
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+#define KEYCTL_JOIN_SESSION_KEYRING 1
+
+unsigned long namespace_clone_flag(OciNamespaceType t) {
+        static const unsigned long table[_OCI_NS_MAX] = {
+                [OCI_NS_PID] = CLONE_NEWPID,   [OCI_NS_NETWORK] = CLONE_NEWNET, [OCI_NS_MOUNT] = CLONE_NEWNS,
+                [OCI_NS_IPC] = CLONE_NEWIPC,   [OCI_NS_UTS] = CLONE_NEWUTS,     [OCI_NS_USER] = CLONE_NEWUSER,
+                [OCI_NS_CGROUP] = CLONE_NEWCGROUP, [OCI_NS_TIME] = CLONE_NEWTIME,
+        };
+        return t >= 0 && t < _OCI_NS_MAX ? table[t] : 0;
+}
+
+static pid_t raw_clone3(unsigned long flags, int *pidfd, int exit_signal) {
+        struct clone_args args = {
+                .flags = flags,
+                .pidfd = (uint64_t) (uintptr_t) pidfd,
+                .exit_signal = (uint64_t) exit_signal,
+        };
+        return (pid_t) syscall(SYS_clone3, &args, sizeof args);
+}
+
+/* ---- the init: everything below runs in the container's namespaces, as root there (privileged) ---- */
+
+typedef struct InitContext {
+        const BootstrapParams *bp;
+        const OciConfig *c;
+        int sync_fd;
+        bool new_userns;
+        char *err;
+} InitContext;
+
+_noreturn_ static void init_fail(InitContext *ic, int r, const char *step) {
+        if (ic->err)
+                sync_send_error(ic->sync_fd, r, "%s", ic->err);
+        else
+                sync_send_error(ic->sync_fd, r, "%s: %s", step, strerror(r < 0 ? -r : r));
+        _exit(EXIT_FAILURE);
+}
+
+static int init_set_err(InitContext *ic, const char *fmt, ...) _printf_(2, 3);
+static int init_set_err(InitContext *ic, const char *fmt, ...) {
+        va_list ap;
+        free(ic->err);
+        va_start(ap, fmt);
+        if (vasprintf(&ic->err, fmt, ap) < 0)
+                ic->err = NULL;
+        va_end(ap);
+        return 0;
+}
+
+static int apply_sysctl(InitContext *ic) {
+        const OciLinux *l = &ic->c->linux_;
+
+        for (size_t i = 0; i < l->n_sysctl; i++) {
+                _cleanup_free_ char *path = NULL;
+                if (strstr(l->sysctl[i].key, "..") || strchr(l->sysctl[i].key, '/')) {
+                        init_set_err(ic, "linux.sysctl: invalid key \"%s\"", l->sysctl[i].key);
+                        return -EINVAL;
+                }
+                if (asprintf(&path, "/proc/sys/%s", l->sysctl[i].key) < 0)
+                        return -ENOMEM;
+                for (char *p = path + strlen("/proc/sys/"); *p; p++)
+                        if (*p == '.')
+                                *p = '/';
+                int r = write_string_file(path, l->sysctl[i].value);
+                if (r < 0) {
+                        init_set_err(ic, "linux.sysctl: set \"%s\" to \"%s\": %s", l->sysctl[i].key,
+                                     l->sysctl[i].value, strerror(-r));
+                        return r;
+                }
+        }
+        return 0;
+}
+
+/* HOME from the container's /etc/passwd when process.env has none (what runc does). */
+static int build_env(const OciProcess *p, char ***ret) {
+        size_t n = 0;
+        bool has_home = false;
+        char **env;
+
+        for (char **e = p->env; e && *e; e++, n++)
+                if (strneq(*e, "HOME=", 5))
+                        has_home = true;
+        env = calloc(n + 2, sizeof *env);
+        if (!env)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                env[i] = p->env[i];
+        if (!has_home) {
+                char *home = NULL;
+                _cleanup_free_ char *buf = NULL;
+                if (read_full_file_at(AT_FDCWD, "/etc/passwd", 4 << 20, &buf, NULL) >= 0) {
+                        for (char *line = buf, *next; line && *line; line = next) {
+                                next = strchr(line, '\n');
+                                if (next)
+                                        *next++ = 0;
+                                /* name:pw:uid:gid:gecos:home:shell */
+                                char *f[7] = {};
+                                int k = 0;
+                                for (char *s = line; k < 7; k++) {
+                                        f[k] = s;
+                                        s = strchr(s, ':');
+                                        if (!s)
+                                                break;
+                                        *s++ = 0;
+                                }
+                                if (k >= 5 && f[2] && f[5] && strtoul(f[2], NULL, 10) == p->user.uid &&
+                                    *f[2]) {
+                                        if (asprintf(&home, "HOME=%s", f[5]) < 0)
+                                                home = NULL;
+                                        break;
+                                }
+                        }
+                }
+                env[n] = home ?: strdup("HOME=/");
+        }
+        *ret = env;
+        return 0;
+}
+
+static void init_join_keyring(InitContext *ic) {
+        char name[256];
+
+        if (ic->bp->no_new_keyring)
+                return;
+        snprintf(name, sizeof name, "_ses.%s", ic->bp->id);
+        /* Not every kernel or seccomp profile of a parent runtime allows keyctl: best effort, as runc. */
+        if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, name) < 0)
+                log_debug("join session keyring %s: %m", name);
+}
+
+/* After SYNC_COMMITTED: wait for `start`. Returns the connection to the starter. */
+static int init_wait_start(InitContext *ic, SyncMsg *ret_start) {
+        for (;;) {
+                _cleanup_close_ int conn = accept4(ic->bp->start_listen_fd, NULL, NULL, SOCK_CLOEXEC);
+                if (conn < 0) {
+                        if (errno == EINTR || errno == ECONNABORTED)
+                                continue;
+                        return -errno;
+                }
+                SyncMsg m;
+                /* A connection that does not say SYNC_START within a bound is not a starter. */
+                if (sync_expect(conn, -1, 10 * USEC_PER_SEC, SYNC_START, &m, NULL) < 0)
+                        continue;
+                *ret_start = m;
+                return TAKE_FD(conn);
+        }
+}
+
+_noreturn_ static void init_main(const BootstrapParams *bp, int sync_fd, pid_t runtime_pid) {
+        InitContext ic = { .bp = bp, .c = bp->config, .sync_fd = sync_fd };
+        const OciConfig *c = bp->config;
+        const OciProcess *p = c->has_process ? &c->process : NULL;
+        _cleanup_free_ char *exe = NULL;
+        scmp_filter_ctx filter = NULL;
+        int r;
+
+        /* If the runtime dies before the container is committed, so do we: no orphan in the scope. */
+        /* (In a new pid namespace getppid() is 0; a runtime that died before this point makes the first
+         * receive below fail.) */
+        pid_t ppid = getppid();
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || (ppid != runtime_pid && ppid != 0))
+                _exit(EXIT_FAILURE);
+        safe_close(bp->close_in_init_fd);
+        log_set_sink(NULL);
+
+        r = sync_expect(sync_fd, -1, USEC_INFINITY, SYNC_GO, NULL, NULL);
+        if (r < 0)
+                _exit(EXIT_FAILURE);
+
+        ic.new_userns = false;
+        for (size_t i = 0; i < c->linux_.n_namespaces; i++)
+                if (c->linux_.namespaces[i].type == OCI_NS_USER)
+                        ic.new_userns = !c->linux_.namespaces[i].path;
+        bool has_userns = oci_config_has_namespace(c, OCI_NS_USER, NULL);
+        if (has_userns) {
+                /* Become root of the user namespace (the id maps are written by now). */
+                if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0) {
+                        init_set_err(&ic, "become root in the user namespace: %m");
+                        init_fail(&ic, -errno, "setresuid");
+                }
+        }
+
+        const char *ns_path = NULL;
+        if (oci_config_has_namespace(c, OCI_NS_UTS, &ns_path) && !ns_path) {
+                if (c->hostname && sethostname(c->hostname, strlen(c->hostname)) < 0) {
+                        init_set_err(&ic, "hostname: sethostname(\"%s\"): %m", c->hostname);
+                        init_fail(&ic, -errno, "hostname");
+                }
+                if (c->domainname && setdomainname(c->domainname, strlen(c->domainname)) < 0) {
+                        init_set_err(&ic, "domainname: setdomainname(\"%s\"): %m", c->domainname);
+                        init_fail(&ic, -errno, "domainname");
+                }
+        }
+
+        r = apply_sysctl(&ic);
+        if (r < 0)
+                init_fail(&ic, r, "sysctl");
+
+        RootfsContext rc = {
+                .config = c,
+                .rootfs = bp->rootfs,
+                .no_pivot = bp->no_pivot,
+                .new_userns = ic.new_userns,
+                .new_cgroupns = oci_config_has_namespace(c, OCI_NS_CGROUP, &ns_path) && !ns_path,
+                .new_netns = oci_config_has_namespace(c, OCI_NS_NETWORK, &ns_path) && !ns_path,
+                .bundle = bp->bundle,
+        };
+        r = rootfs_prepare(&rc, &ic.err);
+        if (r < 0)
+                init_fail(&ic, r, "prepare rootfs");
+
+        /* prestart and createRuntime hooks run in the runtime now; then createContainer hooks here, in the
+         * container's namespaces, before pivot_root, with paths resolved in the runtime's mount tree. */
+        r = sync_send(sync_fd, SYNC_PREPARED, 0, NULL, 0, -EBADF);
+        if (r < 0)
+                _exit(EXIT_FAILURE);
+        SyncMsg cont;
+        r = sync_expect(sync_fd, -1, USEC_INFINITY, SYNC_CONTINUE, &cont, NULL);
+        if (r < 0)
+                _exit(EXIT_FAILURE);
+        r = hooks_run(c, OCI_HOOK_CREATE_CONTAINER, cont.payload ?: "{}", bp->bundle, &ic.err);
+        sync_msg_done(&cont);
+        if (r < 0)
+                init_fail(&ic, r, "createContainer hooks");
+
+        r = rootfs_finish(&rc, &ic.err);
+        if (r < 0)
+                init_fail(&ic, r, "finish rootfs");
+
+        if (p && p->terminal) {
+                _cleanup_close_ int master = -EBADF, slave = -EBADF;
+                if (!bp->has_console_socket) {
+                        init_set_err(&ic, "process.terminal is true but no --console-socket was given");
+                        init_fail(&ic, -EINVAL, "console");
+                }
+                r = console_open_pty(p->has_console_size ? (unsigned) p->console_height : 0,
+                                     p->has_console_size ? (unsigned) p->console_width : 0, &master, &slave, &ic.err);
+                if (r < 0)
+                        init_fail(&ic, r, "console");
+                r = rootfs_setup_console(slave, &ic.err);
+                if (r < 0)
+                        init_fail(&ic, r, "console");
+                r = sync_send(sync_fd, SYNC_CONSOLE, 0, NULL, 0, master);
+                if (r < 0)
+                        _exit(EXIT_FAILURE);
+                r = sync_expect(sync_fd, -1, USEC_INFINITY, SYNC_CONSOLE_DONE, NULL, NULL);
+                if (r < 0)
+                        _exit(EXIT_FAILURE);
+                r = console_make_controlling(slave);
+                if (r < 0) {
+                        init_set_err(&ic, "make the pty the controlling terminal: %s", strerror(-r));
+                        init_fail(&ic, r, "console");
+                }
+        } else if (setsid() < 0 && errno != EPERM) {
+                init_set_err(&ic, "setsid: %m");
+                init_fail(&ic, -errno, "setsid");
+        }
+
+        init_join_keyring(&ic);
+
+        if (p) {
+                /* Everything that can fail because of the bundle fails here, during create. */
+                r = process_find_executable(p, &exe, &ic.err);
+                if (r < 0)
+                        init_fail(&ic, r, "find executable");
+                if ((r = process_apply_oom_score_adj(p, &ic.err)) < 0 || (r = process_apply_rlimits(p, &ic.err)) < 0 ||
+                    (r = process_apply_personality(&c->linux_, &ic.err)) < 0 ||
+                    (r = process_apply_memory_policy(&c->linux_, &ic.err)) < 0 ||
+                    (r = process_apply_scheduler(p, &ic.err)) < 0 || (r = process_apply_io_priority(p, &ic.err)) < 0 ||
+                    (r = process_apply_cpu_affinity(p->exec_cpu_affinity_initial, "process.execCPUAffinity.initial",
+                                                    &ic.err)) < 0)
+                        init_fail(&ic, r, "process");
+                const char *cwd = p->cwd ?: "/";
+                if (chdir(cwd) < 0) {
+                        init_set_err(&ic, "process.cwd: chdir(\"%s\"): %m", cwd);
+                        init_fail(&ic, -errno, "cwd");
+                }
+                if (c->linux_.seccomp.present) {
+                        r = oci_seccomp_prepare(&c->linux_.seccomp, &filter, &ic.err);
+                        if (r < 0)
+                                init_fail(&ic, r, "seccomp");
+                }
+        }
+
+        (void) prctl(PR_SET_NAME, "sdrun:init");
+        r = sync_send(sync_fd, SYNC_READY, 0, NULL, 0, -EBADF);
+        if (r < 0)
+                _exit(EXIT_FAILURE);
+        r = sync_expect(sync_fd, -1, USEC_INFINITY, SYNC_COMMITTED, NULL, NULL);
+        if (r < 0)
+                _exit(EXIT_FAILURE);
+        /* Committed: the container outlives the runtime from now on. */
+        (void) prctl(PR_SET_PDEATHSIG, 0);
+        safe_close(sync_fd);
+
+        SyncMsg start;
+        _cleanup_close_ int conn = init_wait_start(&ic, &start);
+        if (conn < 0)
+                _exit(EXIT_FAILURE);
+        safe_close(bp->start_listen_fd);
+        ic.sync_fd = conn;
+
+        if (!p) {
+                init_set_err(&ic, "cannot start a container without a process in its config.json");
+                init_fail(&ic, -EINVAL, "start");
+        }
+
+        r = hooks_run(c, OCI_HOOK_START_CONTAINER, start.payload ?: "{}", "/", &ic.err);
+        sync_msg_done(&start);
+        if (r < 0)
+                init_fail(&ic, r, "startContainer hooks");
+
+        _cleanup_free_ char **env = NULL;
+        r = build_env(p, &env);
+        if (r < 0)
+                init_fail(&ic, r, "environment");
+
+        r = process_apply_cpu_affinity(p->exec_cpu_affinity_final, "process.execCPUAffinity.final", &ic.err);
+        if (r < 0)
+                init_fail(&ic, r, "cpu affinity");
+
+        r = process_close_fds(bp->preserve_fds);
+        if (r < 0)
+                init_fail(&ic, r, "close fds");
+
+        int notify_fd = -EBADF;
+        r = process_finalize_security(p, c->linux_.seccomp.present ? &c->linux_.seccomp : NULL, filter,
+                                      has_userns, &notify_fd, &ic.err);
+        if (r < 0)
+                init_fail(&ic, r, "security");
+        if (notify_fd >= 0) {
+                r = sync_send(conn, SYNC_SECCOMP_FD, 0, NULL, 0, notify_fd);
+                if (r >= 0)
+                        r = sync_expect(conn, -1, 30 * USEC_PER_SEC, SYNC_SECCOMP_FD_DONE, NULL, NULL);
+                if (r < 0)
+                        _exit(EXIT_FAILURE);
+                safe_close(notify_fd);
+        }
+
+        execve(exe, p->args, env);
+        r = -errno;
+        init_set_err(&ic, "exec \"%s\": %s", p->args[0], strerror(errno));
+        init_fail(&ic, r, "exec");
+}
+
+/* ---- the runtime side ---- */
+
+static int write_id_map(pid_t pid, const char *file, const OciIdMapping *m, size_t n) {
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0;
+        char path[64];
+        FILE *f;
+
+        if (n == 0)
+                return 0;
+        f = open_memstream(&buf, &size);
+        if (!f)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                fprintf(f, "%u %u %u\n", m[i].container_id, m[i].host_id, m[i].size);
+        if (fclose(f) != 0)
+                return -ENOMEM;
+        snprintf(path, sizeof path, "/proc/%d/%s", (int) pid, file);
+        return write_string_file(path, buf);
+}
+
+static int open_ns_paths(const OciConfig *c, int fds[_OCI_NS_MAX], char **reterr) {
+        for (size_t i = 0; i < c->linux_.n_namespaces; i++) {
+                const OciNamespace *ns = &c->linux_.namespaces[i];
+                if (!ns->path)
+                        continue;
+                fds[ns->type] = open(ns->path, O_RDONLY | O_CLOEXEC);
+                if (fds[ns->type] < 0) {
+                        int r = -errno;
+                        if (reterr && asprintf(reterr, "linux.namespaces[%zu]: open \"%s\": %s", i, ns->path,
+                                               strerror(errno)) < 0)
+                                *reterr = NULL;
+                        return r;
+                }
+        }
+        return 0;
+}
+
+static int write_time_offsets(const OciConfig *c) {
+        char buf[128];
+        int k = 0;
+
+        if (c->linux_.time_monotonic.present)
+                k += snprintf(buf + k, sizeof buf - (size_t) k, "monotonic %lld %u\n",
+                              (long long) c->linux_.time_monotonic.secs, c->linux_.time_monotonic.nanosecs);
+        if (c->linux_.time_boottime.present)
+                k += snprintf(buf + k, sizeof buf - (size_t) k, "boottime %lld %u\n",
+                              (long long) c->linux_.time_boottime.secs, c->linux_.time_boottime.nanosecs);
+        if (k == 0)
+                return 0;
+        return write_string_file("/proc/self/timens_offsets", buf);
+}
+
+/* stage1: join namespaces by path (user first), create a time namespace, clone the init as our sibling. */
+_noreturn_ static void stage1_main(const BootstrapParams *bp, int sync_fd, const int ns_fds[_OCI_NS_MAX],
+                                   unsigned long new_flags, pid_t runtime_pid) {
+        static const OciNamespaceType order[] = { OCI_NS_USER,  OCI_NS_MOUNT, OCI_NS_NETWORK, OCI_NS_IPC,
+                                                  OCI_NS_UTS,   OCI_NS_CGROUP, OCI_NS_PID,     OCI_NS_TIME };
+        int pidfd = -EBADF;
+        pid_t pid;
+        int r;
+
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != runtime_pid)
+                _exit(EXIT_FAILURE);
+
+        FOREACH_ARRAY(t, order, ELEMENTSOF(order)) {
+                if (ns_fds[*t] < 0)
+                        continue;
+                if (setns(ns_fds[*t], (int) namespace_clone_flag(*t)) < 0) {
+                        r = -errno;
+                        sync_send_error(sync_fd, r, "join %s namespace: %m", oci_namespace_type_to_string(*t));
+                        _exit(EXIT_FAILURE);
+                }
+        }
+        if (new_flags & CLONE_NEWTIME) {
+                if (unshare(CLONE_NEWTIME) < 0 || (r = write_time_offsets(bp->config)) < 0) {
+                        sync_send_error(sync_fd, errno, "create time namespace: %m");
+                        _exit(EXIT_FAILURE);
+                }
+                new_flags &= ~(unsigned long) CLONE_NEWTIME;
+        }
+
+        pid = raw_clone3(new_flags | CLONE_PIDFD | CLONE_PARENT, &pidfd, 0);
+        if (pid < 0) {
+                sync_send_error(sync_fd, errno, "clone the container init: %m");
+                _exit(EXIT_FAILURE);
+        }
+        if (pid == 0)
+                init_main(bp, sync_fd, runtime_pid);
+
+        r = sync_send(sync_fd, SYNC_STAGE1_PID, 0, &pid, sizeof pid, pidfd);
+        _exit(r < 0 ? EXIT_FAILURE : EXIT_SUCCESS);
+}
+
+int bootstrap_clone_init(const BootstrapParams *bp, InitProcess *ret, char **reterr) {
+        const OciConfig *c = bp->config;
+        _cleanup_close_pair_ int sv[2] = { -EBADF, -EBADF };
+        int ns_fds[_OCI_NS_MAX];
+        unsigned long new_flags = 0;
+        bool need_stage1 = false, new_userns = false;
+        pid_t runtime_pid = getpid();
+        InitProcess ip = { .pidfd = -EBADF, .sync_fd = -EBADF };
+        int r;
+
+        for (int i = 0; i < _OCI_NS_MAX; i++)
+                ns_fds[i] = -EBADF;
+
+        for (size_t i = 0; i < c->linux_.n_namespaces; i++) {
+                const OciNamespace *ns = &c->linux_.namespaces[i];
+                if (ns->path)
+                        need_stage1 = true;
+                else {
+                        new_flags |= namespace_clone_flag(ns->type);
+                        if (ns->type == OCI_NS_USER)
+                                new_userns = true;
+                        if (ns->type == OCI_NS_TIME)
+                                need_stage1 = true;
+                }
+        }
+
+        r = open_ns_paths(c, ns_fds, reterr);
+        if (r < 0)
+                goto finish;
+
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+                r = -errno;
+                goto finish;
+        }
+
+        if (need_stage1) {
+                _cleanup_close_ int stage1_pidfd = -EBADF;
+                pid_t s1 = raw_clone3(CLONE_PIDFD, &stage1_pidfd, SIGCHLD);
+                if (s1 < 0) {
+                        r = -errno;
+                        goto finish;
+                }
+                if (s1 == 0) {
+                        sv[0] = safe_close(sv[0]);
+                        stage1_main(bp, sv[1], ns_fds, new_flags, runtime_pid);
+                }
+                SyncMsg m;
+                r = sync_expect(sv[0], -1, 30 * USEC_PER_SEC, SYNC_STAGE1_PID, &m, reterr);
+                (void) waitpid(s1, NULL, 0);
+                if (r < 0) {
+                        if (r == -EPIPE && reterr && !*reterr && asprintf(reterr, "the namespace setup child died") < 0)
+                                *reterr = NULL;
+                        goto finish;
+                }
+                if (m.len != sizeof(pid_t) || m.fd < 0) {
+                        sync_msg_done(&m);
+                        r = -EBADMSG;
+                        goto finish;
+                }
+                memcpy(&ip.pid, m.payload, sizeof(pid_t));
+                ip.pidfd = TAKE_FD(m.fd);
+                sync_msg_done(&m);
+        } else {
+                ip.pid = raw_clone3(new_flags | CLONE_PIDFD, &ip.pidfd, SIGCHLD);
+                if (ip.pid < 0) {
+                        r = -errno;
+                        if (reterr && asprintf(reterr, "clone the container init: %s", strerror(errno)) < 0)
+                                *reterr = NULL;
+                        ip.pid = 0;
+                        goto finish;
+                }
+                if (ip.pid == 0) {
+                        sv[0] = safe_close(sv[0]);
+                        init_main(bp, sv[1], runtime_pid);
+                }
+        }
+        sv[1] = safe_close(sv[1]);
+        ip.sync_fd = TAKE_FD(sv[0]);
+
+        if (new_userns) {
+                /* As root in the parent user namespace no setgroups "deny" is needed for gid_map. */
+                r = write_id_map(ip.pid, "uid_map", c->linux_.uid_mappings, c->linux_.n_uid_mappings);
+                if (r >= 0)
+                        r = write_id_map(ip.pid, "gid_map", c->linux_.gid_mappings, c->linux_.n_gid_mappings);
+                if (r < 0) {
+                        if (reterr && asprintf(reterr, "linux.uidMappings/gidMappings: write id maps of the init: %s",
+                                               strerror(-r)) < 0)
+                                *reterr = NULL;
+                        goto finish;
+                }
+        }
+
+        r = sync_send(ip.sync_fd, SYNC_GO, 0, NULL, 0, -EBADF);
+        if (r < 0)
+                goto finish;
+
+        *ret = ip;
+        ip = (InitProcess) { .pidfd = -EBADF, .sync_fd = -EBADF };
+        r = 0;
+finish:
+        for (int i = 0; i < _OCI_NS_MAX; i++)
+                safe_close(ns_fds[i]);
+        init_process_kill(&ip);
+        return r;
+}
+
+void init_process_kill(InitProcess *ip) {
+        if (ip->pidfd >= 0)
+                (void) pidfd_send_sig(ip->pidfd, SIGKILL);
+        else if (ip->pid > 0)
+                (void) kill(ip->pid, SIGKILL);
+        if (ip->pid > 0)
+                while (waitpid(ip->pid, NULL, 0) < 0 && errno == EINTR)
+                        ;
+        init_process_done(ip);
+}
+
+void init_process_done(InitProcess *ip) {
+        ip->pidfd = safe_close(ip->pidfd);
+        ip->sync_fd = safe_close(ip->sync_fd);
+        ip->pid = 0;
+}
+
+int init_process_describe_death(InitProcess *ip, char **ret) {
+        siginfo_t si = {};
+        int r;
+
+        if (ip->pid <= 0)
+                return -ESRCH;
+        /* Bounded: the pidfd said it exited, or we are about to kill it. */
+        if (pidfd_wait_exit(ip->pidfd, 5 * USEC_PER_SEC) < 0)
+                (void) pidfd_send_sig(ip->pidfd, SIGKILL);
+        do
+                r = waitid(P_PID, (id_t) ip->pid, &si, WEXITED);
+        while (r < 0 && errno == EINTR);
+        if (r < 0)
+                return -errno;
+        ip->pid = 0;
+        if (si.si_code == CLD_EXITED)
+                r = asprintf(ret, "exited with status %d", si.si_status);
+        else
+                r = asprintf(ret, "was killed by signal %d (%s)%s", si.si_status, strsignal(si.si_status),
+                             si.si_status == SIGSYS ? ": a seccomp rule killed it" : "");
+        return r < 0 ? -ENOMEM : 0;
+}

@@ -1,2 +1,100 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* placeholder: being written */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "console.h"
+#include "macro.h"
+
+int console_send_master(const char *socket_path, int master_fd, char **reterr) {
+        _cleanup_close_ int s = -EBADF;
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        struct timeval tv = { .tv_sec = 10 };
+        char name[] = "/dev/ptmx";
+        union {
+                struct cmsghdr align;
+                char buf[CMSG_SPACE(sizeof(int))];
+        } control = {};
+        struct iovec iov = { .iov_base = name, .iov_len = sizeof name - 1 };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+                             .msg_controllen = sizeof control.buf };
+        struct cmsghdr *c;
+
+        if (strlen(socket_path) >= sizeof sa.sun_path) {
+                if (reterr && asprintf(reterr, "--console-socket: path \"%s\" is too long", socket_path) < 0)
+                        *reterr = NULL;
+                return -ENAMETOOLONG;
+        }
+        strcpy(sa.sun_path, socket_path);
+        s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (s < 0)
+                return -errno;
+        (void) setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+        if (connect(s, (struct sockaddr *) &sa, sizeof sa) < 0) {
+                int r = -errno;
+                if (reterr && asprintf(reterr, "--console-socket: connect to \"%s\": %s", socket_path, strerror(errno)) < 0)
+                        *reterr = NULL;
+                return r;
+        }
+        c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &master_fd, sizeof(int));
+        if (sendmsg(s, &mh, MSG_NOSIGNAL) < 0) {
+                int r = -errno;
+                if (reterr && asprintf(reterr, "--console-socket: send to \"%s\": %s", socket_path, strerror(errno)) < 0)
+                        *reterr = NULL;
+                return r;
+        }
+        return 0;
+}
+
+int console_open_pty(unsigned rows, unsigned cols, int *ret_master, int *ret_slave, char **reterr) {
+        _cleanup_close_ int master = -EBADF, slave = -EBADF;
+        int unlock = 0;
+
+        /* In the container's own devpts instance: /dev/ptmx is a link to pts/ptmx. */
+        master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+        if (master < 0) {
+                int r = -errno;
+                if (reterr && asprintf(reterr, "open \"/dev/ptmx\" in the container: %s", strerror(errno)) < 0)
+                        *reterr = NULL;
+                return r;
+        }
+        if (ioctl(master, TIOCSPTLCK, &unlock) < 0)
+                return -errno;
+        slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+        if (slave < 0) {
+                int r = -errno;
+                if (reterr && asprintf(reterr, "open the pty peer: %s", strerror(errno)) < 0)
+                        *reterr = NULL;
+                return r;
+        }
+        if (rows > 0 || cols > 0) {
+                struct winsize ws = { .ws_row = (unsigned short) rows, .ws_col = (unsigned short) cols };
+                (void) ioctl(slave, TIOCSWINSZ, &ws);
+        }
+        *ret_master = TAKE_FD(master);
+        *ret_slave = TAKE_FD(slave);
+        return 0;
+}
+
+int console_make_controlling(int slave_fd) {
+        if (setsid() < 0 && errno != EPERM)
+                return -errno;
+        if (ioctl(slave_fd, TIOCSCTTY, 0) < 0)
+                return -errno;
+        for (int i = 0; i < 3; i++)
+                if (dup2(slave_fd, i) < 0)
+                        return -errno;
+        return 0;
+}

@@ -1,2 +1,702 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* placeholder: being written */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "bootstrap.h"
+#include "cgroup-props.h"
+#include "cgroup-util.h"
+#include "console.h"
+#include "container.h"
+#include "fileio.h"
+#include "hooks.h"
+#include "log.h"
+#include "macro.h"
+#include "oci-config.h"
+#include "process-util.h"
+#include "sdunit.h"
+#include "seccomp.h"
+#include "state.h"
+#include "sync.h"
+
+#define START_SOCKET "start.sock"
+#define SCOPE_JOB_TIMEOUT_USEC (30 * USEC_PER_SEC)
+#define SETUP_TIMEOUT_USEC (5 * 60 * USEC_PER_SEC)
+#define UNIT_STOP_TIMEOUT_USEC (30 * USEC_PER_SEC)
+
+void test_stop_at(const char *step) {
+#if ENABLE_TEST_INJECTION
+        const char *e = getenv("SDRUN_TEST_STOP_AT");
+        if (e && streq(e, step)) {
+                log_debug("SDRUN_TEST_STOP_AT=%s: killing myself", step);
+                raise(SIGKILL);
+        }
+#else
+        (void) step;
+#endif
+}
+
+static int errf(char **reterr, int r, const char *fmt, ...) _printf_(3, 4);
+static int errf(char **reterr, int r, const char *fmt, ...) {
+        va_list ap;
+
+        if (reterr) {
+                free(*reterr);
+                va_start(ap, fmt);
+                if (vasprintf(reterr, fmt, ap) < 0)
+                        *reterr = NULL;
+                va_end(ap);
+        }
+        return r < 0 ? r : -r;
+}
+
+/* Prefix an error message coming from a lower layer. */
+static int errwrap(char **reterr, int r, const char *prefix) {
+        _cleanup_free_ char *inner = reterr ? TAKE_PTR(*reterr) : NULL;
+        return errf(reterr, r, "%s%s%s", prefix, *prefix ? ": " : "", inner ?: strerror(r < 0 ? -r : r));
+}
+
+static bool is_paths_ns_sysctl_ok(const OciConfig *c, const char *key, char **reterr, size_t idx) {
+        const char *path = NULL;
+
+        if (strneq(key, "net.", 4)) {
+                if (!oci_config_has_namespace(c, OCI_NS_NETWORK, &path) || path) {
+                        errf(reterr, EINVAL,
+                             "linux.sysctl: \"%s\" needs a new network namespace (the container shares the host's)", key);
+                        return false;
+                }
+                return true;
+        }
+        if (streq(key, "kernel.hostname") || streq(key, "kernel.domainname")) {
+                if (!oci_config_has_namespace(c, OCI_NS_UTS, &path) || path) {
+                        errf(reterr, EINVAL, "linux.sysctl: \"%s\" needs a new uts namespace", key);
+                        return false;
+                }
+                return true;
+        }
+        if (strneq(key, "kernel.msg", 10) || strneq(key, "kernel.sem", 10) || strneq(key, "kernel.shm", 10) ||
+            strneq(key, "fs.mqueue.", 10)) {
+                if (!oci_config_has_namespace(c, OCI_NS_IPC, &path) || path) {
+                        errf(reterr, EINVAL, "linux.sysctl: \"%s\" needs a new ipc namespace", key);
+                        return false;
+                }
+                return true;
+        }
+        errf(reterr, EINVAL, "linux.sysctl: \"%s\" is not namespaced: setting it would change the host", key);
+        (void) idx;
+        return false;
+}
+
+/* Everything that can be refused from config.json alone is refused here, before any state, unit, process
+ * or mount exists. */
+static int validate_config(const OciConfig *c, const CreateOptions *o, char **reterr) {
+        if (c->has_process && c->process.terminal && !o->console_socket)
+                return errf(reterr, EINVAL, "process.terminal is true: --console-socket is required");
+        if (o->console_socket && !(c->has_process && c->process.terminal))
+                return errf(reterr, EINVAL, "--console-socket given but process.terminal is false");
+        for (size_t i = 0; i < c->linux_.n_sysctl; i++)
+                if (!is_paths_ns_sysctl_ok(c, c->linux_.sysctl[i].key, reterr, i))
+                        return -EINVAL;
+        if (!oci_config_has_namespace(c, OCI_NS_MOUNT, NULL))
+                return errf(reterr, EINVAL, "linux.namespaces: sdrun needs a mount namespace for the container");
+        return 0;
+}
+
+static int build_hook_state(Container *ct, ContainerStatus st, pid_t pid, char **ret) {
+        _cleanup_json_ cJSON *j = NULL;
+        int r;
+
+        r = container_oci_state(ct, st, &j);
+        if (r < 0)
+                return r;
+        cJSON_DeleteItemFromObjectCaseSensitive(j, "pid");
+        if (pid > 0 && !cJSON_AddNumberToObject(j, "pid", pid))
+                return -ENOMEM;
+        *ret = json_print(j);
+        return *ret ? 0 : -ENOMEM;
+}
+
+static int bind_start_socket(Container *ct, int *ret, char **reterr) {
+        _cleanup_close_ int s = -EBADF;
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+        /* Through the directory fd: the state root may be a long path. */
+        snprintf(sa.sun_path, sizeof sa.sun_path, "/proc/self/fd/%d/" START_SOCKET, ct->dir_fd);
+        s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (s < 0)
+                return -errno;
+        if (bind(s, (struct sockaddr *) &sa, sizeof sa) < 0 || listen(s, 4) < 0)
+                return errf(reterr, -errno, "create the start socket of \"%s\": %s", ct->id, strerror(errno));
+        *ret = TAKE_FD(s);
+        return 0;
+}
+
+static int connect_start_socket(Container *ct, int *ret, char **reterr) {
+        _cleanup_close_ int s = -EBADF;
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+        snprintf(sa.sun_path, sizeof sa.sun_path, "/proc/self/fd/%d/" START_SOCKET, ct->dir_fd);
+        s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (s < 0)
+                return -errno;
+        if (connect(s, (struct sockaddr *) &sa, sizeof sa) < 0)
+                return errf(reterr, -errno, "container \"%s\" is not waiting to be started: %s", ct->id,
+                            strerror(errno));
+        *ret = TAKE_FD(s);
+        return 0;
+}
+
+static int write_pid_file(const char *path, pid_t pid) {
+        _cleanup_free_ char *abs = NULL, *dir = NULL;
+        char buf[32];
+        int r;
+
+        snprintf(buf, sizeof buf, "%d", (int) pid);
+        /* Atomic: conmon reads it as soon as create exits. */
+        dir = strdup(path);
+        if (!dir)
+                return -ENOMEM;
+        char *slash = strrchr(dir, '/');
+        _cleanup_close_ int dfd = -EBADF;
+        const char *name = path;
+        if (slash) {
+                *slash = 0;
+                name = slash + 1;
+                dfd = open(*dir ? dir : "/", O_DIRECTORY | O_CLOEXEC | O_RDONLY);
+                if (dfd < 0)
+                        return -errno;
+        }
+        r = write_file_atomic_at(slash ? dfd : AT_FDCWD, name, buf, strlen(buf), 0644);
+        return r;
+}
+
+static pid_t container_ns_pid(const OciConfig *c, pid_t host_pid) {
+        const char *path = NULL;
+        /* In a new pid namespace the init is pid 1 there. */
+        if (oci_config_has_namespace(c, OCI_NS_PID, &path) && !path)
+                return 1;
+        return host_pid;
+}
+
+static void teardown_unit(SdUnitBus *bus, const char *unit) {
+        _cleanup_free_ char *err = NULL;
+        int r;
+
+        if (!bus || !unit)
+                return;
+        (void) sdunit_kill_unit(bus, unit, SIGKILL, NULL);
+        r = sdunit_stop_unit(bus, unit, UNIT_STOP_TIMEOUT_USEC, &err);
+        if (r < 0 && r != -ENOENT)
+                log_debug("stop unit %s: %s", unit, err ?: strerror(-r));
+}
+
+int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, char **reterr) {
+        _cleanup_(oci_config_freep) OciConfig *c = NULL;
+        _cleanup_(container_freep) Container *ct = NULL;
+        _cleanup_(sdunit_bus_closep) SdUnitBus *bus = NULL;
+        _cleanup_free_ char *bundle = NULL, *rootfs = NULL, *raw = NULL, *slice = NULL, *unit = NULL,
+                            *description = NULL, *cgroup = NULL;
+        _cleanup_close_ int bundle_fd = -EBADF, listen_fd = -EBADF;
+        _cleanup_(unit_property_list_done) UnitPropertyList props = {};
+        _cleanup_(cgroup_file_writes_done) CgroupFileWrites writes = {};
+        CgroupMembership *orig = NULL;
+        size_t n_orig = 0, raw_len = 0;
+        bool in_scope = false, unit_started = false;
+        InitProcess ip = { .pidfd = -EBADF, .sync_fd = -EBADF };
+        CgroupLayout layout;
+        int r;
+
+        bundle = realpath(o->bundle ?: ".", NULL);
+        if (!bundle)
+                return errf(reterr, -errno, "--bundle: \"%s\": %s", o->bundle ?: ".", strerror(errno));
+        bundle_fd = open(bundle, O_DIRECTORY | O_CLOEXEC | O_RDONLY);
+        if (bundle_fd < 0)
+                return errf(reterr, -errno, "--bundle: \"%s\": %s", bundle, strerror(errno));
+        r = container_id_validate(o->id, reterr);
+        if (r < 0)
+                return r;
+
+        r = read_full_file_at(bundle_fd, "config.json", 16U << 20, &raw, &raw_len);
+        if (r < 0)
+                return errf(reterr, r, "config.json: cannot read \"%s/config.json\": %s", bundle,
+                            r == -EFBIG ? "file too large" : strerror(-r));
+        {
+                _cleanup_free_ char *perr = NULL;
+                r = oci_config_parse(raw, raw_len, &c, &perr);
+                if (r < 0)
+                        return errf(reterr, r, "config.json: %s", perr ?: strerror(-r));
+        }
+
+        if (!c->root_path)
+                return errf(reterr, EINVAL, "config.json: root.path: required");
+        {
+                _cleanup_free_ char *joined = NULL;
+                if (c->root_path[0] == '/')
+                        joined = strdup(c->root_path);
+                else if (asprintf(&joined, "%s/%s", bundle, c->root_path) < 0)
+                        joined = NULL;
+                if (!joined)
+                        return -ENOMEM;
+                rootfs = realpath(joined, NULL);
+                struct stat st;
+                if (!rootfs || stat(rootfs, &st) < 0)
+                        return errf(reterr, -errno, "config.json: root.path: \"%s\": %s", joined, strerror(errno));
+                if (!S_ISDIR(st.st_mode))
+                        return errf(reterr, ENOTDIR, "config.json: root.path: \"%s\" is not a directory", joined);
+        }
+
+        r = validate_config(c, o, reterr);
+        if (r < 0)
+                return errwrap(reterr, r, "config.json");
+
+        r = sdunit_scope_name_from_cgroups_path(c->linux_.cgroups_path, o->id, &slice, &unit, reterr);
+        if (r < 0)
+                return errwrap(reterr, r, "config.json");
+
+        r = cgroup_detect_layout(&layout);
+        if (r < 0)
+                return errf(reterr, r, "cannot determine the cgroup layout of /sys/fs/cgroup: %s", strerror(-r));
+        if (c->linux_.resources.present) {
+                r = cgroup_props_from_resources(&c->linux_.resources, layout, &props, &writes, reterr);
+                if (r < 0)
+                        return errwrap(reterr, r, "config.json");
+        }
+        r = cgroup_props_from_annotations(c->annotations, c->n_annotations, &props, reterr);
+        if (r < 0)
+                return errwrap(reterr, r, "config.json: annotations");
+
+        /* From here on, everything created is undone on failure. */
+        r = container_new(o->root, o->id, &ct, reterr);
+        if (r < 0)
+                return r;
+        ct->bundle = strdup(bundle);
+        ct->rootfs = strdup(rootfs);
+        ct->unit = strdup(unit);
+        ct->slice = strdup(slice);
+        if (!ct->bundle || !ct->rootfs || !ct->unit || !ct->slice) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        if (asprintf(&ct->owner, "%s", "root") < 0)
+                ct->owner = NULL;
+        if (c->n_annotations > 0) {
+                ct->annotations = cJSON_CreateObject();
+                for (size_t i = 0; ct->annotations && i < c->n_annotations; i++)
+                        cJSON_AddStringToObject(ct->annotations, c->annotations[i].key, c->annotations[i].value);
+        }
+        r = container_save_config(ct, raw, raw_len);
+        if (r >= 0)
+                r = container_save(ct);
+        if (r < 0) {
+                errf(reterr, r, "write state of \"%s\": %s", o->id, strerror(-r));
+                goto fail;
+        }
+        test_stop_at("state");
+
+        r = bind_start_socket(ct, &listen_fd, reterr);
+        if (r < 0)
+                goto fail;
+
+        /* The scope, with us in it, before the init exists: the init is born in the scope's cgroup. */
+        r = cgroup_read_memberships(0, &orig, &n_orig);
+        if (r < 0) {
+                errf(reterr, r, "read /proc/self/cgroup: %s", strerror(-r));
+                goto fail;
+        }
+        r = sdunit_bus_open(geteuid() != 0, &bus, reterr);
+        if (r < 0) {
+                errwrap(reterr, r, "connect to systemd");
+                goto fail;
+        }
+        if (asprintf(&description, "sdrun container %s (bundle %s)", o->id, bundle) < 0) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        r = sdunit_start_scope(bus, unit, slice, description, getpid(), &props, SCOPE_JOB_TIMEOUT_USEC, reterr);
+        if (r < 0) {
+                errwrap(reterr, r, "");
+                goto fail;
+        }
+        unit_started = in_scope = true;
+        test_stop_at("scope");
+
+        {
+                CgroupMembership *now = NULL;
+                size_t n_now = 0;
+                r = cgroup_read_memberships(0, &now, &n_now);
+                if (r >= 0) {
+                        const char *want = layout == CGROUP_LAYOUT_LEGACY ? "name=systemd" : "";
+                        for (size_t i = 0; i < n_now; i++)
+                                if (streq(now[i].controllers, want))
+                                        cgroup = strdup(now[i].path);
+                        cgroup_memberships_free(now, n_now);
+                }
+                if (!cgroup) {
+                        errf(reterr, EIO, "cannot find the cgroup of unit %s", unit);
+                        r = -EIO;
+                        goto fail;
+                }
+        }
+        ct->cgroup = strdup(cgroup);
+        if (writes.n_items > 0) {
+                r = cgroup_apply_file_writes(&writes, cgroup, layout, reterr);
+                if (r < 0) {
+                        errwrap(reterr, r, "config.json: linux.resources");
+                        goto fail;
+                }
+        }
+
+        BootstrapParams bp = {
+                .config = c,
+                .id = o->id,
+                .bundle = bundle,
+                .rootfs = rootfs,
+                .no_pivot = o->no_pivot,
+                .no_new_keyring = o->no_new_keyring,
+                .preserve_fds = o->preserve_fds,
+                .start_listen_fd = listen_fd,
+                .close_in_init_fd = ct->lock_fd,
+                .has_console_socket = !!o->console_socket,
+        };
+        r = bootstrap_clone_init(&bp, &ip, reterr);
+        /* Back to where we came from: only the init (and what it forks) belongs to the container. */
+        if (cgroup_attach_memberships(getpid(), orig, n_orig) >= 0)
+                in_scope = false;
+        if (r < 0) {
+                errwrap(reterr, r, "start the container init");
+                goto fail;
+        }
+        if (in_scope) {
+                r = errf(reterr, EIO, "cannot leave the cgroup of unit %s", unit);
+                goto fail;
+        }
+        listen_fd = safe_close(listen_fd);
+        test_stop_at("clone");
+
+        for (;;) {
+                SyncMsg m;
+                r = sync_recv(ip.sync_fd, ip.pidfd, SETUP_TIMEOUT_USEC, &m);
+                if (r == -ECHILD || r == -EPIPE) {
+                        _cleanup_free_ char *how = NULL;
+                        (void) init_process_describe_death(&ip, &how);
+                        errf(reterr, ECHILD, "container init %s during setup", how ?: "died");
+                        r = -ECHILD;
+                        goto fail;
+                }
+                if (r == -ETIMEDOUT) {
+                        errf(reterr, r, "container init did not finish its setup in %llu s",
+                             (unsigned long long) (SETUP_TIMEOUT_USEC / USEC_PER_SEC));
+                        goto fail;
+                }
+                if (r < 0) {
+                        errf(reterr, r, "sync with the container init: %s", strerror(-r));
+                        goto fail;
+                }
+
+                if (m.type == SYNC_ERROR) {
+                        r = m.error > 0 ? -m.error : -EIO;
+                        errf(reterr, r, "%s", m.payload ?: "container init failed");
+                        sync_msg_done(&m);
+                        goto fail;
+                } else if (m.type == SYNC_PREPARED) {
+                        _cleanup_free_ char *st_runtime = NULL, *st_container = NULL;
+                        sync_msg_done(&m);
+                        if ((r = build_hook_state(ct, CONTAINER_CREATING, ip.pid, &st_runtime)) < 0 ||
+                            (r = build_hook_state(ct, CONTAINER_CREATING, container_ns_pid(c, ip.pid), &st_container)) < 0)
+                                goto fail;
+                        test_stop_at("prepared");
+                        r = hooks_run(c, OCI_HOOK_PRESTART, st_runtime, bundle, reterr);
+                        if (r >= 0)
+                                r = hooks_run(c, OCI_HOOK_CREATE_RUNTIME, st_runtime, bundle, reterr);
+                        if (r < 0)
+                                goto fail;
+                        r = sync_send(ip.sync_fd, SYNC_CONTINUE, 0, st_container, strlen(st_container) + 1, -EBADF);
+                        if (r < 0)
+                                continue; /* the init died: the next receive says how */
+                } else if (m.type == SYNC_CONSOLE) {
+                        r = console_send_master(o->console_socket, m.fd, reterr);
+                        sync_msg_done(&m);
+                        if (r < 0)
+                                goto fail;
+                        (void) sync_send(ip.sync_fd, SYNC_CONSOLE_DONE, 0, NULL, 0, -EBADF);
+                } else if (m.type == SYNC_READY) {
+                        sync_msg_done(&m);
+                        break;
+                } else {
+                        sync_msg_done(&m);
+                        r = errf(reterr, EBADMSG, "unexpected message %d from the container init", (int) m.type);
+                        goto fail;
+                }
+        }
+
+        /* The init is the final container process, blocked before exec: commit. */
+        r = pid_get_start_time(ip.pid, &ct->pid_start_time);
+        if (r < 0) {
+                errf(reterr, r, "container init vanished: %s", strerror(-r));
+                goto fail;
+        }
+        ct->pid = ip.pid;
+        ct->recorded = CONTAINER_CREATED;
+        r = container_save(ct);
+        if (r < 0) {
+                errf(reterr, r, "write state of \"%s\": %s", o->id, strerror(-r));
+                goto fail;
+        }
+        if (o->pid_file) {
+                r = write_pid_file(o->pid_file, ip.pid);
+                if (r < 0) {
+                        errf(reterr, r, "--pid-file: write \"%s\": %s", o->pid_file, strerror(-r));
+                        goto fail;
+                }
+        }
+        test_stop_at("ready");
+        r = sync_send(ip.sync_fd, SYNC_COMMITTED, 0, NULL, 0, -EBADF);
+        if (r >= 0) {
+                /* The init stops watching us (PR_SET_PDEATHSIG) and then closes its end: only after that may
+                 * we exit. */
+                SyncMsg m;
+                r = sync_recv(ip.sync_fd, -1, 10 * USEC_PER_SEC, &m);
+                if (r >= 0) {
+                        sync_msg_done(&m);
+                        r = -EBADMSG;
+                } else if (r == -EPIPE)
+                        r = 0;
+        }
+        if (r >= 0 && pidfd_wait_exit(ip.pidfd, 0) == 0)
+                r = -ESRCH; /* it closed its end by dying */
+        if (r < 0) {
+                errf(reterr, r, "container init died before it was committed");
+                goto fail;
+        }
+        cgroup_memberships_free(orig, n_orig);
+        ip.sync_fd = safe_close(ip.sync_fd);
+        if (ret_pid)
+                *ret_pid = ip.pid;
+        if (ret_pidfd)
+                *ret_pidfd = TAKE_FD(ip.pidfd);
+        /* Not reaped here: the init outlives us and is reparented (conmon, as subreaper, reaps it). */
+        init_process_done(&ip);
+        return 0;
+
+fail:
+        init_process_kill(&ip);
+        if (in_scope)
+                (void) cgroup_attach_memberships(getpid(), orig, n_orig);
+        cgroup_memberships_free(orig, n_orig);
+        if (unit_started)
+                teardown_unit(bus, unit);
+        if (o->pid_file)
+                (void) unlink(o->pid_file);
+        if (ct)
+                (void) container_remove(ct);
+        return r;
+}
+
+/* After the start connection closed: did the init exec (comm changed) or die before? */
+static bool init_did_exec(pid_t pid) {
+        char path[64];
+        _cleanup_free_ char *comm = NULL;
+
+        snprintf(path, sizeof path, "/proc/%d/comm", (int) pid);
+        if (read_full_file_at(AT_FDCWD, path, 256, &comm, NULL) < 0)
+                return true; /* reaped already by its parent: it ran and exited */
+        return !strneq(comm, "sdrun:init", 10);
+}
+
+int container_start(const char *root, const char *id, char **reterr) {
+        _cleanup_(container_freep) Container *ct = NULL;
+        _cleanup_(oci_config_freep) OciConfig *c = NULL;
+        _cleanup_free_ char *raw = NULL, *state_json = NULL;
+        _cleanup_close_ int pidfd = -EBADF, conn = -EBADF;
+        size_t raw_len = 0;
+        ContainerStatus st;
+        int r;
+
+        r = container_load(root, id, CONTAINER_LOCK_EXCLUSIVE, &ct, reterr);
+        if (r < 0)
+                return r;
+        st = container_status(ct);
+        if (st != CONTAINER_CREATED)
+                return errf(reterr, EINVAL, "cannot start container \"%s\": it is %s, not created", id,
+                            container_status_to_string(st));
+        r = container_read_config(ct, &raw, &raw_len);
+        if (r >= 0)
+                r = oci_config_parse(raw, raw_len, &c, NULL);
+        if (r < 0)
+                return errf(reterr, r, "cannot read the config of container \"%s\"", id);
+        if (!c->has_process)
+                return errf(reterr, EINVAL, "cannot start container \"%s\": config.json has no process", id);
+
+        pidfd = container_open_pidfd(ct);
+        if (pidfd < 0)
+                return errf(reterr, ESRCH, "cannot start container \"%s\": its init is gone", id);
+
+        r = build_hook_state(ct, CONTAINER_CREATED, container_ns_pid(c, ct->pid), &state_json);
+        if (r < 0)
+                return r;
+        r = connect_start_socket(ct, &conn, reterr);
+        if (r < 0)
+                return r;
+        r = sync_send(conn, SYNC_START, 0, state_json, strlen(state_json) + 1, -EBADF);
+        if (r < 0)
+                return errf(reterr, r, "cannot start container \"%s\": %s", id, strerror(-r));
+
+        for (;;) {
+                SyncMsg m;
+                r = sync_recv(conn, -1, SETUP_TIMEOUT_USEC, &m);
+                if (r == -EPIPE)
+                        break;
+                if (r < 0) {
+                        (void) pidfd_send_sig(pidfd, SIGKILL);
+                        return errf(reterr, r, "start container \"%s\": %s", id,
+                                    r == -ETIMEDOUT ? "the init did not exec in time and was killed" : strerror(-r));
+                }
+                if (m.type == SYNC_ERROR || m.type == SYNC_EXEC_FAILED) {
+                        r = m.error > 0 ? -m.error : -EIO;
+                        errf(reterr, r, "%s", m.payload ?: "container init failed to start");
+                        sync_msg_done(&m);
+                        (void) pidfd_send_sig(pidfd, SIGKILL);
+                        return r;
+                }
+                if (m.type == SYNC_SECCOMP_FD) {
+                        _cleanup_free_ char *host_state = NULL;
+                        if (build_hook_state(ct, CONTAINER_CREATED, ct->pid, &host_state) >= 0)
+                                r = oci_seccomp_send_to_agent(&c->linux_.seccomp, m.fd, ct->pid, host_state, reterr);
+                        else
+                                r = -ENOMEM;
+                        sync_msg_done(&m);
+                        if (r < 0) {
+                                (void) pidfd_send_sig(pidfd, SIGKILL);
+                                return errwrap(reterr, r, "linux.seccomp.listenerPath");
+                        }
+                        (void) sync_send(conn, SYNC_SECCOMP_FD_DONE, 0, NULL, 0, -EBADF);
+                        continue;
+                }
+                sync_msg_done(&m);
+        }
+
+        if (!init_did_exec(ct->pid)) {
+                _cleanup_free_ char *how = NULL;
+                siginfo_t si = {};
+                if (waitid(P_PIDFD, (id_t) pidfd, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid > 0)
+                        if (asprintf(&how, "%s %d", si.si_code == CLD_EXITED ? "exited with status" : "was killed by signal",
+                                     si.si_status) < 0)
+                                how = NULL;
+                return errf(reterr, ECHILD, "container \"%s\": the init %s before it could exec the process%s", id,
+                            how ?: "died", si.si_code != CLD_EXITED && si.si_status == SIGSYS ? " (seccomp)" : "");
+        }
+
+        ct->recorded = CONTAINER_RUNNING;
+        r = container_save(ct);
+        if (r < 0)
+                return errf(reterr, r, "write state of \"%s\": %s", id, strerror(-r));
+
+        /* poststart: the user process has been executed; start has not returned yet. */
+        if (c->hooks.n_hooks[OCI_HOOK_POSTSTART] > 0) {
+                _cleanup_free_ char *st_running = NULL;
+                r = build_hook_state(ct, CONTAINER_RUNNING, ct->pid, &st_running);
+                if (r < 0)
+                        return r;
+                r = hooks_run(c, OCI_HOOK_POSTSTART, st_running, ct->bundle, reterr);
+                if (r < 0) {
+                        (void) pidfd_send_sig(pidfd, SIGKILL);
+                        if (ct->unit) {
+                                _cleanup_(sdunit_bus_closep) SdUnitBus *bus = NULL;
+                                if (sdunit_bus_open(ct->user_bus, &bus, NULL) >= 0)
+                                        (void) sdunit_kill_unit(bus, ct->unit, SIGKILL, NULL);
+                        }
+                        return errwrap(reterr, r, "container stopped");
+                }
+        }
+        return 0;
+}
+
+int container_kill(const char *root, const char *id, int sig, bool all, char **reterr) {
+        _cleanup_(container_freep) Container *ct = NULL;
+        _cleanup_close_ int pidfd = -EBADF;
+        ContainerStatus st;
+        int r;
+
+        r = container_load(root, id, CONTAINER_LOCK_NONE, &ct, reterr);
+        if (r < 0)
+                return r;
+        st = container_status(ct);
+
+        if (all && ct->unit) {
+                _cleanup_(sdunit_bus_closep) SdUnitBus *bus = NULL;
+                r = sdunit_bus_open(ct->user_bus, &bus, reterr);
+                if (r < 0)
+                        return errwrap(reterr, r, "connect to systemd");
+                r = sdunit_kill_unit(bus, ct->unit, sig, reterr);
+                if (r == -ENOENT || (r < 0 && st == CONTAINER_STOPPED))
+                        return errf(reterr, ESRCH, "container \"%s\" is not running", id);
+                if (r < 0)
+                        return errwrap(reterr, r, "kill");
+                return 0;
+        }
+
+        if (st != CONTAINER_CREATED && st != CONTAINER_RUNNING && st != CONTAINER_PAUSED)
+                return errf(reterr, ESRCH, "container \"%s\" is not running (%s)", id, container_status_to_string(st));
+        pidfd = container_open_pidfd(ct);
+        if (pidfd < 0)
+                return errf(reterr, ESRCH, "container \"%s\" is not running", id);
+        r = pidfd_send_sig(pidfd, sig);
+        if (r < 0)
+                return errf(reterr, r, "kill container \"%s\": %s", id, strerror(-r));
+        return 0;
+}
+
+int container_delete(const char *root, const char *id, bool force, char **reterr) {
+        _cleanup_(container_freep) Container *ct = NULL;
+        _cleanup_(oci_config_freep) OciConfig *c = NULL;
+        _cleanup_(sdunit_bus_closep) SdUnitBus *bus = NULL;
+        _cleanup_free_ char *raw = NULL;
+        size_t raw_len = 0;
+        ContainerStatus st;
+        int r;
+
+        r = container_load(root, id, CONTAINER_LOCK_EXCLUSIVE, &ct, reterr);
+        if (r < 0)
+                return r;
+        st = container_status(ct);
+        if (st != CONTAINER_STOPPED && !force)
+                return errf(reterr, EBUSY, "cannot delete container \"%s\" that is not stopped: %s", id,
+                            container_status_to_string(st));
+
+        if (st != CONTAINER_STOPPED) {
+                _cleanup_close_ int pidfd = container_open_pidfd(ct);
+                if (pidfd >= 0) {
+                        (void) pidfd_send_sig(pidfd, SIGKILL);
+                        (void) pidfd_wait_exit(pidfd, 10 * USEC_PER_SEC);
+                }
+        }
+
+        if (ct->unit) {
+                r = sdunit_bus_open(ct->user_bus, &bus, NULL);
+                if (r >= 0)
+                        teardown_unit(bus, ct->unit);
+        }
+
+        if (container_read_config(ct, &raw, &raw_len) >= 0 && oci_config_parse(raw, raw_len, &c, NULL) >= 0 &&
+            c->hooks.n_hooks[OCI_HOOK_POSTSTOP] > 0) {
+                _cleanup_free_ char *state_json = NULL;
+                if (build_hook_state(ct, CONTAINER_STOPPED, 0, &state_json) >= 0)
+                        (void) hooks_run_all_warn(c, OCI_HOOK_POSTSTOP, state_json, ct->bundle ?: "/");
+        }
+
+        r = container_remove(ct);
+        if (r < 0)
+                return errf(reterr, r, "remove state of \"%s\": %s", id, strerror(-r));
+        return 0;
+}

@@ -1,2 +1,587 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* placeholder: being written */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup-util.h"
+#include "fileio.h"
+#include "log.h"
+#include "macro.h"
+#include "process-util.h"
+#include "state.h"
+
+#define STATE_FILE "state.json"
+#define CONFIG_FILE "config.json"
+#define LOCK_FILE "lock"
+#define STATE_MAX_SIZE (16U * 1024U * 1024U)
+#define LOCK_TIMEOUT_USEC (30 * USEC_PER_SEC)
+
+static const char *const status_table[_CONTAINER_STATUS_MAX] = {
+        [CONTAINER_CREATING] = "creating",
+        [CONTAINER_CREATED] = "created",
+        [CONTAINER_RUNNING] = "running",
+        [CONTAINER_PAUSED] = "paused",
+        [CONTAINER_STOPPED] = "stopped",
+};
+
+const char *container_status_to_string(ContainerStatus s) {
+        if (s < 0 || s >= _CONTAINER_STATUS_MAX)
+                return "unknown";
+        return status_table[s];
+}
+
+static ContainerStatus container_status_from_string(const char *s) {
+        for (int i = 0; i < _CONTAINER_STATUS_MAX; i++)
+                if (streq_ptr(status_table[i], s))
+                        return i;
+        return _CONTAINER_STATUS_INVALID;
+}
+
+static int set_err(char **reterr, const char *fmt, ...) _printf_(2, 3);
+static int set_err(char **reterr, const char *fmt, ...) {
+        va_list ap;
+
+        if (!reterr)
+                return 0;
+        free(*reterr);
+        va_start(ap, fmt);
+        if (vasprintf(reterr, fmt, ap) < 0)
+                *reterr = NULL;
+        va_end(ap);
+        return 0;
+}
+
+int container_id_validate(const char *id, char **reterr) {
+        size_t n;
+
+        if (isempty(id)) {
+                set_err(reterr, "container id must not be empty");
+                return -EINVAL;
+        }
+        n = strlen(id);
+        if (n > 1024) {
+                set_err(reterr, "container id is too long (%zu characters, at most 1024)", n);
+                return -EINVAL;
+        }
+        if (id[0] == '.' || id[0] == '-') {
+                set_err(reterr, "invalid container id \"%s\": must not start with \".\" or \"-\"", id);
+                return -EINVAL;
+        }
+        for (const char *p = id; *p; p++)
+                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+                      strchr("_.+-", *p))) {
+                        set_err(reterr, "invalid container id \"%s\": only letters, digits and _.+- are allowed",
+                                id);
+                        return -EINVAL;
+                }
+        return 0;
+}
+
+void container_free(Container *c) {
+        if (!c)
+                return;
+        safe_close(c->dir_fd);
+        safe_close(c->lock_fd);
+        free(c->root);
+        free(c->id);
+        free(c->bundle);
+        free(c->rootfs);
+        free(c->created);
+        free(c->owner);
+        free(c->unit);
+        free(c->slice);
+        free(c->cgroup);
+        cJSON_Delete(c->annotations);
+        free(c);
+}
+
+static Container *container_alloc(const char *root, const char *id) {
+        Container *c = calloc(1, sizeof *c);
+        if (!c)
+                return NULL;
+        c->dir_fd = c->lock_fd = -EBADF;
+        c->root = strdup(root);
+        c->id = strdup(id);
+        if (!c->root || !c->id) {
+                container_free(c);
+                return NULL;
+        }
+        return c;
+}
+
+static int mkdir_p(const char *path, mode_t mode) {
+        _cleanup_free_ char *p = strdup(path);
+        if (!p)
+                return -ENOMEM;
+        for (char *s = p + 1; *s; s++) {
+                if (*s != '/')
+                        continue;
+                *s = 0;
+                if (mkdir(p, mode) < 0 && errno != EEXIST)
+                        return -errno;
+                *s = '/';
+        }
+        if (mkdir(p, mode) < 0 && errno != EEXIST)
+                return -errno;
+        return 0;
+}
+
+/* Take the lock with a bounded wait. flock() has no timeout, so poll with a short back-off. */
+static int lock_exclusive(int fd, uint64_t timeout_usec) {
+        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + timeout_usec;
+        useconds_t delay = 200;
+
+        for (;;) {
+                if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+                        return 0;
+                if (errno != EWOULDBLOCK && errno != EINTR)
+                        return -errno;
+                if (now_usec(CLOCK_MONOTONIC) >= deadline)
+                        return -ETIMEDOUT;
+                usleep(delay);
+                delay = MIN(delay * 2, (useconds_t) 20000);
+        }
+}
+
+static void format_now_rfc3339(char *buf, size_t n) {
+        struct timespec ts;
+        struct tm tm;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        gmtime_r(&ts.tv_sec, &tm);
+        size_t k = strftime(buf, n, "%Y-%m-%dT%H:%M:%S", &tm);
+        snprintf(buf + k, n - k, ".%09ldZ", ts.tv_nsec);
+}
+
+int container_new(const char *root, const char *id, Container **ret, char **reterr) {
+        _cleanup_(container_freep) Container *c = NULL;
+        _cleanup_close_ int root_fd = -EBADF;
+        char created[64];
+        int r;
+
+        r = container_id_validate(id, reterr);
+        if (r < 0)
+                return r;
+
+        r = mkdir_p(root, 0711);
+        if (r < 0) {
+                set_err(reterr, "cannot create state directory \"%s\": %s", root, strerror(-r));
+                return r;
+        }
+        root_fd = open(root, O_DIRECTORY | O_CLOEXEC | O_RDONLY);
+        if (root_fd < 0) {
+                r = -errno;
+                set_err(reterr, "cannot open state directory \"%s\": %s", root, strerror(errno));
+                return r;
+        }
+        if (mkdirat(root_fd, id, 0700) < 0) {
+                r = -errno;
+                if (r == -EEXIST)
+                        set_err(reterr, "container \"%s\" already exists", id);
+                else
+                        set_err(reterr, "cannot create \"%s/%s\": %s", root, id, strerror(errno));
+                return r;
+        }
+
+        c = container_alloc(root, id);
+        if (!c) {
+                (void) unlinkat(root_fd, id, AT_REMOVEDIR);
+                return -ENOMEM;
+        }
+        c->dir_fd = openat(root_fd, id, O_DIRECTORY | O_CLOEXEC | O_RDONLY | O_NOFOLLOW);
+        if (c->dir_fd < 0) {
+                r = -errno;
+                (void) unlinkat(root_fd, id, AT_REMOVEDIR);
+                return r;
+        }
+        c->lock_fd = openat(c->dir_fd, LOCK_FILE, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (c->lock_fd < 0 || flock(c->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+                r = -errno;
+                set_err(reterr, "cannot lock state of container \"%s\": %s", id, strerror(errno));
+                (void) container_remove(c);
+                return r;
+        }
+
+        c->recorded = CONTAINER_CREATING;
+        format_now_rfc3339(created, sizeof created);
+        c->created = strdup(created);
+        if (!c->created) {
+                (void) container_remove(c);
+                return -ENOMEM;
+        }
+        r = container_save(c);
+        if (r < 0) {
+                set_err(reterr, "cannot write state of container \"%s\": %s", id, strerror(-r));
+                (void) container_remove(c);
+                return r;
+        }
+        *ret = TAKE_PTR(c);
+        return 0;
+}
+
+static int json_dup_string(const cJSON *o, const char *key, char **ret) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+        if (!v || cJSON_IsNull(v)) {
+                *ret = NULL;
+                return 0;
+        }
+        if (!cJSON_IsString(v))
+                return -EBADMSG;
+        *ret = strdup(v->valuestring);
+        return *ret ? 0 : -ENOMEM;
+}
+
+static int container_parse_state(Container *c, const char *buf, size_t size) {
+        _cleanup_json_ cJSON *j = NULL;
+        const cJSON *v, *sd;
+        int r;
+
+        r = json_parse(buf, size, &j, NULL);
+        if (r < 0)
+                return -EBADMSG;
+        v = cJSON_GetObjectItemCaseSensitive(j, "status");
+        if (!cJSON_IsString(v))
+                return -EBADMSG;
+        c->recorded = container_status_from_string(v->valuestring);
+        if (c->recorded < 0)
+                return -EBADMSG;
+        v = cJSON_GetObjectItemCaseSensitive(j, "pid");
+        if (v) {
+                if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 4194304)
+                        return -EBADMSG;
+                c->pid = (pid_t) v->valuedouble;
+        }
+        if ((r = json_dup_string(j, "bundle", &c->bundle)) < 0 || (r = json_dup_string(j, "rootfs", &c->rootfs)) < 0 ||
+            (r = json_dup_string(j, "created", &c->created)) < 0 || (r = json_dup_string(j, "owner", &c->owner)) < 0)
+                return r;
+        v = cJSON_GetObjectItemCaseSensitive(j, "annotations");
+        if (cJSON_IsObject(v)) {
+                c->annotations = cJSON_Duplicate(v, true);
+                if (!c->annotations)
+                        return -ENOMEM;
+        }
+        sd = cJSON_GetObjectItemCaseSensitive(j, "sdrun");
+        if (cJSON_IsObject(sd)) {
+                if ((r = json_dup_string(sd, "unit", &c->unit)) < 0 || (r = json_dup_string(sd, "slice", &c->slice)) < 0 ||
+                    (r = json_dup_string(sd, "cgroup", &c->cgroup)) < 0)
+                        return r;
+                v = cJSON_GetObjectItemCaseSensitive(sd, "pidStartTime");
+                if (cJSON_IsString(v))
+                        c->pid_start_time = strtoull(v->valuestring, NULL, 10);
+                c->user_bus = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sd, "userBus"));
+        }
+        /* A pid without its start time cannot be verified: never use it. */
+        if (c->pid > 0 && c->pid_start_time == 0)
+                c->pid = 0;
+        return 0;
+}
+
+int container_load(const char *root, const char *id, ContainerLock lock, Container **ret, char **reterr) {
+        _cleanup_(container_freep) Container *c = NULL;
+        _cleanup_free_ char *buf = NULL;
+        _cleanup_close_ int root_fd = -EBADF;
+        size_t size = 0;
+        int r;
+
+        r = container_id_validate(id, reterr);
+        if (r < 0)
+                return r;
+        c = container_alloc(root, id);
+        if (!c)
+                return -ENOMEM;
+        root_fd = open(root, O_DIRECTORY | O_CLOEXEC | O_RDONLY);
+        if (root_fd >= 0)
+                c->dir_fd = openat(root_fd, id, O_DIRECTORY | O_CLOEXEC | O_RDONLY | O_NOFOLLOW);
+        if (root_fd < 0 || c->dir_fd < 0) {
+                r = -errno;
+                if (r == -ENOENT)
+                        set_err(reterr, "container \"%s\" does not exist", id);
+                else
+                        set_err(reterr, "cannot open state of container \"%s\": %s", id, strerror(errno));
+                return r;
+        }
+
+        if (lock == CONTAINER_LOCK_EXCLUSIVE) {
+                c->lock_fd = openat(c->dir_fd, LOCK_FILE, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+                if (c->lock_fd < 0) {
+                        r = -errno;
+                        if (r == -ENOENT) {
+                                set_err(reterr, "container \"%s\" does not exist", id);
+                                return r;
+                        }
+                        set_err(reterr, "cannot open lock of container \"%s\": %s", id, strerror(errno));
+                        return r;
+                }
+                r = lock_exclusive(c->lock_fd, LOCK_TIMEOUT_USEC);
+                if (r < 0) {
+                        set_err(reterr, "cannot lock container \"%s\": %s", id,
+                                r == -ETIMEDOUT ? "another sdrun holds it" : strerror(-r));
+                        return r;
+                }
+        }
+
+        r = read_full_file_at(c->dir_fd, STATE_FILE, STATE_MAX_SIZE, &buf, &size);
+        if (r == -ENOENT) {
+                /* Between mkdir and the first write by create: the creator decides. */
+                c->recorded = CONTAINER_CREATING;
+        } else if (r < 0) {
+                set_err(reterr, "cannot read state of container \"%s\": %s", id, strerror(-r));
+                return r;
+        } else {
+                r = container_parse_state(c, buf, size);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0) {
+                        set_err(reterr, "state of container \"%s\" is corrupt", id);
+                        return r;
+                }
+        }
+        *ret = TAKE_PTR(c);
+        return 0;
+}
+
+int container_save(Container *c) {
+        _cleanup_json_ cJSON *j = NULL;
+        _cleanup_free_ char *s = NULL;
+        cJSON *sd;
+        char buf[32];
+
+        j = cJSON_CreateObject();
+        if (!j)
+                return -ENOMEM;
+        if (!cJSON_AddStringToObject(j, "ociVersion", "1.3.0") || !cJSON_AddStringToObject(j, "id", c->id) ||
+            !cJSON_AddStringToObject(j, "status", container_status_to_string(c->recorded)))
+                return -ENOMEM;
+        if (c->pid > 0 && !cJSON_AddNumberToObject(j, "pid", c->pid))
+                return -ENOMEM;
+        if (!cJSON_AddStringToObject(j, "bundle", strempty(c->bundle)))
+                return -ENOMEM;
+        if (c->rootfs && !cJSON_AddStringToObject(j, "rootfs", c->rootfs))
+                return -ENOMEM;
+        if (c->created && !cJSON_AddStringToObject(j, "created", c->created))
+                return -ENOMEM;
+        if (c->owner && !cJSON_AddStringToObject(j, "owner", c->owner))
+                return -ENOMEM;
+        if (c->annotations) {
+                cJSON *a = cJSON_Duplicate(c->annotations, true);
+                if (!a || !cJSON_AddItemToObject(j, "annotations", a)) {
+                        cJSON_Delete(a);
+                        return -ENOMEM;
+                }
+        }
+        sd = cJSON_AddObjectToObject(j, "sdrun");
+        if (!sd)
+                return -ENOMEM;
+        snprintf(buf, sizeof buf, "%llu", (unsigned long long) c->pid_start_time);
+        if ((c->unit && !cJSON_AddStringToObject(sd, "unit", c->unit)) ||
+            (c->slice && !cJSON_AddStringToObject(sd, "slice", c->slice)) ||
+            (c->cgroup && !cJSON_AddStringToObject(sd, "cgroup", c->cgroup)) ||
+            !cJSON_AddStringToObject(sd, "pidStartTime", buf) || !cJSON_AddBoolToObject(sd, "userBus", c->user_bus))
+                return -ENOMEM;
+
+        s = json_print(j);
+        if (!s)
+                return -ENOMEM;
+        return write_file_atomic_at(c->dir_fd, STATE_FILE, s, strlen(s), 0600);
+}
+
+int container_save_config(Container *c, const char *json, size_t len) {
+        return write_file_atomic_at(c->dir_fd, CONFIG_FILE, json, len, 0600);
+}
+
+int container_read_config(Container *c, char **ret, size_t *ret_len) {
+        return read_full_file_at(c->dir_fd, CONFIG_FILE, 64U * 1024U * 1024U, ret, ret_len);
+}
+
+static bool creator_alive(Container *c) {
+        _cleanup_close_ int fd = -EBADF;
+
+        /* We hold the lock ourselves: whoever created it is gone. */
+        if (c->lock_fd >= 0)
+                return false;
+        fd = openat(c->dir_fd, LOCK_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return errno != ENOENT; /* no lock file yet: mkdir just happened */
+        if (flock(fd, LOCK_SH | LOCK_NB) < 0)
+                return errno == EWOULDBLOCK;
+        return false;
+}
+
+static bool init_alive(Container *c) {
+        uint64_t st;
+        char state;
+
+        if (c->pid <= 0 || c->pid_start_time == 0)
+                return false;
+        if (pid_get_start_time(c->pid, &st) < 0 || st != c->pid_start_time)
+                return false;
+        if (pid_get_state(c->pid, &state) < 0 || state == 'Z' || state == 'X')
+                return false;
+        return true;
+}
+
+bool container_is_frozen(Container *c) {
+        _cleanup_free_ char *dir = NULL, *path = NULL, *buf = NULL;
+        CgroupLayout layout;
+
+        if (isempty(c->cgroup) || cgroup_detect_layout(&layout) < 0)
+                return false;
+        if (layout == CGROUP_LAYOUT_UNIFIED) {
+                if (cgroup_unified_dir(c->cgroup, &dir) < 0 || asprintf(&path, "%s/cgroup.events", dir) < 0)
+                        return false;
+                if (read_full_file_at(AT_FDCWD, path, 4096, &buf, NULL) < 0)
+                        return false;
+                return strstr(buf, "frozen 1") != NULL;
+        }
+        if (asprintf(&path, "/sys/fs/cgroup/freezer%s/freezer.state", c->cgroup) < 0)
+                return false;
+        if (read_full_file_at(AT_FDCWD, path, 4096, &buf, NULL) < 0)
+                return false;
+        return strneq(buf, "FROZEN", 6) || strneq(buf, "FREEZING", 8);
+}
+
+ContainerStatus container_status(Container *c) {
+        switch (c->recorded) {
+        case CONTAINER_CREATING:
+                return creator_alive(c) ? CONTAINER_CREATING : CONTAINER_STOPPED;
+        case CONTAINER_CREATED:
+                return init_alive(c) ? CONTAINER_CREATED : CONTAINER_STOPPED;
+        case CONTAINER_RUNNING:
+        case CONTAINER_PAUSED:
+                if (!init_alive(c))
+                        return CONTAINER_STOPPED;
+                return container_is_frozen(c) ? CONTAINER_PAUSED : CONTAINER_RUNNING;
+        default:
+                return CONTAINER_STOPPED;
+        }
+}
+
+int container_open_pidfd(Container *c) {
+        if (c->pid <= 0 || c->pid_start_time == 0)
+                return -ESRCH;
+        return pidfd_open_verified(c->pid, c->pid_start_time);
+}
+
+int container_oci_state(Container *c, ContainerStatus st, cJSON **ret) {
+        _cleanup_json_ cJSON *j = cJSON_CreateObject();
+
+        if (!j)
+                return -ENOMEM;
+        if (!cJSON_AddStringToObject(j, "ociVersion", "1.3.0") || !cJSON_AddStringToObject(j, "id", c->id) ||
+            !cJSON_AddStringToObject(j, "status", container_status_to_string(st)))
+                return -ENOMEM;
+        /* The pid is reported only while it is the container's init: never a stale or provisional one. */
+        if (c->pid > 0 && (st == CONTAINER_CREATED || st == CONTAINER_RUNNING || st == CONTAINER_PAUSED) &&
+            !cJSON_AddNumberToObject(j, "pid", c->pid))
+                return -ENOMEM;
+        if (!cJSON_AddStringToObject(j, "bundle", strempty(c->bundle)))
+                return -ENOMEM;
+        if (c->annotations) {
+                cJSON *a = cJSON_Duplicate(c->annotations, true);
+                if (!a || !cJSON_AddItemToObject(j, "annotations", a)) {
+                        cJSON_Delete(a);
+                        return -ENOMEM;
+                }
+        }
+        *ret = TAKE_PTR(j);
+        return 0;
+}
+
+int container_oci_state_string(Container *c, ContainerStatus st, char **ret) {
+        _cleanup_json_ cJSON *j = NULL;
+        int r;
+
+        r = container_oci_state(c, st, &j);
+        if (r < 0)
+                return r;
+        *ret = json_print(j);
+        return *ret ? 0 : -ENOMEM;
+}
+
+int container_remove(Container *c) {
+        _cleanup_close_ int root_fd = -EBADF;
+        _cleanup_close_ int fd = -EBADF;
+        DIR *d;
+        struct dirent *de;
+
+        if (c->dir_fd < 0)
+                return 0;
+        fd = openat(c->dir_fd, ".", O_DIRECTORY | O_CLOEXEC | O_RDONLY);
+        if (fd < 0)
+                return -errno;
+        d = fdopendir(TAKE_FD(fd));
+        if (!d)
+                return -errno;
+        while ((de = readdir(d)))
+                if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
+                        (void) unlinkat(c->dir_fd, de->d_name, 0);
+        closedir(d);
+
+        root_fd = open(c->root, O_DIRECTORY | O_CLOEXEC | O_RDONLY);
+        if (root_fd < 0)
+                return -errno;
+        if (unlinkat(root_fd, c->id, AT_REMOVEDIR) < 0 && errno != ENOENT)
+                return -errno;
+        return 0;
+}
+
+static int cmp_str(const void *a, const void *b) {
+        return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+int container_list_ids(const char *root, char ***ret, size_t *ret_n) {
+        char **ids = NULL;
+        size_t n = 0;
+        DIR *d;
+        struct dirent *de;
+
+        d = opendir(root);
+        if (!d) {
+                if (errno == ENOENT) {
+                        *ret = NULL;
+                        *ret_n = 0;
+                        return 0;
+                }
+                return -errno;
+        }
+        while ((de = readdir(d))) {
+                if (de->d_name[0] == '.' || container_id_validate(de->d_name, NULL) < 0)
+                        continue;
+                if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
+                        continue;
+                char **ni = realloc(ids, (n + 2) * sizeof *ids);
+                if (!ni)
+                        goto oom;
+                ids = ni;
+                ids[n] = strdup(de->d_name);
+                if (!ids[n])
+                        goto oom;
+                ids[++n] = NULL;
+        }
+        closedir(d);
+        if (n > 0)
+                qsort(ids, n, sizeof *ids, cmp_str);
+        *ret = ids;
+        *ret_n = n;
+        return 0;
+oom:
+        closedir(d);
+        for (size_t i = 0; i < n; i++)
+                free(ids[i]);
+        free(ids);
+        return -ENOMEM;
+}
+
+int container_path(Container *c, const char *name, char **ret) {
+        if (asprintf(ret, "%s/%s/%s", c->root, c->id, name) < 0)
+                return -ENOMEM;
+        return 0;
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* nsenter-style bootstrap of the container init, in C, without re-executing sdrun: the runtime clones the
+ * init (clone3) with its new namespaces straight into the cgroup the runtime is in (the container's scope),
+ * and the init sets itself up step by step, acknowledged over a SOCK_SEQPACKET socketpair (sync.h). Joining
+ * namespaces by path (and a new time namespace, whose offsets must be written before its first process
+ * exists) goes through a short-lived stage1 child that setns()/unshare()s and clones the init as a sibling
+ * (CLONE_PARENT), so the init is always the runtime's own child. */
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "oci-config.h"
+
+typedef struct BootstrapParams {
+        const OciConfig *config;
+        const char *id;
+        const char *bundle; /* absolute */
+        const char *rootfs; /* absolute, resolved */
+        bool no_pivot;
+        bool no_new_keyring;
+        unsigned preserve_fds; /* fds 3 .. 3+n-1 pass into the container (incl. LISTEN_FDS) */
+        int start_listen_fd;   /* the start barrier: a listening socket; the init accepts `start` on it */
+        int close_in_init_fd;  /* an fd the init must drop at once (the create lock), or -1 */
+        bool has_console_socket;
+} BootstrapParams;
+
+typedef struct InitProcess {
+        pid_t pid;
+        int pidfd;
+        int sync_fd;
+} InitProcess;
+
+/* Clone the init (directly or through stage1) and write its id maps. On return the init waits for SYNC_GO. */
+int bootstrap_clone_init(const BootstrapParams *bp, InitProcess *ret, char **reterr);
+/* Kill (SIGKILL) and reap the init; safe on a partially filled InitProcess. */
+void init_process_kill(InitProcess *ip);
+void init_process_done(InitProcess *ip);
+
+/* The message for a dead child: "exited with status N" / "was killed by signal SIGSYS (...)". Reaps it. */
+int init_process_describe_death(InitProcess *ip, char **ret);
+
+/* Namespace clone flag for a type. */
+unsigned long namespace_clone_flag(OciNamespaceType t);

@@ -1,0 +1,10 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Send the pty master to the --console-socket (AF_UNIX stream) with SCM_RIGHTS, the protocol conmon and runc
+ * use (the payload is the pty's name). Bounded. */
+int console_send_master(const char *socket_path, int master_fd, char **reterr);
+/* In the init: open a new pty from the container's /dev/ptmx, apply consoleSize; returns master and slave. */
+int console_open_pty(unsigned rows, unsigned cols, int *ret_master, int *ret_slave, char **reterr);
+/* In the init: make slave the controlling terminal and stdio. */
+int console_make_controlling(int slave_fd);

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The lifecycle operations: create, start, kill, delete. Each fills *reterr with the message the CLI prints
+ * once; the return value is a negative errno. */
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+typedef struct CreateOptions {
+        const char *root;
+        const char *id;
+        const char *bundle; /* NULL: the current directory */
+        const char *pid_file;
+        const char *console_socket;
+        bool no_pivot;
+        bool no_new_keyring;
+        unsigned preserve_fds;
+} CreateOptions;
+
+/* On success the init is blocked before exec and the state says created. ret_pid/ret_pidfd (optional) give
+ * the init to a caller that waits for it (`run`); else the init is left to be reparented. */
+int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, char **reterr);
+int container_start(const char *root, const char *id, char **reterr);
+int container_kill(const char *root, const char *id, int sig, bool all, char **reterr);
+int container_delete(const char *root, const char *id, bool force, char **reterr);
+
+/* Crash-safety tests: SDRUN_TEST_STOP_AT=<step> makes the runtime SIGKILL itself at that step (builds with
+ * -Dtest_injection=true only). */
+void test_stop_at(const char *step);

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The state store: <root>/<id>/ holds state.json (written atomically), config.json (the config the
+ * container was created with), lock (flock: held exclusively by `create` for as long as it runs, and by
+ * every verb that changes the container), and start.sock (the start barrier the init listens on). */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "json-util.h"
+
+typedef enum ContainerStatus {
+        CONTAINER_CREATING,
+        CONTAINER_CREATED,
+        CONTAINER_RUNNING,
+        CONTAINER_PAUSED,
+        CONTAINER_STOPPED,
+        _CONTAINER_STATUS_MAX,
+        _CONTAINER_STATUS_INVALID = -EINVAL,
+} ContainerStatus;
+
+typedef enum ContainerLock {
+        CONTAINER_LOCK_NONE,      /* read-only look (state, list) */
+        CONTAINER_LOCK_EXCLUSIVE, /* verbs that change the container; bounded wait */
+} ContainerLock;
+
+typedef struct Container {
+        char *root;
+        char *id;
+        int dir_fd;
+        int lock_fd; /* -EBADF unless we hold the lock */
+
+        /* Recorded in state.json. */
+        ContainerStatus recorded; /* creating, created, running or stopped */
+        pid_t pid;                /* 0 until the init is the final container process */
+        uint64_t pid_start_time;
+        char *bundle;
+        char *rootfs;
+        char *created; /* RFC 3339 */
+        char *owner;
+        char *unit;
+        char *slice;
+        char *cgroup; /* the unit's ControlGroup, e.g. /machine.slice/sdrun-x.scope */
+        bool user_bus;
+        cJSON *annotations; /* object, owned */
+} Container;
+
+const char *container_status_to_string(ContainerStatus s);
+
+/* Valid ids: 1..1024 chars of [A-Za-z0-9_.+-], not "." or "..", not starting with "-" or ".". */
+int container_id_validate(const char *id, char **reterr);
+
+/* create: make <root>/<id> (-EEXIST if it exists), take the lock, write state "creating". */
+int container_new(const char *root, const char *id, Container **ret, char **reterr);
+/* Load <root>/<id>; -ENOENT with "container ID does not exist" if absent. */
+int container_load(const char *root, const char *id, ContainerLock lock, Container **ret, char **reterr);
+void container_free(Container *c);
+static inline void container_freep(Container **c) {
+        if (*c)
+                container_free(*c);
+}
+#define _cleanup_container_ __attribute__((cleanup(container_freep)))
+
+int container_save(Container *c);
+/* Copy of the config the container was created with. */
+int container_save_config(Container *c, const char *json, size_t len);
+int container_read_config(Container *c, char **ret, size_t *ret_len);
+
+/* What is true now: creating (creator alive), created/running (init alive, same start time), paused (the
+ * cgroup is frozen), stopped (init gone or a zombie, or the creator died). */
+ContainerStatus container_status(Container *c);
+/* A pidfd for the live init, or -ESRCH. Never for pid <= 0. */
+int container_open_pidfd(Container *c);
+/* The OCI state document (state-schema.json) for status st. */
+int container_oci_state(Container *c, ContainerStatus st, cJSON **ret);
+int container_oci_state_string(Container *c, ContainerStatus st, char **ret);
+/* Remove the state directory (the caller holds the lock). */
+int container_remove(Container *c);
+/* Ids below root, sorted. */
+int container_list_ids(const char *root, char ***ret, size_t *ret_n);
+/* Path of a file in the state dir usable by another process: "/proc/self/fd/N/name" would not be; this gives
+ * "<root>/<id>/<name>". */
+int container_path(Container *c, const char *name, char **ret);
+/* Whether the cgroup of the container is frozen (cgroupfs). */
+bool container_is_frozen(Container *c);

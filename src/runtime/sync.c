@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "macro.h"
+#include "process-util.h"
+#include "sync.h"
+
+#define SYNC_MAX_PAYLOAD (1U << 20)
+
+typedef struct SyncHeader {
+        uint32_t type;
+        int32_t error;
+        uint32_t len;
+} SyncHeader;
+
+void sync_msg_done(SyncMsg *m) {
+        free(m->payload);
+        m->payload = NULL;
+        m->fd = safe_close(m->fd);
+}
+
+int sync_send(int sock, SyncType type, int error, const void *payload, size_t len, int fd) {
+        SyncHeader h = { .type = type, .error = error, .len = (uint32_t) len };
+        struct iovec iov[2] = {
+                { .iov_base = &h, .iov_len = sizeof h },
+                { .iov_base = (void *) payload, .iov_len = len },
+        };
+        union {
+                struct cmsghdr align;
+                char buf[CMSG_SPACE(sizeof(int))];
+        } control = {};
+        struct msghdr mh = {
+                .msg_iov = iov,
+                .msg_iovlen = len > 0 ? 2 : 1,
+        };
+
+        if (len > SYNC_MAX_PAYLOAD)
+                return -E2BIG;
+        if (fd >= 0) {
+                mh.msg_control = control.buf;
+                mh.msg_controllen = sizeof control.buf;
+                struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+                c->cmsg_level = SOL_SOCKET;
+                c->cmsg_type = SCM_RIGHTS;
+                c->cmsg_len = CMSG_LEN(sizeof(int));
+                memcpy(CMSG_DATA(c), &fd, sizeof(int));
+        }
+        for (;;) {
+                ssize_t k = sendmsg(sock, &mh, MSG_NOSIGNAL);
+                if (k >= 0)
+                        return 0;
+                if (errno != EINTR)
+                        return -errno;
+        }
+}
+
+int sync_send_error(int sock, int error, const char *fmt, ...) {
+        char buf[2048];
+        va_list ap;
+
+        if (error < 0)
+                error = -error;
+        if (error == 0)
+                error = EIO;
+        va_start(ap, fmt);
+        vsnprintf(buf, sizeof buf, fmt, ap);
+        va_end(ap);
+        (void) sync_send(sock, SYNC_ERROR, error, buf, strlen(buf) + 1, -EBADF);
+        return -error;
+}
+
+int sync_recv(int sock, int watch_pidfd, uint64_t timeout_usec, SyncMsg *ret) {
+        uint64_t deadline = timeout_usec == USEC_INFINITY ? USEC_INFINITY : now_usec(CLOCK_MONOTONIC) + timeout_usec;
+        _cleanup_free_ char *buf = NULL;
+        SyncHeader h;
+        int r;
+
+        *ret = (SyncMsg) { .fd = -EBADF };
+
+        for (;;) {
+                struct pollfd p[2] = {
+                        { .fd = sock, .events = POLLIN },
+                        { .fd = watch_pidfd, .events = POLLIN },
+                };
+                int t = -1;
+                if (deadline != USEC_INFINITY) {
+                        uint64_t n = now_usec(CLOCK_MONOTONIC);
+                        if (n >= deadline)
+                                return -ETIMEDOUT;
+                        t = (int) MIN((deadline - n + 999) / 1000, (uint64_t) INT32_MAX);
+                }
+                r = poll(p, watch_pidfd >= 0 ? 2 : 1, t);
+                if (r < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (r == 0)
+                        return -ETIMEDOUT;
+                /* A message that is already queued wins over the death of its sender. */
+                if (p[0].revents & (POLLIN | POLLHUP | POLLERR))
+                        break;
+                if (p[1].revents)
+                        return -ECHILD;
+        }
+
+        buf = malloc(sizeof h + SYNC_MAX_PAYLOAD + 1);
+        if (!buf)
+                return -ENOMEM;
+
+        union {
+                struct cmsghdr align;
+                char buf[CMSG_SPACE(sizeof(int))];
+        } control = {};
+        struct iovec iov = { .iov_base = buf, .iov_len = sizeof h + SYNC_MAX_PAYLOAD };
+        struct msghdr mh = {
+                .msg_iov = &iov,
+                .msg_iovlen = 1,
+                .msg_control = control.buf,
+                .msg_controllen = sizeof control.buf,
+        };
+        ssize_t k;
+        do
+                k = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+        while (k < 0 && errno == EINTR);
+        if (k < 0)
+                return errno == ECONNRESET ? -EPIPE : -errno;
+
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+                    c->cmsg_len == CMSG_LEN(sizeof(int)))
+                        memcpy(&ret->fd, CMSG_DATA(c), sizeof(int));
+
+        if (k == 0) {
+                ret->fd = safe_close(ret->fd);
+                return -EPIPE;
+        }
+        if ((size_t) k < sizeof h) {
+                ret->fd = safe_close(ret->fd);
+                return -EBADMSG;
+        }
+        memcpy(&h, buf, sizeof h);
+        if (h.len != (size_t) k - sizeof h) {
+                ret->fd = safe_close(ret->fd);
+                return -EBADMSG;
+        }
+        ret->type = h.type;
+        ret->error = h.error;
+        ret->len = h.len;
+        if (h.len > 0) {
+                ret->payload = malloc(h.len + 1);
+                if (!ret->payload) {
+                        ret->fd = safe_close(ret->fd);
+                        return -ENOMEM;
+                }
+                memcpy(ret->payload, buf + sizeof h, h.len);
+                ret->payload[h.len] = 0;
+        }
+        return 0;
+}
+
+int sync_expect(int sock, int watch_pidfd, uint64_t timeout_usec, SyncType type, SyncMsg *ret, char **reterr) {
+        SyncMsg m;
+        int r;
+
+        r = sync_recv(sock, watch_pidfd, timeout_usec, &m);
+        if (r < 0)
+                return r;
+        if (m.type == SYNC_ERROR) {
+                r = m.error > 0 ? -m.error : -EIO;
+                if (reterr) {
+                        free(*reterr);
+                        *reterr = m.payload ? strdup(m.payload) : NULL;
+                }
+                sync_msg_done(&m);
+                return r;
+        }
+        if (m.type != type) {
+                sync_msg_done(&m);
+                return -EBADMSG;
+        }
+        if (ret)
+                *ret = m;
+        else
+                sync_msg_done(&m);
+        return 0;
+}
