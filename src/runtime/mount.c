@@ -1,2 +1,274 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* placeholder: being written */
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "macro.h"
+#include "mount-options.h"
+#include "mount.h"
+
+#define PROC_FD_PATH_MAX (STRLEN("/proc/self/fd/") + 12)
+
+static void proc_fd_path(int fd, char buf[static PROC_FD_PATH_MAX]) {
+        snprintf(buf, PROC_FD_PATH_MAX, "/proc/self/fd/%i", fd);
+}
+
+static int strjoin_comma(char **s, const char *add) {
+        size_t a = *s ? strlen(*s) : 0, b = strlen(add);
+        char *n = realloc(*s, a + (a > 0) + b + 1);
+        if (!n)
+                return -ENOMEM;
+        if (a > 0)
+                n[a++] = ',';
+        memcpy(n + a, add, b + 1);
+        *s = n;
+        return 0;
+}
+
+int mount_spec_parse(char *const *options, MountSpec *ret) {
+        MountSpec m = {};
+
+        assert(ret);
+
+        for (char *const *o = options; o && *o; o++) {
+                const MountOption *d = mount_option_lookup(*o);
+
+                if (!d) {
+                        if (strjoin_comma(&m.data, *o) < 0) {
+                                free(m.data);
+                                return -ENOMEM;
+                        }
+                        continue;
+                }
+                switch (d->kind) {
+                case MOUNT_OPTION_FLAG:
+                        if (d->clear) {
+                                m.flags &= ~d->flags;
+                                m.clear |= d->flags;
+                        } else {
+                                m.flags |= d->flags;
+                                m.clear &= ~d->flags;
+                        }
+                        break;
+                case MOUNT_OPTION_PROPAGATION:
+                        m.propagation = d->flags;
+                        break;
+                case MOUNT_OPTION_RECURSIVE:
+                        if (d->attr_clr == MOUNT_ATTR__ATIME) {
+                                /* the atime mode is a field: the last mode wins */
+                                m.rec_attr_set = (m.rec_attr_set & ~(uint64_t) MOUNT_ATTR__ATIME) | d->attr_set;
+                                m.rec_attr_clr |= MOUNT_ATTR__ATIME;
+                        } else {
+                                m.rec_attr_set = (m.rec_attr_set & ~d->attr_clr) | d->attr_set;
+                                m.rec_attr_clr = (m.rec_attr_clr & ~d->attr_set) | d->attr_clr;
+                        }
+                        break;
+                case MOUNT_OPTION_IDMAP:
+                        m.idmap = true;
+                        break;
+                default:
+                        assert(false);
+                }
+        }
+
+        *ret = m;
+        return 0;
+}
+
+void mount_spec_done(MountSpec *m) {
+        if (!m)
+                return;
+        free(m->data);
+        m->data = NULL;
+}
+
+void mount_flags_to_attr(unsigned long flags, unsigned long clear, uint64_t *ret_set, uint64_t *ret_clr) {
+        static const struct {
+                unsigned long ms;
+                uint64_t attr;
+        } map[] = {
+                { MS_RDONLY, MOUNT_ATTR_RDONLY },
+                { MS_NOSUID, MOUNT_ATTR_NOSUID },
+                { MS_NODEV, MOUNT_ATTR_NODEV },
+                { MS_NOEXEC, MOUNT_ATTR_NOEXEC },
+                { MS_NODIRATIME, MOUNT_ATTR_NODIRATIME },
+                { MS_NOSYMFOLLOW, MOUNT_ATTR_NOSYMFOLLOW },
+        };
+        uint64_t set = 0, clr = 0;
+
+        assert(ret_set);
+        assert(ret_clr);
+
+        FOREACH_ARRAY(e, map, ELEMENTSOF(map)) {
+                if (flags & e->ms)
+                        set |= e->attr;
+                else if (clear & e->ms)
+                        clr |= e->attr;
+        }
+
+        /* The atime mode is one field: setting any mode requires clearing the whole field. */
+        if (flags & MS_NOATIME) {
+                set |= MOUNT_ATTR_NOATIME;
+                clr |= MOUNT_ATTR__ATIME;
+        } else if (flags & MS_STRICTATIME) {
+                set |= MOUNT_ATTR_STRICTATIME;
+                clr |= MOUNT_ATTR__ATIME;
+        } else if (flags & MS_RELATIME) {
+                set |= MOUNT_ATTR_RELATIME;
+                clr |= MOUNT_ATTR__ATIME;
+        } else if (clear & (MS_NOATIME | MS_RELATIME | MS_STRICTATIME)) {
+                /* "atime", "norelatime", "nostrictatime" without a mode: the kernel default, relatime,
+                 * unless norelatime asked for strict updates. */
+                set |= (clear & MS_RELATIME) ? MOUNT_ATTR_STRICTATIME : MOUNT_ATTR_RELATIME;
+                clr |= MOUNT_ATTR__ATIME;
+        }
+
+        *ret_set = set;
+        *ret_clr = clr;
+}
+
+int open_in_root(int root_fd, const char *path, int flags) {
+        struct open_how how = {
+                .flags = (uint64_t) (flags | O_CLOEXEC),
+                .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+        };
+        long fd;
+
+        assert(root_fd >= 0);
+        assert(path);
+
+        /* EAGAIN: a concurrent rename or mount raced the lookup; retry a few times. */
+        for (int i = 0;; i++) {
+                fd = syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
+                if (fd >= 0)
+                        return (int) fd;
+                if (errno != EAGAIN || i >= 16)
+                        return negative_errno();
+        }
+}
+
+int mkdir_p_in_root(int root_fd, const char *path, mode_t mode, bool as_file, int *ret_target_fd) {
+        _cleanup_close_ int parent_fd = -EBADF;
+        _cleanup_free_ char *parent = NULL, *name = NULL;
+        size_t len, start;
+        int fd, r;
+
+        assert(root_fd >= 0);
+        assert(path);
+
+        /* Fast path: the target exists (the common case for /proc, /sys, /dev...): one syscall. */
+        fd = open_in_root(root_fd, path, O_PATH);
+        if (fd != -ENOENT)
+                goto done;
+
+        /* Make sure the parent exists (recursively: usually it does, and that costs one more lookup),
+         * then create the last component relative to the resolved parent, which is inside the root. */
+        len = strlen(path);
+        while (len > 0 && path[len - 1] == '/')
+                len--;
+        start = len;
+        while (start > 0 && path[start - 1] != '/')
+                start--;
+        name = strndup(path + start, len - start);
+        parent = strndup(path, start);
+        if (!name || !parent)
+                return -ENOMEM;
+        if (isempty(name) || streq(name, ".") || streq(name, ".."))
+                return -ENOENT;
+
+        r = mkdir_p_in_root(root_fd, isempty(parent) ? "." : parent, 0755, false, &parent_fd);
+        if (r < 0)
+                return r;
+
+        if (as_file) {
+                r = RET_NERRNO(openat(parent_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                                      mode & 0666));
+                if (r >= 0)
+                        safe_close(r);
+        } else
+                r = RET_NERRNO(mkdirat(parent_fd, name, mode));
+        if (r < 0 && r != -EEXIST)
+                return r;
+
+        /* Resolve again from the root: a symlink that was already there is followed inside the root;
+         * a dangling one gives -ENOENT. */
+        fd = open_in_root(root_fd, path, O_PATH);
+done:
+        if (fd < 0)
+                return fd;
+        if (ret_target_fd)
+                *ret_target_fd = fd;
+        else
+                safe_close(fd);
+        return 0;
+}
+
+int mount_on_fd(const char *source, int target_fd, const char *fstype, unsigned long flags, const char *data) {
+        char p[PROC_FD_PATH_MAX];
+
+        proc_fd_path(target_fd, p);
+        return RET_NERRNO(mount(source, p, fstype, flags, data));
+}
+
+int move_mount_to_fd(int tree_fd, int target_fd) {
+        return RET_NERRNO(move_mount(tree_fd, "", target_fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH));
+}
+
+int mount_setattr_fd(int fd, bool recursive, uint64_t attr_set, uint64_t attr_clr, uint64_t propagation) {
+        struct mount_attr attr = {
+                .attr_set = attr_set,
+                .attr_clr = attr_clr,
+                .propagation = propagation,
+        };
+
+        if (attr_set == 0 && attr_clr == 0 && propagation == 0)
+                return 0;
+        return RET_NERRNO(mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &attr, sizeof(attr)));
+}
+
+int clone_tree_fd(int fd, bool recursive) {
+        return RET_NERRNO(open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
+                                                    (recursive ? AT_RECURSIVE : 0)));
+}
+
+int make_tmpfs_tree(bool ro, const char *mode) {
+        _cleanup_close_ int fs_fd = -EBADF;
+
+        fs_fd = RET_NERRNO(fsopen("tmpfs", FSOPEN_CLOEXEC));
+        if (fs_fd < 0)
+                return fs_fd;
+        if (mode && fsconfig(fs_fd, FSCONFIG_SET_STRING, "mode", mode, 0) < 0)
+                return negative_errno();
+        if (fsconfig(fs_fd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+                return negative_errno();
+        return RET_NERRNO(fsmount(fs_fd, FSMOUNT_CLOEXEC,
+                                  MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC |
+                                          (ro ? MOUNT_ATTR_RDONLY : 0)));
+}
+
+int rootfs_error(char **reterr, int error, const char *fmt, ...) {
+        _cleanup_free_ char *head = NULL;
+        va_list ap;
+        int r;
+
+        assert(error < 0);
+
+        if (!reterr || *reterr)
+                return error;
+        va_start(ap, fmt);
+        r = vasprintf(&head, fmt, ap);
+        va_end(ap);
+        if (r < 0)
+                return error;
+        if (asprintf(reterr, "%s: %s", head, strerror(-error)) < 0)
+                *reterr = NULL;
+        return error;
+}

@@ -1,2 +1,712 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* placeholder: being written */
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "devices.h"
+#include "fileio.h"
+#include "macro.h"
+#include "mount-options.h"
+#include "mount.h"
+#include "rootfs.h"
+
+#define CGROUP_ROOT "/sys/fs/cgroup"
+
+static bool path_is_dev(const char *p) {
+        /* "/dev", "//dev/", "dev" */
+        p += strspn(p, "/");
+        if (!strneq(p, "dev", 3))
+                return false;
+        p += 3;
+        return p[strspn(p, "/")] == 0;
+}
+
+static bool selinux_enabled(void) {
+        return access("/sys/fs/selinux/enforce", F_OK) >= 0;
+}
+
+/* Everything a single mounts[] entry needs while it is being applied. */
+typedef struct MountCtx {
+        const RootfsContext *rc;
+        int root_fd;
+        size_t index;
+        const OciMount *m;
+        MountSpec spec;
+} MountCtx;
+
+static int mount_fail(const MountCtx *c, char **reterr, int r, const char *step) {
+        const char *type = c->m->type ?: "none";
+
+        if (step)
+                return rootfs_error(reterr, r, "mounts[%zu]: mount \"%s\" on \"%s\" (type %s): %s", c->index,
+                                    strna(c->m->source), c->m->destination, type, step);
+        return rootfs_error(reterr, r, "mounts[%zu]: mount \"%s\" on \"%s\" (type %s)", c->index,
+                            strna(c->m->source), c->m->destination, type);
+}
+
+/* Attach a clone of the mount tree at src_fd onto target_fd with the mount's flags. Per-mount flags
+ * (ro, nosuid, ...) apply to the top mount only, as mount(8) does for "rbind,ro"; the r-options
+ * ("rro", ...) to the whole tree. Privileged, runs in the container's namespaces. */
+static int bind_tree(int src_fd, int target_fd, bool recursive, unsigned long flags, unsigned long clear,
+                     uint64_t rec_set, uint64_t rec_clr, unsigned long propagation, const char **ret_step) {
+        _cleanup_close_ int tree_fd = -EBADF;
+        uint64_t set, clr;
+        int r;
+
+        *ret_step = "clone source";
+        tree_fd = clone_tree_fd(src_fd, recursive);
+        if (tree_fd < 0)
+                return tree_fd;
+
+        mount_flags_to_attr(flags, clear, &set, &clr);
+        *ret_step = "set mount attributes";
+        r = mount_setattr_fd(tree_fd, false, set, clr, 0);
+        if (r < 0)
+                return r;
+        *ret_step = "set recursive mount attributes";
+        r = mount_setattr_fd(tree_fd, true, rec_set, rec_clr, 0);
+        if (r < 0)
+                return r;
+        *ret_step = "attach";
+        r = move_mount_to_fd(tree_fd, target_fd);
+        if (r < 0)
+                return r;
+        if (propagation != 0) {
+                *ret_step = "set propagation";
+                r = mount_setattr_fd(tree_fd, propagation & MS_REC, 0, 0, propagation & ~(unsigned long) MS_REC);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int open_source(const RootfsContext *rc, const char *source) {
+        _cleanup_close_ int bundle_fd = -EBADF;
+
+        if (source[0] == '/' || !rc->bundle)
+                return RET_NERRNO(open(source, O_PATH | O_CLOEXEC));
+        bundle_fd = RET_NERRNO(open(rc->bundle, O_PATH | O_DIRECTORY | O_CLOEXEC));
+        if (bundle_fd < 0)
+                return bundle_fd;
+        return RET_NERRNO(openat(bundle_fd, source, O_PATH | O_CLOEXEC));
+}
+
+/* Privileged, runs in the container's namespaces (before pivot_root). */
+static int mount_bind(MountCtx *c, const char *source, char **reterr) {
+        _cleanup_close_ int src_fd = -EBADF, target_fd = -EBADF;
+        const char *step;
+        struct stat st;
+        int r;
+
+        if (!source)
+                return mount_fail(c, reterr, -EINVAL, "bind mount without a source");
+        src_fd = open_source(c->rc, source);
+        if (src_fd < 0)
+                return mount_fail(c, reterr, src_fd, "source");
+        if (fstat(src_fd, &st) < 0)
+                return mount_fail(c, reterr, negative_errno(), "source");
+
+        r = mkdir_p_in_root(c->root_fd, c->m->destination, 0755, !S_ISDIR(st.st_mode), &target_fd);
+        if (r < 0)
+                return mount_fail(c, reterr, r, "create destination");
+
+        r = bind_tree(src_fd, target_fd, c->spec.flags & MS_REC, c->spec.flags, c->spec.clear, c->spec.rec_attr_set,
+                      c->spec.rec_attr_clr, c->spec.propagation, &step);
+        if (r < 0)
+                return mount_fail(c, reterr, r, step);
+        return 0;
+}
+
+/* After a mount(2) on a path: the recursive attributes and the propagation, on the new mount. */
+static int mount_apply_after(MountCtx *c, char **reterr) {
+        _cleanup_close_ int fd = -EBADF;
+        int r;
+
+        if (c->spec.rec_attr_set == 0 && c->spec.rec_attr_clr == 0 && c->spec.propagation == 0)
+                return 0;
+        fd = open_in_root(c->root_fd, c->m->destination, O_PATH);
+        if (fd < 0)
+                return mount_fail(c, reterr, fd, "reopen destination");
+        r = mount_setattr_fd(fd, true, c->spec.rec_attr_set, c->spec.rec_attr_clr, 0);
+        if (r < 0)
+                return mount_fail(c, reterr, r, "set recursive mount attributes");
+        r = mount_setattr_fd(fd, c->spec.propagation & MS_REC, 0, 0, c->spec.propagation & ~(unsigned long) MS_REC);
+        if (r < 0)
+                return mount_fail(c, reterr, r, "set propagation");
+        return 0;
+}
+
+static int build_data(const RootfsContext *rc, const char *data, char **ret) {
+        const char *label = rc->config->linux_.mount_label;
+
+        if (isempty(label) || !selinux_enabled()) {
+                *ret = NULL;
+                return 0;
+        }
+        if (asprintf(ret, "%s%scontext=\"%s\"", strempty(data), isempty(data) ? "" : ",", label) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+/* proc and sysfs must land on a real directory of the rootfs, never through a symlink (a bundle with
+ * "proc -> /" would otherwise get procfs over its own root). */
+static int check_not_symlink(MountCtx *c, char **reterr) {
+        _cleanup_close_ int fd = -EBADF;
+        struct stat st;
+
+        fd = open_in_root(c->root_fd, c->m->destination, O_PATH | O_NOFOLLOW);
+        if (fd == -ENOENT)
+                return 0;
+        if (fd < 0)
+                return mount_fail(c, reterr, fd, "open destination");
+        if (fstat(fd, &st) < 0)
+                return mount_fail(c, reterr, negative_errno(), "open destination");
+        if (S_ISLNK(st.st_mode))
+                return mount_fail(c, reterr, -ELOOP, "destination is a symlink");
+        return 0;
+}
+
+/* mount(2) of a filesystem. Privileged, runs in the container's namespaces (before pivot_root). */
+static int mount_fs(MountCtx *c, const char *fstype, const char *source, char **reterr) {
+        _cleanup_close_ int target_fd = -EBADF;
+        _cleanup_free_ char *labelled = NULL;
+        int r;
+
+        r = mkdir_p_in_root(c->root_fd, c->m->destination, 0755, false, &target_fd);
+        if (r < 0)
+                return mount_fail(c, reterr, r, "create destination");
+
+        r = build_data(c->rc, c->spec.data, &labelled);
+        if (r < 0)
+                return mount_fail(c, reterr, r, NULL);
+
+        r = mount_on_fd(source ?: fstype, target_fd, fstype, c->spec.flags, labelled ?: c->spec.data);
+        if (r < 0)
+                return mount_fail(c, reterr, r, NULL);
+        return mount_apply_after(c, reterr);
+}
+
+/* ---- cgroup ------------------------------------------------------------------------------------ */
+
+typedef struct CgroupHierarchy {
+        char *mount_point;  /* host: /sys/fs/cgroup/cpu */
+        char *fstype;       /* cgroup or cgroup2 */
+        char *controllers;  /* "cpu", "cpu,cpuacct", "name=systemd"; "" for cgroup2 */
+} CgroupHierarchy;
+
+static void hierarchies_free(CgroupHierarchy *h, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                free(h[i].mount_point);
+                free(h[i].fstype);
+                free(h[i].controllers);
+        }
+        free(h);
+}
+
+/* The hierarchies mounted directly under /sys/fs/cgroup, from one read of /proc/self/mountinfo. */
+static int read_cgroup_hierarchies(CgroupHierarchy **ret, size_t *ret_n) {
+        _cleanup_free_ char *mi = NULL;
+        CgroupHierarchy *h = NULL;
+        size_t n = 0;
+        char *save = NULL;
+        int r;
+
+        r = read_full_file_at(AT_FDCWD, "/proc/self/mountinfo", 16 * 1024 * 1024, &mi, NULL);
+        if (r < 0)
+                return r;
+
+        for (char *line = strtok_r(mi, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                char *fields[16] = {}, *sep, *p = line, *tail;
+                size_t nf = 0;
+                const char *fstype, *superopts;
+
+                sep = strstr(line, " - ");
+                if (!sep)
+                        continue;
+                *sep = 0;
+                tail = sep + 3;
+                for (char *s2 = NULL, *f = strtok_r(p, " ", &s2); f && nf < ELEMENTSOF(fields);
+                     f = strtok_r(NULL, " ", &s2))
+                        fields[nf++] = f;
+                if (nf < 5)
+                        continue;
+                char *s3 = NULL;
+                fstype = strtok_r(tail, " ", &s3);
+                (void) strtok_r(NULL, " ", &s3); /* source */
+                superopts = strtok_r(NULL, " ", &s3);
+                if (!fstype || !superopts)
+                        continue;
+                if (!streq(fstype, "cgroup") && !streq(fstype, "cgroup2"))
+                        continue;
+                const char *mp = fields[4];
+                if (!strneq(mp, CGROUP_ROOT "/", STRLEN(CGROUP_ROOT "/")) || strchr(mp + STRLEN(CGROUP_ROOT "/"), '/'))
+                        continue;
+
+                /* controllers: the super options minus rw/ro and the generic ones */
+                _cleanup_free_ char *ctl = strdup("");
+                if (!ctl)
+                        goto oom;
+                if (streq(fstype, "cgroup")) {
+                        _cleanup_free_ char *copy = strdup(superopts);
+                        char *s4 = NULL;
+                        if (!copy)
+                                goto oom;
+                        for (char *o = strtok_r(copy, ",", &s4); o; o = strtok_r(NULL, ",", &s4)) {
+                                if (streq(o, "rw") || streq(o, "ro") || strneq(o, "release_agent=", 14) ||
+                                    streq(o, "clone_children") || streq(o, "noprefix") || streq(o, "xattr") ||
+                                    streq(o, "cpuset_v2_mode") || streq(o, "favordynmods"))
+                                        continue;
+                                size_t a = strlen(ctl);
+                                char *nn = realloc(ctl, a + 1 + strlen(o) + 1);
+                                if (!nn)
+                                        goto oom;
+                                ctl = nn;
+                                sprintf(ctl + a, "%s%s", a ? "," : "", o);
+                        }
+                }
+
+                CgroupHierarchy *nh = reallocarray(h, n + 1, sizeof(*h));
+                if (!nh)
+                        goto oom;
+                h = nh;
+                h[n] = (CgroupHierarchy) { .mount_point = strdup(mp), .fstype = strdup(fstype), .controllers = TAKE_PTR(ctl) };
+                n++;
+                if (!h[n - 1].mount_point || !h[n - 1].fstype)
+                        goto oom;
+        }
+
+        *ret = h;
+        *ret_n = n;
+        return 0;
+oom:
+        hierarchies_free(h, n);
+        return -ENOMEM;
+}
+
+/* This process's cgroup path in the hierarchy with the given controllers ("" = the unified one). */
+static int own_cgroup_path(const char *proc_cgroup, const char *controllers, char **ret) {
+        for (const char *l = proc_cgroup; l && *l;) {
+                const char *eol = strchrnul(l, '\n'), *c1 = memchr(l, ':', (size_t) (eol - l)), *c2;
+
+                if (c1 && (c2 = memchr(c1 + 1, ':', (size_t) (eol - c1 - 1)))) {
+                        size_t cl = (size_t) (c2 - c1 - 1);
+                        if (cl == strlen(controllers) && strneq(c1 + 1, controllers, cl)) {
+                                *ret = strndup(c2 + 1, (size_t) (eol - c2 - 1));
+                                return *ret ? 0 : -ENOMEM;
+                        }
+                }
+                l = *eol ? eol + 1 : eol;
+        }
+        return -ENOENT;
+}
+
+/* A cgroup mount: with a cgroup namespace a fresh cgroup filesystem (its root is the namespace's root);
+ * without one a bind of the init's own cgroup directory, so the container never sees the host's tree.
+ * On a hybrid/v1 host: a tmpfs at the destination with one directory per hierarchy. Privileged, runs in
+ * the container's namespaces (before pivot_root). */
+static int mount_cgroup(MountCtx *c, char **reterr) {
+        _cleanup_free_ char *proc_cgroup = NULL;
+        _cleanup_close_ int target_fd = -EBADF;
+        CgroupHierarchy *h = NULL;
+        size_t n = 0;
+        struct statfs sfs;
+        const char *step = NULL;
+        bool unified;
+        int r;
+
+        if (statfs(CGROUP_ROOT, &sfs) < 0)
+                return mount_fail(c, reterr, negative_errno(), "statfs " CGROUP_ROOT);
+        unified = sfs.f_type == CGROUP2_SUPER_MAGIC;
+
+        if (!c->rc->new_cgroupns) {
+                r = read_full_file_at(AT_FDCWD, "/proc/self/cgroup", 1024 * 1024, &proc_cgroup, NULL);
+                if (r < 0)
+                        return mount_fail(c, reterr, r, "read /proc/self/cgroup");
+        }
+
+        r = mkdir_p_in_root(c->root_fd, c->m->destination, 0755, false, &target_fd);
+        if (r < 0)
+                return mount_fail(c, reterr, r, "create destination");
+
+        if (unified) {
+                _cleanup_free_ char *own = NULL, *src = NULL;
+                _cleanup_close_ int src_fd = -EBADF;
+
+                if (c->rc->new_cgroupns) {
+                        r = mount_on_fd("cgroup2", target_fd, "cgroup2", c->spec.flags, c->spec.data);
+                        if (r < 0)
+                                return mount_fail(c, reterr, r, NULL);
+                        return mount_apply_after(c, reterr);
+                }
+                r = own_cgroup_path(proc_cgroup, "", &own);
+                if (r < 0)
+                        return mount_fail(c, reterr, r, "find own cgroup");
+                if (asprintf(&src, CGROUP_ROOT "%s", own) < 0)
+                        return mount_fail(c, reterr, -ENOMEM, NULL);
+                src_fd = RET_NERRNO(open(src, O_PATH | O_DIRECTORY | O_CLOEXEC));
+                if (src_fd < 0)
+                        return mount_fail(c, reterr, src_fd, src);
+                r = bind_tree(src_fd, target_fd, true, c->spec.flags, c->spec.clear, c->spec.rec_attr_set,
+                              c->spec.rec_attr_clr, c->spec.propagation, &step);
+                if (r < 0)
+                        return mount_fail(c, reterr, r, step);
+                return 0;
+        }
+
+        /* hybrid or v1 */
+        r = mount_on_fd("tmpfs", target_fd, "tmpfs", (c->spec.flags & ~(unsigned long) MS_RDONLY) | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                        "mode=755");
+        if (r < 0)
+                return mount_fail(c, reterr, r, "tmpfs");
+        target_fd = safe_close(target_fd);
+
+        r = read_cgroup_hierarchies(&h, &n);
+        if (r < 0)
+                return mount_fail(c, reterr, r, "read /proc/self/mountinfo");
+
+        for (size_t i = 0; i < n && r >= 0; i++) {
+                _cleanup_free_ char *sub = NULL, *own = NULL, *src = NULL;
+                _cleanup_close_ int sub_fd = -EBADF, src_fd = -EBADF;
+                const char *base = h[i].mount_point + STRLEN(CGROUP_ROOT "/");
+
+                if (asprintf(&sub, "%s/%s", c->m->destination, base) < 0) {
+                        r = mount_fail(c, reterr, -ENOMEM, NULL);
+                        break;
+                }
+                r = mkdir_p_in_root(c->root_fd, sub, 0755, false, &sub_fd);
+                if (r < 0) {
+                        r = mount_fail(c, reterr, r, base);
+                        break;
+                }
+
+                if (c->rc->new_cgroupns) {
+                        r = mount_on_fd("cgroup", sub_fd, h[i].fstype, c->spec.flags,
+                                        isempty(h[i].controllers) ? NULL : h[i].controllers);
+                        if (r < 0)
+                                r = mount_fail(c, reterr, r, base);
+                } else {
+                        r = own_cgroup_path(proc_cgroup, h[i].controllers, &own);
+                        if (r >= 0 && asprintf(&src, "%s%s", h[i].mount_point, own) < 0)
+                                r = -ENOMEM;
+                        if (r >= 0)
+                                r = src_fd = RET_NERRNO(open(src, O_PATH | O_DIRECTORY | O_CLOEXEC));
+                        if (r >= 0)
+                                r = bind_tree(src_fd, sub_fd, false, c->spec.flags, c->spec.clear, 0, 0, 0, &step);
+                        if (r < 0)
+                                r = mount_fail(c, reterr, r, base);
+                }
+                if (r < 0)
+                        break;
+
+                /* co-mounted controllers: "cpu,cpuacct" gets the links "cpu" and "cpuacct" */
+                if (strchr(base, ',')) {
+                        _cleanup_close_ int dir_fd = open_in_root(c->root_fd, c->m->destination, O_PATH | O_DIRECTORY);
+                        _cleanup_free_ char *copy = strdup(base);
+                        char *s = NULL;
+
+                        if (dir_fd < 0 || !copy) {
+                                r = mount_fail(c, reterr, dir_fd < 0 ? dir_fd : -ENOMEM, base);
+                                break;
+                        }
+                        for (char *o = strtok_r(copy, ",", &s); o; o = strtok_r(NULL, ",", &s))
+                                if (symlinkat(base, dir_fd, o) < 0 && errno != EEXIST) {
+                                        r = mount_fail(c, reterr, negative_errno(), o);
+                                        break;
+                                }
+                }
+        }
+        hierarchies_free(h, n);
+        if (r < 0)
+                return r;
+
+        if (c->spec.flags & MS_RDONLY) {
+                _cleanup_close_ int fd = open_in_root(c->root_fd, c->m->destination, O_PATH);
+                if (fd < 0)
+                        return mount_fail(c, reterr, fd, "reopen destination");
+                r = mount_setattr_fd(fd, false, MOUNT_ATTR_RDONLY, 0, 0);
+                if (r < 0)
+                        return mount_fail(c, reterr, r, "remount read-only");
+        }
+        return mount_apply_after(c, reterr);
+}
+
+/* ---- the steps --------------------------------------------------------------------------------- */
+
+static int mount_one(const RootfsContext *rc, int root_fd, size_t i, char **reterr) {
+        /* Privileged, runs in the container's namespaces (before pivot_root). */
+        MountCtx c = { .rc = rc, .root_fd = root_fd, .index = i, .m = &rc->config->mounts[i] };
+        const char *type = c.m->type;
+        int r;
+
+        if (isempty(c.m->destination))
+                return rootfs_error(reterr, -EINVAL, "mounts[%zu]: no destination", i);
+
+        r = mount_spec_parse(c.m->options, &c.spec);
+        if (r < 0)
+                return mount_fail(&c, reterr, r, NULL);
+
+        if (c.spec.idmap || c.m->n_uid_mappings > 0 || c.m->n_gid_mappings > 0) {
+                r = mount_fail(&c, reterr, -EOPNOTSUPP, "id-mapped mounts are not supported");
+                goto finish;
+        }
+
+        if (streq_ptr(type, "bind") || (c.spec.flags & MS_BIND))
+                r = mount_bind(&c, c.m->source, reterr);
+        else if (isempty(type))
+                r = mount_fail(&c, reterr, -EINVAL, "no type and no bind option");
+        else if (streq(type, "cgroup"))
+                r = mount_cgroup(&c, reterr);
+        else if (streq(type, "sysfs") || streq(type, "proc")) {
+                r = check_not_symlink(&c, reterr);
+                if (r >= 0) {
+                        if (streq(type, "sysfs") && !rc->new_netns) {
+                                /* sysfs shows the network namespace it was mounted in: without a
+                                 * new one, bind the host's /sys (read-only if asked) as runc does */
+                                c.spec.flags |= MS_BIND | MS_REC;
+                                r = mount_bind(&c, "/sys", reterr);
+                        } else
+                                r = mount_fs(&c, type, c.m->source, reterr);
+                }
+        } else
+                r = mount_fs(&c, type, c.m->source, reterr);
+finish:
+        mount_spec_done(&c.spec);
+        return r;
+}
+
+static unsigned long root_propagation(const RootfsContext *rc) {
+        const MountOption *o;
+
+        if (isempty(rc->config->linux_.rootfs_propagation))
+                return 0;
+        o = mount_option_lookup(rc->config->linux_.rootfs_propagation);
+        if (!o || o->kind != MOUNT_OPTION_PROPAGATION)
+                return 0;
+        return o->flags & ~(unsigned long) MS_REC;
+}
+
+int rootfs_prepare(const RootfsContext *ctx, char **reterr) {
+        /* Privileged, runs in the container's namespaces: the init, in its new mount namespace. */
+        _cleanup_close_ int root_fd = -EBADF;
+        const OciConfig *config;
+        unsigned long prop;
+        bool dev_mounted = false;
+        int r;
+
+        assert(ctx);
+        assert(ctx->config);
+        assert(ctx->rootfs);
+        config = ctx->config;
+
+        if (!isempty(config->linux_.rootfs_propagation) && root_propagation(ctx) == 0)
+                return rootfs_error(reterr, -EINVAL, "linux.rootfsPropagation: unknown value \"%s\"",
+                                    config->linux_.rootfs_propagation);
+
+        /* Nothing we mount may propagate back to the host: rslave by default (host mounts still appear),
+         * rprivate when asked. shared and unbindable are applied to the new root after pivot_root. */
+        prop = root_propagation(ctx) == MS_PRIVATE ? MS_PRIVATE : MS_SLAVE;
+        r = RET_NERRNO(mount(NULL, "/", NULL, prop | MS_REC, NULL));
+        if (r < 0)
+                return rootfs_error(reterr, r, "make \"/\" %s", prop == MS_PRIVATE ? "rprivate" : "rslave");
+
+        r = RET_NERRNO(mount(ctx->rootfs, ctx->rootfs, NULL, MS_BIND | MS_REC, NULL));
+        if (r < 0)
+                return rootfs_error(reterr, r, "bind-mount the rootfs \"%s\" onto itself", ctx->rootfs);
+        root_fd = RET_NERRNO(open(ctx->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC));
+        if (root_fd < 0)
+                return rootfs_error(reterr, root_fd, "open rootfs \"%s\"", ctx->rootfs);
+
+        for (size_t i = 0; i < config->n_mounts; i++) {
+                r = mount_one(ctx, root_fd, i, reterr);
+                if (r < 0)
+                        return r;
+                if (path_is_dev(config->mounts[i].destination))
+                        dev_mounted = true;
+        }
+
+        /* As runc: devices and links only when the config gives the container its own /dev. */
+        if (dev_mounted) {
+                _cleanup_close_ int shm_fd = -EBADF;
+
+                r = devices_create(root_fd, config, ctx->new_userns, reterr);
+                if (r < 0)
+                        return r;
+                r = devices_create_links(root_fd, reterr);
+                if (r < 0)
+                        return r;
+                r = mkdir_p_in_root(root_fd, "/dev/shm", 01777, false, NULL);
+                if (r < 0)
+                        return rootfs_error(reterr, r, "create \"/dev/shm\"");
+                r = mkdir_p_in_root(root_fd, "/dev/pts", 0755, false, NULL);
+                if (r < 0)
+                        return rootfs_error(reterr, r, "create \"/dev/pts\"");
+                if (config->has_process && config->process.terminal) {
+                        r = devices_create_console_placeholder(root_fd, reterr);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
+static int enter_root(const RootfsContext *ctx, char **reterr) {
+        /* Privileged, runs in the container's namespaces. */
+        _cleanup_close_ int root_fd = -EBADF;
+        int r;
+
+        root_fd = RET_NERRNO(open(ctx->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC));
+        if (root_fd < 0)
+                return rootfs_error(reterr, root_fd, "open rootfs \"%s\"", ctx->rootfs);
+        r = RET_NERRNO(fchdir(root_fd));
+        if (r < 0)
+                return rootfs_error(reterr, r, "chdir to rootfs \"%s\"", ctx->rootfs);
+
+        if (ctx->no_pivot) {
+                r = RET_NERRNO(mount(".", "/", NULL, MS_MOVE, NULL));
+                if (r < 0)
+                        return rootfs_error(reterr, r, "move rootfs \"%s\" to \"/\"", ctx->rootfs);
+                r = RET_NERRNO(chroot("."));
+                if (r < 0)
+                        return rootfs_error(reterr, r, "chroot into \"%s\"", ctx->rootfs);
+        } else {
+                /* New root and put_old are the same directory: afterwards the old root is stacked on
+                 * top of "." and detached at once. Its unmount cannot propagate to the host: the whole
+                 * tree was made rslave (or rprivate) by rootfs_prepare(). (A propagation change on "."
+                 * here would hit the new root's tree, not the old one, and undo "shared" mounts.) */
+                r = RET_NERRNO((int) syscall(SYS_pivot_root, ".", "."));
+                if (r < 0)
+                        return rootfs_error(reterr, r, "pivot_root into \"%s\"", ctx->rootfs);
+                r = RET_NERRNO(umount2(".", MNT_DETACH));
+                if (r < 0)
+                        return rootfs_error(reterr, r, "detach the old root");
+        }
+        /* The cwd must be inside the container's root, never a host directory. */
+        r = RET_NERRNO(chdir("/"));
+        if (r < 0)
+                return rootfs_error(reterr, r, "chdir to \"/\"");
+        return 0;
+}
+
+int rootfs_finish(const RootfsContext *ctx, char **reterr) {
+        /* Privileged, runs in the container's namespaces: the init, after the createContainer hooks. */
+        _cleanup_close_ int devnull_tree = -EBADF, last_devnull = -EBADF, root_fd = -EBADF;
+        const OciLinux *l;
+        unsigned long prop;
+        int r;
+
+        assert(ctx);
+        assert(ctx->config);
+        l = &ctx->config->linux_;
+
+        /* The host's /dev/null, for masking files: cloned while the host's tree is still reachable. */
+        if (l->masked_paths && l->masked_paths[0]) {
+                devnull_tree = RET_NERRNO(open_tree(AT_FDCWD, "/dev/null", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC));
+                if (devnull_tree < 0)
+                        return rootfs_error(reterr, devnull_tree, "linux.maskedPaths: clone \"/dev/null\"");
+        }
+
+        r = enter_root(ctx, reterr);
+        if (r < 0)
+                return r;
+
+        root_fd = RET_NERRNO(open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+        if (root_fd < 0)
+                return rootfs_error(reterr, root_fd, "open \"/\"");
+
+        for (size_t i = 0; l->readonly_paths && l->readonly_paths[i]; i++) {
+                _cleanup_close_ int fd = -EBADF, tree = -EBADF;
+                const char *p = l->readonly_paths[i];
+
+                fd = open_in_root(root_fd, p, O_PATH);
+                if (fd == -ENOENT)
+                        continue;
+                if (fd < 0)
+                        return rootfs_error(reterr, fd, "linux.readonlyPaths[%zu] \"%s\"", i, p);
+                tree = clone_tree_fd(fd, true);
+                if (tree < 0)
+                        return rootfs_error(reterr, tree, "linux.readonlyPaths[%zu] \"%s\": bind", i, p);
+                r = mount_setattr_fd(tree, true, MOUNT_ATTR_RDONLY, 0, 0);
+                if (r < 0)
+                        return rootfs_error(reterr, r, "linux.readonlyPaths[%zu] \"%s\": make read-only", i, p);
+                r = move_mount_to_fd(tree, fd);
+                if (r < 0)
+                        return rootfs_error(reterr, r, "linux.readonlyPaths[%zu] \"%s\": attach", i, p);
+        }
+
+        for (size_t i = 0; l->masked_paths && l->masked_paths[i]; i++) {
+                _cleanup_close_ int fd = -EBADF, tree = -EBADF;
+                const char *p = l->masked_paths[i];
+                struct stat st;
+
+                fd = open_in_root(root_fd, p, O_PATH);
+                if (fd == -ENOENT)
+                        continue;
+                if (fd < 0)
+                        return rootfs_error(reterr, fd, "linux.maskedPaths[%zu] \"%s\"", i, p);
+                if (fstat(fd, &st) < 0)
+                        return rootfs_error(reterr, negative_errno(), "linux.maskedPaths[%zu] \"%s\"", i, p);
+
+                if (S_ISDIR(st.st_mode))
+                        tree = make_tmpfs_tree(true, NULL);
+                else if (devnull_tree >= 0)
+                        tree = TAKE_FD(devnull_tree);
+                else
+                        tree = clone_tree_fd(last_devnull, false);
+                if (tree < 0)
+                        return rootfs_error(reterr, tree, "linux.maskedPaths[%zu] \"%s\": create mask", i, p);
+                r = move_mount_to_fd(tree, fd);
+                if (r < 0)
+                        return rootfs_error(reterr, r, "linux.maskedPaths[%zu] \"%s\": attach", i, p);
+                if (!S_ISDIR(st.st_mode)) {
+                        /* attached now: the source of the next file mask's clone */
+                        safe_close(last_devnull);
+                        last_devnull = TAKE_FD(tree);
+                }
+        }
+
+        /* Last: unbindable mounts could not be cloned for the masks and read-only paths above. */
+        prop = root_propagation(ctx);
+        if (prop == MS_SHARED || prop == MS_UNBINDABLE) {
+                r = RET_NERRNO(mount(NULL, "/", NULL, prop | MS_REC, NULL));
+                if (r < 0)
+                        return rootfs_error(reterr, r, "linux.rootfsPropagation: make \"/\" %s",
+                                            l->rootfs_propagation);
+        }
+
+        if (ctx->config->root_readonly) {
+                r = mount_setattr_fd(root_fd, false, MOUNT_ATTR_RDONLY, 0, 0);
+                if (r < 0)
+                        return rootfs_error(reterr, r, "root.readonly: remount \"/\" read-only");
+        }
+        return 0;
+}
+
+int rootfs_setup_console(int pty_slave_fd, char **reterr) {
+        /* Privileged, runs in the container's namespaces, after rootfs_finish(). */
+        _cleanup_close_ int root_fd = -EBADF, target_fd = -EBADF, tree = -EBADF;
+        int r;
+
+        assert(pty_slave_fd >= 0);
+
+        root_fd = RET_NERRNO(open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+        if (root_fd < 0)
+                return rootfs_error(reterr, root_fd, "open \"/\"");
+        r = mkdir_p_in_root(root_fd, "/dev/console", 0600, true, &target_fd);
+        if (r < 0)
+                return rootfs_error(reterr, r, "create \"/dev/console\"");
+        tree = clone_tree_fd(pty_slave_fd, false);
+        if (tree < 0)
+                return rootfs_error(reterr, tree, "bind the terminal onto \"/dev/console\": clone");
+        r = move_mount_to_fd(tree, target_fd);
+        if (r < 0)
+                return rootfs_error(reterr, r, "bind the terminal onto \"/dev/console\"");
+        return 0;
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The container's filesystem, set up by the container init in its new mount namespace (as root in its
+ * namespaces). */
+
+#include <stdbool.h>
+
+#include "oci-config.h"
+
+typedef struct RootfsContext {
+        const OciConfig *config;
+        const char *rootfs;        /* absolute, realpath'd host path of root.path */
+        bool no_pivot;             /* --no-pivot: MS_MOVE + chroot instead of pivot_root (ramfs roots) */
+        bool new_userns;           /* own user namespace: device nodes are bind-mounted from the host */
+        bool new_cgroupns;         /* cgroup mounts: namespaced view (fresh cgroup filesystems) */
+        bool new_netns;            /* sysfs is mounted only with a new netns; else /sys is bind-mounted */
+        const char *console_slave; /* unused by rootfs_prepare; see rootfs_setup_console() */
+        const char *bundle;        /* relative mounts[].source paths are relative to this (NULL: cwd) */
+} RootfsContext;
+
+/* Step 1, in the init, in the new mount namespace, before the createContainer hooks: propagation of the
+ * mount tree (rslave, or rprivate for rootfsPropagation "private"), the rootfs bind-mounted onto itself,
+ * every mounts[] entry in order (targets created and resolved inside the rootfs only), and, when a mount
+ * covers /dev, the default devices, linux.devices, the /dev links, /dev/shm, and /dev/console (empty
+ * file) when process.terminal. *reterr like `mounts[2]: mount "proc" on "/proc" (type proc):
+ * Permission denied`. */
+int rootfs_prepare(const RootfsContext *ctx, char **reterr);
+
+/* Step 2, after the createContainer hooks: pivot_root (or MS_MOVE + chroot with no_pivot), cwd "/",
+ * rootfsPropagation shared/unbindable, readonlyPaths, maskedPaths, root.readonly. */
+int rootfs_finish(const RootfsContext *ctx, char **reterr);
+
+/* When terminal, after rootfs_finish: bind-mount the pty slave (an fd of a pty of the container's own
+ * devpts, i.e. opened through /dev/ptmx after pivot_root) onto /dev/console. */
+int rootfs_setup_console(int pty_slave_fd, char **reterr);
