@@ -429,23 +429,24 @@ static bool init_alive(Container *c) {
 }
 
 bool container_is_frozen(Container *c) {
-        _cleanup_free_ char *dir = NULL, *path = NULL, *buf = NULL;
+        _cleanup_free_ char *dir = NULL, *path = NULL, *buf = NULL, *v1 = NULL, *v1buf = NULL;
         CgroupLayout layout;
 
         if (isempty(c->cgroup) || cgroup_detect_layout(&layout) < 0)
                 return false;
-        if (layout == CGROUP_LAYOUT_UNIFIED) {
-                if (cgroup_unified_dir(c->cgroup, &dir) < 0 || asprintf(&path, "%s/cgroup.events", dir) < 0)
-                        return false;
-                if (read_full_file_at(AT_FDCWD, path, 4096, &buf, NULL) < 0)
-                        return false;
-                return strstr(buf, "frozen 1") != NULL;
-        }
-        if (asprintf(&path, "/sys/fs/cgroup/freezer%s/freezer.state", c->cgroup) < 0)
+        /* The cgroup v2 freezer (unified layout, or the unified hierarchy of a hybrid one: systemd's
+         * FreezeUnit and our fallback both use it). */
+        if (layout != CGROUP_LAYOUT_LEGACY && cgroup_unified_dir(c->cgroup, &dir) >= 0 &&
+            asprintf(&path, "%s/cgroup.events", dir) >= 0 && read_full_file_at(AT_FDCWD, path, 4096, &buf, NULL) >= 0 &&
+            strstr(buf, "frozen 1"))
+                return true;
+        if (layout == CGROUP_LAYOUT_UNIFIED)
                 return false;
-        if (read_full_file_at(AT_FDCWD, path, 4096, &buf, NULL) < 0)
+        if (asprintf(&v1, "/sys/fs/cgroup/freezer%s/freezer.state", c->cgroup) < 0)
                 return false;
-        return strneq(buf, "FROZEN", 6) || strneq(buf, "FREEZING", 8);
+        if (read_full_file_at(AT_FDCWD, v1, 4096, &v1buf, NULL) < 0)
+                return false;
+        return strneq(v1buf, "FROZEN", 6) || strneq(v1buf, "FREEZING", 8);
 }
 
 ContainerStatus container_status(Container *c) {
