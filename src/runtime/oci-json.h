@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Strict, table-driven reading of JSON documents for the OCI parsers (config.json, process.json).
+ *
+ * oci_json_parse_strict() parses with cJSON and then walks the raw text once more, in document order, to:
+ *  - attach the exact source text of every number to its node (in node->valuestring, which cJSON_Delete()
+ *    frees), so that 64-bit integers are range-checked and converted exactly instead of through a double;
+ *  - flag strings and keys that contain a NUL (raw or escaped as \u0000) or a raw control character, which
+ *    cJSON would silently truncate or accept.
+ * Every error message has the form "<json path>: <reason>" and is returned in *reterr. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+typedef struct OciJsonPath OciJsonPath;
+struct OciJsonPath {
+        const OciJsonPath *parent;
+        const char *key; /* NULL for an array index */
+        size_t index;
+};
+
+#define OCI_JSON_KEY(p, k) ((const OciJsonPath) { .parent = (p), .key = (k) })
+#define OCI_JSON_INDEX(p, i) ((const OciJsonPath) { .parent = (p), .index = (i) })
+
+/* "process.capabilities.bounding[3]", "linux.sysctl[\"net.ipv4.ip_forward\"]"; "" for the root. */
+char *oci_json_path_to_string(const OciJsonPath *p);
+/* Fill *reterr (if non-NULL and still unset) with "<path>: <reason>"; returns -EINVAL. */
+int oci_json_error(char **reterr, const OciJsonPath *p, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+int oci_json_parse_strict(const char *buf, size_t len, cJSON **ret, char **reterr);
+
+bool oci_utf8_is_valid(const char *s);
+
+/* Scalar readers. Strings are checked for valid UTF-8 and embedded NULs; the result points into the tree. */
+int oci_json_get_string(const cJSON *v, const OciJsonPath *p, const char **ret, char **reterr);
+int oci_json_get_bool(const cJSON *v, const OciJsonPath *p, bool *ret, char **reterr);
+int oci_json_get_unsigned(const cJSON *v, const OciJsonPath *p, uint64_t max, uint64_t *ret, char **reterr);
+int oci_json_get_signed(const cJSON *v, const OciJsonPath *p, int64_t min, int64_t max, int64_t *ret, char **reterr);
+/* Check an object member's key (no NUL, valid UTF-8, and non-empty when require_nonempty). */
+int oci_json_check_key(const cJSON *member, const OciJsonPath *parent, bool require_nonempty, char **reterr);
+int oci_json_check_type(const cJSON *v, const OciJsonPath *p, int type, char **reterr);
+
+/* Table-driven objects: each known key maps to a parser writing to base + offset. Unknown keys are
+ * ignored (runtime-spec "Extensibility"), a known key given twice is an error, OCI_JSON_MANDATORY keys must be
+ * present. When has_offset != OCI_JSON_NO_HAS, the bool at base + has_offset is set once the field parsed. */
+typedef int (*OciJsonFieldFn)(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr);
+
+enum {
+        OCI_JSON_MANDATORY = 1 << 0,
+};
+
+typedef struct OciJsonField {
+        const char *name;
+        OciJsonFieldFn parse;
+        size_t offset;
+        size_t has_offset;
+        unsigned flags;
+} OciJsonField;
+
+#define OCI_JSON_NO_HAS SIZE_MAX
+
+int oci_json_dispatch(const cJSON *obj, const OciJsonPath *p, const OciJsonField *table, void *base, char **reterr);
+
+/* Ready-made field parsers; dst points to the member of the named type. */
+int oci_json_field_string(const cJSON *v, const OciJsonPath *p, void *dst /* char ** */, char **reterr);
+int oci_json_field_nonempty_string(const cJSON *v, const OciJsonPath *p, void *dst /* char ** */, char **reterr);
+int oci_json_field_absolute_path(const cJSON *v, const OciJsonPath *p, void *dst /* char ** */, char **reterr);
+int oci_json_field_strv(const cJSON *v, const OciJsonPath *p, void *dst /* char *** */, char **reterr);
+int oci_json_field_absolute_path_strv(const cJSON *v, const OciJsonPath *p, void *dst /* char *** */, char **reterr);
+int oci_json_field_bool(const cJSON *v, const OciJsonPath *p, void *dst /* bool * */, char **reterr);
+int oci_json_field_uint16(const cJSON *v, const OciJsonPath *p, void *dst /* uint16_t * */, char **reterr);
+int oci_json_field_uint32(const cJSON *v, const OciJsonPath *p, void *dst /* uint32_t * */, char **reterr);
+int oci_json_field_uint64(const cJSON *v, const OciJsonPath *p, void *dst /* uint64_t * */, char **reterr);
+int oci_json_field_int32(const cJSON *v, const OciJsonPath *p, void *dst /* int32_t * */, char **reterr);
+int oci_json_field_int64(const cJSON *v, const OciJsonPath *p, void *dst /* int64_t * */, char **reterr);
+
+/* Arrays of structs: allocates n zeroed elements, stores them in *ret and *ret_n BEFORE filling them (so the
+ * owner's free function releases partially parsed arrays), then calls parse_elem on each one. */
+int oci_json_parse_array(const cJSON *v, const OciJsonPath *p, size_t elem_size, void **ret, size_t *ret_n,
+                         int (*parse_elem)(const cJSON *e, const OciJsonPath *p, void *elem, char **reterr),
+                         char **reterr);
+
+void oci_strv_free(char **l);
+static inline void oci_strv_freep(char ***l) {
+        oci_strv_free(*l);
+}
