@@ -71,6 +71,8 @@ int unit_property_add_pair_st(UnitPropertyList *l, const char *name, const char 
 int unit_property_add_u32_array(UnitPropertyList *l, const char *name, const uint32_t *v, size_t n);
 
 const UnitProperty *unit_property_list_find(const UnitPropertyList *l, const char *name);
+/* Drop every property of that name (no-op when absent). */
+void unit_property_list_remove(UnitPropertyList *l, const char *name);
 void unit_property_list_done(UnitPropertyList *l);
 /* "Name=value" for debugging and the unit tests. Caller frees. */
 char *unit_property_to_string(const UnitProperty *p);

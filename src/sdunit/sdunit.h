@@ -52,3 +52,14 @@ int sdunit_set_properties(SdUnitBus *b, const char *unit, const UnitPropertyList
 /* Read one property as text (for tests and `events`), using the unit's object path. */
 int sdunit_get_property_string(SdUnitBus *b, const char *unit, const char *interface, const char *property,
                                char **ret, char **reterr);
+
+/* systemd-machined: the machine name for a container id (invalid characters become "_", ids longer than 64
+ * characters are cut to 55 and suffixed with "-" and 8 hex digits of a hash of the whole id). */
+int sdunit_machine_name(const char *id, char **ret);
+/* RegisterMachine(name, service "sdrun", class "container", leader, root): machined binds the machine to the
+ * scope the leader is in. -ENOTCONN when machined is not available. */
+int sdunit_register_machine(bool user, const char *name, pid_t leader, const char *root_directory, char **reterr);
+
+/* The journal as a log sink (log_set_sink()): CONTAINER_ID=, OBJECT_SYSTEMD_UNIT= and UNIT= fields. */
+bool sdunit_journal_available(void);
+void sdunit_journal_sink(int level, const char *container_id, const char *unit, const char *msg);

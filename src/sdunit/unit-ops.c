@@ -1,2 +1,373 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* placeholder: being written */
+
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <systemd/sd-bus.h>
+
+#include "macro.h"
+#include "sdunit-internal.h"
+
+static bool error_is_no_such_unit(const sd_bus_error *e) {
+        return sd_bus_error_has_names(e, "org.freedesktop.systemd1.NoSuchUnit",
+                                      "org.freedesktop.systemd1.LoadFailed");
+}
+
+/* GetUnit: the object path of a loaded unit, -ENOENT when it is not loaded. Unlike reading a property of
+ * the path computed from the name, this does not make PID 1 load the unit. */
+static int get_loaded_unit_path(SdUnitBus *b, const char *unit, char **ret, char **reterr) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const char *path;
+        int r;
+
+        r = sd_bus_call_method(b->bus, SD_DEST, SD_PATH, SD_IFACE_MANAGER, "GetUnit", &e, &reply, "s", unit);
+        if (r < 0) {
+                if (error_is_no_such_unit(&e))
+                        r = -ENOENT;
+                return sdunit_fail(reterr, r, &e, "unit %s", unit);
+        }
+        r = sd_bus_message_read(reply, "o", &path);
+        if (r < 0)
+                return sdunit_fail(reterr, r, NULL, "unit %s: read GetUnit reply", unit);
+        if (ret) {
+                *ret = strdup(path);
+                if (!*ret)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+static int get_string_at(SdUnitBus *b, const char *path, const char *unit, const char *iface, const char *prop,
+                         char **ret, char **reterr) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        int r;
+
+        r = sd_bus_get_property_string(b->bus, SD_DEST, path, iface, prop, &e, ret);
+        if (r < 0) {
+                if (error_is_no_such_unit(&e) || sd_bus_error_has_name(&e, SD_BUS_ERROR_UNKNOWN_OBJECT))
+                        r = -ENOENT;
+                return sdunit_fail(reterr, r, &e, "unit %s: read property %s.%s", unit, iface, prop);
+        }
+        return 0;
+}
+
+static const char *unit_type_interface(const char *unit) {
+        static const struct {
+                const char *suffix, *iface;
+        } map[] = {
+                { ".service", "org.freedesktop.systemd1.Service" },
+                { ".slice", "org.freedesktop.systemd1.Slice" },
+                { ".socket", "org.freedesktop.systemd1.Socket" },
+                { ".mount", "org.freedesktop.systemd1.Mount" },
+                { ".swap", "org.freedesktop.systemd1.Swap" },
+        };
+        size_t n = strlen(unit);
+
+        for (size_t i = 0; i < ELEMENTSOF(map); i++) {
+                size_t k = strlen(map[i].suffix);
+                if (n > k && streq(unit + n - k, map[i].suffix))
+                        return map[i].iface;
+        }
+        return SD_IFACE_SCOPE;
+}
+
+int sdunit_get_control_group(SdUnitBus *b, const char *unit, char **ret, char **reterr) {
+        _cleanup_free_ char *path = NULL;
+        int r;
+
+        assert(b);
+        assert(unit);
+        assert(ret);
+
+        r = get_loaded_unit_path(b, unit, &path, reterr);
+        if (r < 0)
+                return r;
+        /* ControlGroup lives on the type's own interface (Scope, Service, Slice, ...). */
+        return get_string_at(b, path, unit, unit_type_interface(unit), "ControlGroup", ret, reterr);
+}
+
+int sdunit_get_active_state(SdUnitBus *b, const char *unit, char **ret, char **reterr) {
+        _cleanup_free_ char *path = NULL;
+        int r;
+
+        assert(b);
+        assert(unit);
+        assert(ret);
+
+        r = get_loaded_unit_path(b, unit, &path, reterr);
+        if (r < 0)
+                return r;
+        return get_string_at(b, path, unit, SD_IFACE_UNIT, "ActiveState", ret, reterr);
+}
+
+int sdunit_get_freezer_state(SdUnitBus *b, const char *unit, char **ret, char **reterr) {
+        _cleanup_free_ char *path = NULL;
+        int r;
+
+        assert(b);
+        assert(unit);
+        assert(ret);
+
+        r = get_loaded_unit_path(b, unit, &path, reterr);
+        if (r < 0)
+                return r;
+        return get_string_at(b, path, unit, SD_IFACE_UNIT, "FreezerState", ret, reterr);
+}
+
+static int simple_manager_call(SdUnitBus *b, const char *method, const char *what, const char *unit,
+                               char **reterr, const char *types, ...) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        va_list ap;
+        int r;
+
+        r = sd_bus_message_new_method_call(b->bus, &m, SD_DEST, SD_PATH, SD_IFACE_MANAGER, method);
+        if (r < 0)
+                return sdunit_fail(reterr, r, NULL, "%s %s", what, unit);
+        va_start(ap, types);
+        r = sd_bus_message_appendv(m, types, ap);
+        va_end(ap);
+        if (r < 0)
+                return sdunit_fail(reterr, r, NULL, "%s %s", what, unit);
+        r = sd_bus_call(b->bus, m, 0, &e, &reply);
+        if (r < 0) {
+                if (error_is_no_such_unit(&e))
+                        r = -ENOENT;
+                else if (sd_bus_error_has_names(&e, SD_BUS_ERROR_NOT_SUPPORTED,
+                                                "org.freedesktop.systemd1.UnitInactive"))
+                        r = sd_bus_error_has_name(&e, SD_BUS_ERROR_NOT_SUPPORTED) ? -EOPNOTSUPP : -ESRCH;
+                return sdunit_fail(reterr, r, &e, "%s %s", what, unit);
+        }
+        return 0;
+}
+
+int sdunit_kill_unit(SdUnitBus *b, const char *unit, int sig, char **reterr) {
+        assert(b);
+        assert(unit);
+        return simple_manager_call(b, "KillUnit", "kill unit", unit, reterr, "ssi", unit, "all", (int32_t) sig);
+}
+
+/* FreezeUnit/ThawUnit reply once the cgroup reached the state (or right away when it already was).
+ * systemd 252 freezes only through the cgroup v2 freezer of a unified layout; elsewhere it answers
+ * NotSupported, which is returned as -EOPNOTSUPP (callers may then use cgroup_freeze()). */
+int sdunit_freeze_unit(SdUnitBus *b, const char *unit, char **reterr) {
+        assert(b);
+        assert(unit);
+        return simple_manager_call(b, "FreezeUnit", "freeze unit", unit, reterr, "s", unit);
+}
+
+int sdunit_thaw_unit(SdUnitBus *b, const char *unit, char **reterr) {
+        assert(b);
+        assert(unit);
+        return simple_manager_call(b, "ThawUnit", "thaw unit", unit, reterr, "s", unit);
+}
+
+int sdunit_reset_failed_unit(SdUnitBus *b, const char *unit, char **reterr) {
+        assert(b);
+        assert(unit);
+        return simple_manager_call(b, "ResetFailedUnit", "reset failed state of unit", unit, reterr, "s", unit);
+}
+
+int sdunit_set_properties(SdUnitBus *b, const char *unit, const UnitPropertyList *props, char **reterr) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
+
+        assert(b);
+        assert(unit);
+
+        r = sd_bus_message_new_method_call(b->bus, &m, SD_DEST, SD_PATH, SD_IFACE_MANAGER, "SetUnitProperties");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "sb", unit, 1);
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "(sv)");
+        if (r < 0)
+                return sdunit_fail(reterr, r, NULL, "set properties of unit %s", unit);
+        r = sdunit_append_properties(m, props, reterr);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_close_container(m);
+        if (r < 0)
+                return sdunit_fail(reterr, r, NULL, "set properties of unit %s", unit);
+        r = sd_bus_call(b->bus, m, 0, &e, NULL);
+        if (r < 0) {
+                if (error_is_no_such_unit(&e))
+                        r = -ENOENT;
+                return sdunit_fail(reterr, r, &e, "set properties of unit %s", unit);
+        }
+        return 0;
+}
+
+static bool state_is_gone(const char *s) {
+        return streq(s, "inactive") || streq(s, "failed");
+}
+
+int sdunit_stop_unit(SdUnitBus *b, const char *unit, uint64_t timeout_usec, char **reterr) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sdunit_job_wait_done) SdUnitJobWait w = {};
+        uint64_t deadline = sdunit_now_usec() + timeout_usec;
+        const char *job;
+        int r;
+
+        assert(b);
+        assert(unit);
+
+        r = sdunit_bus_watch_jobs(b, reterr);
+        if (r < 0)
+                return r;
+
+        r = sd_bus_call_method(b->bus, SD_DEST, SD_PATH, SD_IFACE_MANAGER, "StopUnit", &e, &reply, "ss", unit,
+                               "replace");
+        if (r < 0) {
+                if (error_is_no_such_unit(&e))
+                        r = -ENOENT;
+                return sdunit_fail(reterr, r, &e, "stop unit %s", unit);
+        }
+        r = sd_bus_message_read(reply, "o", &job);
+        if (r < 0)
+                return sdunit_fail(reterr, r, NULL, "stop unit %s: read job path", unit);
+        w.job_path = strdup(job);
+        if (!w.job_path)
+                return -ENOMEM;
+
+        sdunit_job_wait_register(b, &w);
+        r = sdunit_job_wait_run(b, &w, deadline);
+        sdunit_job_wait_unregister(b, &w);
+        if (r < 0)
+                return sdunit_fail(reterr, r, NULL, "stop unit %s: wait for job %s", unit, job);
+
+        /* The stop job is over; the unit is now inactive (or failed, or already collected). Check, and give a
+         * unit that is still settling a bounded number of short looks. */
+        for (unsigned i = 0;; i++) {
+                _cleanup_free_ char *state = NULL, *err2 = NULL;
+
+                r = sdunit_get_active_state(b, unit, &state, &err2);
+                if (r == -ENOENT)
+                        return 0;
+                if (r < 0) {
+                        if (reterr) {
+                                free(*reterr);
+                                *reterr = TAKE_PTR(err2);
+                        }
+                        return r;
+                }
+                if (state_is_gone(state))
+                        return 0;
+                if (sdunit_now_usec() >= deadline)
+                        return sdunit_fail(reterr, -ETIMEDOUT, NULL,
+                                           "stop unit %s: still %s after the stop job ended (%s)", unit, state,
+                                           w.result);
+                /* The state changes are signalled as PropertiesChanged on the unit; a short wait on the bus
+                 * wakes up as soon as anything arrives. */
+                r = sd_bus_wait(b->bus, MIN(10 * USEC_PER_MSEC << MIN(i, 5u), deadline - sdunit_now_usec()));
+                if (r < 0)
+                        return sdunit_fail(reterr, r, NULL, "stop unit %s: wait", unit);
+                while ((r = sd_bus_process(b->bus, NULL)) > 0)
+                        ;
+        }
+}
+
+int sdunit_get_property_string(SdUnitBus *b, const char *unit, const char *interface, const char *property,
+                               char **ret, char **reterr) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_free_ char *path = NULL;
+        const char *contents;
+        char type;
+        char *s = NULL;
+        int r;
+
+        assert(b);
+        assert(unit);
+        assert(interface);
+        assert(property);
+        assert(ret);
+
+        r = sdunit_unit_object_path(unit, &path);
+        if (r < 0)
+                return sdunit_fail(reterr, r, NULL, "unit %s: object path", unit);
+
+        r = sd_bus_call_method(b->bus, SD_DEST, path, "org.freedesktop.DBus.Properties", "Get", &e, &reply, "ss",
+                               interface, property);
+        if (r < 0) {
+                if (error_is_no_such_unit(&e))
+                        r = -ENOENT;
+                return sdunit_fail(reterr, r, &e, "unit %s: read property %s.%s", unit, interface, property);
+        }
+
+        r = sd_bus_message_peek_type(reply, &type, &contents);
+        if (r < 0)
+                goto fail;
+        r = sd_bus_message_enter_container(reply, 'v', contents);
+        if (r < 0)
+                goto fail;
+
+        if (streq(contents, "s") || streq(contents, "o")) {
+                const char *v;
+                r = sd_bus_message_read_basic(reply, contents[0], &v);
+                if (r >= 0 && !(s = strdup(v)))
+                        return -ENOMEM;
+        } else if (streq(contents, "b")) {
+                int v;
+                r = sd_bus_message_read_basic(reply, 'b', &v);
+                if (r >= 0 && !(s = strdup(v ? "yes" : "no")))
+                        return -ENOMEM;
+        } else if (streq(contents, "t")) {
+                uint64_t v;
+                r = sd_bus_message_read_basic(reply, 't', &v);
+                if (r >= 0 && asprintf(&s, "%" PRIu64, v) < 0)
+                        return -ENOMEM;
+        } else if (streq(contents, "x")) {
+                int64_t v;
+                r = sd_bus_message_read_basic(reply, 'x', &v);
+                if (r >= 0 && asprintf(&s, "%" PRIi64, v) < 0)
+                        return -ENOMEM;
+        } else if (streq(contents, "u")) {
+                uint32_t v;
+                r = sd_bus_message_read_basic(reply, 'u', &v);
+                if (r >= 0 && asprintf(&s, "%" PRIu32, v) < 0)
+                        return -ENOMEM;
+        } else if (streq(contents, "i")) {
+                int32_t v;
+                r = sd_bus_message_read_basic(reply, 'i', &v);
+                if (r >= 0 && asprintf(&s, "%" PRIi32, v) < 0)
+                        return -ENOMEM;
+        } else if (streq(contents, "as")) {
+                char **l = NULL;
+                size_t len = 0;
+                r = sd_bus_message_read_strv(reply, &l);
+                if (r >= 0) {
+                        for (char **i = l; i && *i; i++)
+                                len += strlen(*i) + 1;
+                        s = calloc(1, len + 1);
+                        for (char **i = l; s && i && *i; i++) {
+                                if (i != l)
+                                        strcat(s, " ");
+                                strcat(s, *i);
+                        }
+                }
+                for (char **i = l; i && *i; i++)
+                        free(*i);
+                free(l);
+                if (r >= 0 && !s)
+                        return -ENOMEM;
+        } else
+                return sdunit_fail(reterr, -EOPNOTSUPP, NULL,
+                                   "unit %s: property %s.%s has D-Bus type %s, which cannot be shown as text", unit,
+                                   interface, property, contents);
+        if (r < 0)
+                goto fail;
+
+        *ret = s;
+        return 0;
+fail:
+        free(s);
+        return sdunit_fail(reterr, r, NULL, "unit %s: read property %s.%s", unit, interface, property);
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* linux.resources and org.systemd.property.* annotations -> systemd unit properties (plain data, no
+ * D-Bus), plus the cgroup file writes for what systemd cannot express. Pure mapping functions are
+ * unit-tested without a bus (tests/unit/test-cgroup-props.c). */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cgroup-util.h"
+#include "oci-config.h"
+#include "unit-property.h"
+
+/* One write into the container's delegated cgroup, relative to the unit's ControlGroup. */
+typedef struct CgroupFileWrite {
+        char *controller; /* "" for the unified (v2) hierarchy, else a v1 controller ("memory", "devices", ...) */
+        char *file;       /* "memory.swappiness", "hugetlb.2MB.max", "devices.deny", ... */
+        char *value;
+} CgroupFileWrite;
+
+typedef struct CgroupFileWrites {
+        CgroupFileWrite *items;
+        size_t n_items;
+} CgroupFileWrites;
+
+void cgroup_file_writes_done(CgroupFileWrites *w);
+int cgroup_file_writes_add(CgroupFileWrites *w, const char *controller, const char *file, const char *value);
+
+/* Map every field of linux.resources to unit properties (appended to *props) and file writes (appended to
+ * *ret_writes, which the caller initialises). layout picks the v2 (UNIFIED) or v1 (HYBRID, LEGACY)
+ * property names. Errors name the JSON path ("linux.resources.cpu.cpus: ..."). Fields with no meaning on
+ * the layout are refused (-EOPNOTSUPP) rather than dropped, except the ones the spec marks as NOT
+ * RECOMMENDED (memory.kernel: ignored everywhere; memory.kernelTCP: v1 only) and the v1-only tuning knobs
+ * that cgroup v2 has no file for (memory.swappiness, memory.disableOOMKiller, memory.useHierarchy): those
+ * are ignored on v2, as runc and crun do. memory.checkBeforeUpdate concerns `update` only. */
+int cgroup_props_from_resources(const OciResources *r, CgroupLayout layout, UnitPropertyList *props,
+                                CgroupFileWrites *ret_writes, char **reterr);
+
+/* Write each entry once into the unit's cgroup (unit_cgroup_path as in ControlGroup=, e.g.
+ * "/machine.slice/x.scope"): v2 entries below /sys/fs/cgroup (unified layout) or /sys/fs/cgroup/unified
+ * (hybrid), v1 entries below /sys/fs/cgroup/<controller>. A v1 controller systemd does not manage (cpuset,
+ * hugetlb, net_cls, net_prio, rdma, ...) gets the directory created (cpuset: cpus/mems copied from the
+ * parent) and the unit's processes moved in first. Errors name the file. */
+int cgroup_apply_file_writes(const CgroupFileWrites *w, const char *unit_cgroup_path, CgroupLayout layout,
+                             char **reterr);
+/* The same below another cgroupfs root (tests). */
+int cgroup_apply_file_writes_at(const char *cgroupfs_root, const CgroupFileWrites *w,
+                                const char *unit_cgroup_path, CgroupLayout layout, char **reterr);
+
+/* annotations "org.systemd.property.NAME" = VALUE -> unit property NAME. VALUE is GVariant-like text:
+ * "uint64 5", "int64 -1", "uint32 5", "int32 5", "@t 5", "@x -1", "@u 5", "@i 5", "@s 'x'", "true", "false",
+ * 'str' or "str", ['a', 'b'] (as), "double 1.5", a bare integer (t), a bare word (s). A NAME ending in
+ * "Sec" (not "USec") is renamed to ...USec and its value, in seconds (integer or decimal), converted to
+ * microseconds (t), as runc does for TimeoutStopSec=. Other annotations are ignored. Errors name the
+ * annotation. */
+int cgroup_props_from_annotations(const OciKeyValue *a, size_t n, UnitPropertyList *props, char **reterr);
+
+/* Freeze (or thaw) the unit's cgroup directly through the cgroup v2 freezer (cgroup.freeze in the unified
+ * hierarchy, which the hybrid layout has too, /sys/fs/cgroup/unified), waiting for cgroup.events to say
+ * "frozen 1"/"frozen 0" at most timeout_usec. For hybrid hosts, where systemd 252 refuses FreezeUnit. */
+int cgroup_freeze(const char *unit_cgroup_path, CgroupLayout layout, bool freeze, uint64_t timeout_usec,
+                  char **reterr);
+
+/* Conversions (as runc and crun document them). */
+/* cpu.shares [2, 262144] -> cpu.weight [1, 10000]; 0 -> 0 (unset). */
+uint64_t cgroup_cpu_shares_to_weight(uint64_t shares);
+/* blkio.weight [10, 1000] -> io.weight [1, 10000]; 0 -> 0 (unset). */
+uint64_t cgroup_blkio_weight_to_io_weight(uint64_t weight);
+/* "0-3,5" -> CPU bitmask bytes (bit n = CPU n, byte 0 first), as AllowedCPUs= travels on the bus. -EINVAL
+ * on syntax errors or a CPU >= 8192. */
+int cgroup_parse_cpu_list(const char *s, uint8_t **ret, size_t *ret_n);

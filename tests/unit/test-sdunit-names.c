@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/* sdunit_scope_name_from_cgroups_path(): no bus needed. */
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+#include "sdunit.h"
+#include "tap.h"
+
+static void check(const char *path, const char *id, const char *slice, const char *unit) {
+        _cleanup_free_ char *s = NULL, *u = NULL, *err = NULL;
+        int r = sdunit_scope_name_from_cgroups_path(path, id, &s, &u, &err);
+
+        if (!tap_is_int(r, 0, "\"%s\" is accepted", strna(path)))
+                printf("#   error: %s\n", strna(err));
+        tap_is_str(s, slice, "\"%s\" -> slice %s", strna(path), slice);
+        tap_is_str(u, unit, "\"%s\" -> unit %s", strna(path), unit);
+}
+
+static void refuse(const char *path, const char *id, const char *message_part) {
+        _cleanup_free_ char *s = NULL, *u = NULL, *err = NULL;
+        int r = sdunit_scope_name_from_cgroups_path(path, id, &s, &u, &err);
+
+        tap_is_int(r, -EINVAL, "\"%s\" is refused with -EINVAL", strna(path));
+        if (!tap_ok(err && strstr(err, message_part), "... with a message containing \"%s\"", message_part))
+                printf("#   got: %s\n", strna(err));
+}
+
+int main(void) {
+        check(NULL, "abc", "machine.slice", "sdrun-abc.scope");
+        check("", "abc", "machine.slice", "sdrun-abc.scope");
+        check("machine.slice:libpod:0123abcd", "x", "machine.slice", "libpod-0123abcd.scope");
+        check("system.slice:docker:abc", "x", "system.slice", "docker-abc.scope");
+        check(":sdrun:abc", "x", "machine.slice", "sdrun-abc.scope");
+        check("::abc", "x", "machine.slice", "abc.scope");
+        check("::abc.scope", "x", "machine.slice", "abc.scope");
+        check("user-1000.slice:p:n", "x", "user-1000.slice", "p-n.scope");
+        check("-.slice:p:n", "x", "-.slice", "p-n.scope");
+        /* Characters systemd does not allow are escaped as \xNN (also a leading dot). */
+        check("::a b/c", "x", "machine.slice", "a\\x20b\\x2fc.scope");
+        check("::.hidden", "x", "machine.slice", "\\x2ehidden.scope");
+        check(NULL, "id@1", "machine.slice", "sdrun-id\\x401.scope");
+
+        refuse("/a/b", "x", "linux.cgroupsPath: \"/a/b\" is a cgroupfs path; sdrun manages cgroups through systemd");
+        refuse("a/b", "x", "needs \"slice:prefix:name\"");
+        refuse("machine.slice:name", "x", "not of the form slice:prefix:name");
+        refuse("a:b:c:d", "x", "not of the form slice:prefix:name");
+        refuse("machine:p:n", "x", "\"machine\" is not a valid slice name");
+        refuse("-a.slice:p:n", "x", "is not a valid slice name");
+        refuse("a--b.slice:p:n", "x", "is not a valid slice name");
+        refuse("a-.slice:p:n", "x", "is not a valid slice name");
+        refuse("a b.slice:p:n", "x", "is not a valid slice name");
+        refuse("machine.slice:p:", "x", "the name part is empty");
+        refuse("machine.slice:p:.scope", "x", "the name part is empty");
+        refuse("machine.slice:libpod:foo.slice", "x", "supports only scope names");
+        refuse(NULL, NULL, "no container id");
+
+        /* 255 characters at most. */
+        char longid[300];
+        memset(longid, 'a', sizeof(longid) - 1);
+        longid[sizeof(longid) - 1] = 0;
+        refuse(NULL, longid, "longer than 255 characters");
+        longid[255 - STRLEN("sdrun-.scope")] = 0;
+        _cleanup_free_ char *s = NULL, *u = NULL, *err = NULL;
+        tap_is_int(sdunit_scope_name_from_cgroups_path(NULL, longid, &s, &u, &err), 0, "a 255-character name is fine");
+        tap_is_int((int) strlen(u), 255, "... and is 255 characters long");
+
+        return tap_done();
+}
