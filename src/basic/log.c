@@ -131,7 +131,9 @@ int log_internal(int level, int error, const char *file, int line, const char *f
         if (error < 0)
                 error = -error;
 
-        if (level > log_max_level) {
+        /* The sink (the journal) gets informational messages too: they are what admins look for there. */
+        bool to_sink = log_sink && level <= MAX(log_max_level, LOG_LEVEL_INFO);
+        if (level > log_max_level && !to_sink) {
                 errno = saved_errno;
                 return -error;
         }
@@ -142,7 +144,7 @@ int log_internal(int level, int error, const char *file, int line, const char *f
         vsnprintf(msg, sizeof msg, fmt, ap);
         va_end(ap);
 
-        if (log_fd >= 0) {
+        if (log_fd >= 0 && level <= log_max_level) {
                 char *buf = NULL;
                 size_t size = 0;
                 FILE *f = open_memstream(&buf, &size);
@@ -162,14 +164,14 @@ int log_internal(int level, int error, const char *file, int line, const char *f
                 }
         }
 
-        if (log_fd < 0 || (log_errors_to_stderr && level <= LOG_LEVEL_ERR)) {
+        if (level <= log_max_level && (log_fd < 0 || (log_errors_to_stderr && level <= LOG_LEVEL_ERR))) {
                 char line_buf[4200];
                 int n = snprintf(line_buf, sizeof line_buf, "sdrun: %s\n", msg);
                 if (n > 0)
                         write_all_fd(STDERR_FILENO, line_buf, MIN((size_t) n, sizeof line_buf - 1));
         }
 
-        if (log_sink)
+        if (to_sink)
                 log_sink(level, log_container_id[0] ? log_container_id : NULL, log_unit[0] ? log_unit : NULL, msg);
 
         errno = saved_errno;

@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "log.h"
 #include "macro.h"
+#include "sdunit.h"
 
 char *arg_root = NULL;
 char *arg_log = NULL;
@@ -242,6 +243,9 @@ int main(int argc, char *argv[]) {
                         return EXIT_FAILURE;
                 }
         }
+        /* Without --log, messages about a container also go to the journal, tagged with its unit. */
+        if (!arg_log && sdunit_journal_available())
+                log_set_sink(sdunit_journal_sink);
         if (!arg_root && default_root(&arg_root) < 0) {
                 log_oom();
                 return EXIT_FAILURE;
