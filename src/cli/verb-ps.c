@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,35 +15,48 @@
 #include "macro.h"
 #include "state.h"
 
+static pid_t *ps_pids;
+static size_t ps_n_pids;
+
+static int collect_procs(const char *path, const struct stat *st, int type, struct FTW *ftw) {
+        _cleanup_free_ char *file = NULL, *buf = NULL;
+
+        if (type != FTW_D)
+                return 0;
+        /* The scope and everything below it (a container may nest cgroups in its delegated subtree). */
+        if (asprintf(&file, "%s/cgroup.procs", path) < 0)
+                return -ENOMEM;
+        if (read_full_file_at(AT_FDCWD, file, 4U << 20, &buf, NULL) < 0)
+                return 0;
+        for (char *p = buf, *end; *p; p = end) {
+                long v = strtol(p, &end, 10);
+                if (end == p)
+                        break;
+                pid_t *np = realloc(ps_pids, (ps_n_pids + 1) * sizeof *ps_pids);
+                if (!np)
+                        return -ENOMEM;
+                ps_pids = np;
+                ps_pids[ps_n_pids++] = (pid_t) v;
+        }
+        return 0;
+}
+
 static int read_pids(const char *cgroup, pid_t **ret, size_t *ret_n) {
-        _cleanup_free_ char *dir = NULL, *path = NULL, *buf = NULL;
-        pid_t *pids = NULL;
-        size_t n = 0;
+        _cleanup_free_ char *dir = NULL;
         int r;
 
         r = cgroup_unified_dir(cgroup, &dir);
         if (r < 0)
                 return r;
-        /* The scope and everything below it (a container may nest cgroups in its delegated subtree). */
-        if (asprintf(&path, "find '%s' -name cgroup.procs -exec cat {} +", dir) < 0)
-                return -ENOMEM;
-        FILE *f = popen(path, "re");
-        if (!f)
-                return -errno;
-        int pid;
-        while (fscanf(f, "%d", &pid) == 1) {
-                pid_t *np = realloc(pids, (n + 1) * sizeof *pids);
-                if (!np) {
-                        free(pids);
-                        pclose(f);
-                        return -ENOMEM;
-                }
-                pids = np;
-                pids[n++] = pid;
+        r = nftw(dir, collect_procs, 16, FTW_PHYS);
+        if (r != 0) {
+                free(ps_pids);
+                ps_pids = NULL;
+                ps_n_pids = 0;
+                return r < 0 ? -ENOMEM : -EIO;
         }
-        pclose(f);
-        *ret = pids;
-        *ret_n = n;
+        *ret = TAKE_PTR(ps_pids);
+        *ret_n = ps_n_pids;
         return 0;
 }
 
