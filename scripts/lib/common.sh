@@ -1,0 +1,85 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# shellcheck shell=bash
+# Shared by scripts/test and scripts/demo: dependency installation, builds, a booted systemd.
+# Source it from the repository root (the scripts cd there first).
+
+# Debian packages the build, the tests and the demo need. Installed with their recommends (Podman
+# needs fuse-overlayfs, slirp4netns, catatonit from them), except those in SDRUN_DEBS_NORECOMMENDS.
+SDRUN_DEBS=(
+        meson ninja-build pkg-config gcc clang libclang-rt-14-dev
+        libsystemd-dev libseccomp-dev libcap-dev libcjson-dev
+        systemd systemd-container dbus busybox-static
+        scdoc mandoc python3 python3-jsonschema jq
+        runc crun podman conmon uidmap
+        cpio iproute2 procps util-linux
+)
+SDRUN_DEBS_NORECOMMENDS=(qemu-system-x86)
+
+section() {
+        printf '\n==== %s ====\n' "$*"
+}
+
+note() {
+        printf '%s: %s\n' "${SDRUN_PROG:-sdrun}" "$*" >&2
+}
+
+die() {
+        note "$*"
+        exit 1
+}
+
+# missing_debs PKG...: print the packages of the list that are not installed.
+missing_debs() {
+        local installed
+        installed=$(dpkg-query -W -f='${Package} ${db:Status-Abbrev}\n' "$@" 2>/dev/null | awk '$2 == "ii" { print $1 }')
+        local p
+        for p in "$@"; do
+                grep -qxF -- "$p" <<<"$installed" || echo "$p"
+        done
+}
+
+# install_deps: install what is missing (apt-get update only then). Non-interactive; needs root.
+install_deps() {
+        local miss=() miss_nr=()
+        command -v dpkg-query >/dev/null || die "not a Debian system: install the packages by hand: ${SDRUN_DEBS[*]} ${SDRUN_DEBS_NORECOMMENDS[*]}"
+        mapfile -t miss < <(missing_debs "${SDRUN_DEBS[@]}")
+        mapfile -t miss_nr < <(missing_debs "${SDRUN_DEBS_NORECOMMENDS[@]}")
+        if [ ${#miss[@]} = 0 ] && [ ${#miss_nr[@]} = 0 ]; then
+                echo "all ${#SDRUN_DEBS[@]}+${#SDRUN_DEBS_NORECOMMENDS[@]} Debian packages are installed"
+                return 0
+        fi
+        [ "$(id -u)" = 0 ] || die "missing packages (${miss[*]} ${miss_nr[*]}): run as root to install them"
+        echo "installing: ${miss[*]} ${miss_nr[*]}"
+        export DEBIAN_FRONTEND=noninteractive
+        local apt=(apt-get -y -q -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold)
+        "${apt[@]}" update >/dev/null || die "apt-get update failed"
+        if [ ${#miss[@]} -gt 0 ]; then
+                "${apt[@]}" install "${miss[@]}" </dev/null || die "apt-get install ${miss[*]} failed"
+        fi
+        if [ ${#miss_nr[@]} -gt 0 ]; then
+                "${apt[@]}" install --no-install-recommends "${miss_nr[@]}" </dev/null ||
+                        die "apt-get install ${miss_nr[*]} failed"
+        fi
+}
+
+# meson_build DIR [MESON OPTIONS...]: set up DIR (--werror, debugoptimized) if needed, enforce the
+# options, build.
+meson_build() {
+        local dir=$1
+        shift
+        local opts=(--werror -Dbuildtype=debugoptimized "$@")
+        if [ -f "$dir/build.ninja" ] && [ -f "$dir/meson-private/coredata.dat" ]; then
+                # the options may differ from the ones the directory was set up with
+                meson configure "$dir" "${opts[@]/#--werror/-Dwerror=true}" >/dev/null ||
+                        meson setup --wipe "$dir" "${opts[@]}" || return 1
+        else
+                rm -rf "$dir"
+                meson setup "$dir" "${opts[@]}" || return 1
+        fi
+        ninja -C "$dir"
+}
+
+# systemd_is_pid1: true where PID 1 is a booted systemd (then no box is needed).
+systemd_is_pid1() {
+        [ -d /run/systemd/system ] && [ "$(cat /proc/1/comm 2>/dev/null)" = systemd ]
+}
