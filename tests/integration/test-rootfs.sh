@@ -47,7 +47,7 @@ if [ "$SDRUN_TEST_LAYOUT" = unified ]; then
         like "$(mi_line /sys/fs/cgroup)" ' ro,nosuid,nodev,noexec.* - cgroup2 ' "cgroup2 read-only on /sys/fs/cgroup"
 else
         like "$(mi_line /sys/fs/cgroup)" ' - tmpfs ' "hybrid: tmpfs on /sys/fs/cgroup"
-        like "$(mi_line /sys/fs/cgroup/memory)" ' ro,nosuid,nodev,noexec,relatime - cgroup cgroup .*memory' \
+        like "$(mi_line /sys/fs/cgroup/memory)" ' ro,nosuid,nodev,noexec,relatime( [^ ]+:[0-9]+)* - cgroup cgroup .*memory' \
                 "hybrid: memory hierarchy, ro"
         like "$(mi_line /sys/fs/cgroup/systemd)" ' - cgroup cgroup .*name=systemd' "hybrid: name=systemd hierarchy"
 fi
