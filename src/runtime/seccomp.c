@@ -1,2 +1,679 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* placeholder: being written */
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "config.h"
+#include "json-util.h"
+#include "log.h"
+#include "macro.h"
+#include "process-util.h"
+#include "seccomp.h"
+
+#ifndef SECCOMP_FILTER_FLAG_TSYNC_ESRCH
+#define SECCOMP_FILTER_FLAG_TSYNC_ESRCH (1UL << 4)
+#endif
+#ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+#define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
+#endif
+
+/* Arguments a syscall has at most (seccomp_data.args). */
+#define SECCOMP_ARGS_MAX 6
+
+static const char *const action_names[_OCI_SECCOMP_ACTION_MAX + 1] = {
+        [OCI_SECCOMP_KILL] = "SCMP_ACT_KILL",
+        [OCI_SECCOMP_KILL_PROCESS] = "SCMP_ACT_KILL_PROCESS",
+        [OCI_SECCOMP_KILL_THREAD] = "SCMP_ACT_KILL_THREAD",
+        [OCI_SECCOMP_TRAP] = "SCMP_ACT_TRAP",
+        [OCI_SECCOMP_ERRNO] = "SCMP_ACT_ERRNO",
+        [OCI_SECCOMP_TRACE] = "SCMP_ACT_TRACE",
+        [OCI_SECCOMP_ALLOW] = "SCMP_ACT_ALLOW",
+        [OCI_SECCOMP_LOG] = "SCMP_ACT_LOG",
+        [OCI_SECCOMP_NOTIFY] = "SCMP_ACT_NOTIFY",
+        [_OCI_SECCOMP_ACTION_MAX] = NULL,
+};
+
+static const char *const operator_names[_OCI_SECCOMP_OP_MAX + 1] = {
+        [OCI_SECCOMP_OP_NE] = "SCMP_CMP_NE",
+        [OCI_SECCOMP_OP_LT] = "SCMP_CMP_LT",
+        [OCI_SECCOMP_OP_LE] = "SCMP_CMP_LE",
+        [OCI_SECCOMP_OP_EQ] = "SCMP_CMP_EQ",
+        [OCI_SECCOMP_OP_GE] = "SCMP_CMP_GE",
+        [OCI_SECCOMP_OP_GT] = "SCMP_CMP_GT",
+        [OCI_SECCOMP_OP_MASKED_EQ] = "SCMP_CMP_MASKED_EQ",
+        [_OCI_SECCOMP_OP_MAX] = NULL,
+};
+
+static const enum scmp_compare operator_values[_OCI_SECCOMP_OP_MAX] = {
+        [OCI_SECCOMP_OP_NE] = SCMP_CMP_NE,
+        [OCI_SECCOMP_OP_LT] = SCMP_CMP_LT,
+        [OCI_SECCOMP_OP_LE] = SCMP_CMP_LE,
+        [OCI_SECCOMP_OP_EQ] = SCMP_CMP_EQ,
+        [OCI_SECCOMP_OP_GE] = SCMP_CMP_GE,
+        [OCI_SECCOMP_OP_GT] = SCMP_CMP_GT,
+        [OCI_SECCOMP_OP_MASKED_EQ] = SCMP_CMP_MASKED_EQ,
+};
+
+static const struct {
+        const char *name;
+        unsigned long value;
+} flag_table[] = {
+        { "SECCOMP_FILTER_FLAG_TSYNC", SECCOMP_FILTER_FLAG_TSYNC },
+        { "SECCOMP_FILTER_FLAG_LOG", SECCOMP_FILTER_FLAG_LOG },
+        { "SECCOMP_FILTER_FLAG_SPEC_ALLOW", SECCOMP_FILTER_FLAG_SPEC_ALLOW },
+        { "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV", SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV },
+};
+
+static const char *const flag_names[] = {
+        "SECCOMP_FILTER_FLAG_TSYNC",
+        "SECCOMP_FILTER_FLAG_LOG",
+        "SECCOMP_FILTER_FLAG_SPEC_ALLOW",
+        "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV",
+        NULL,
+};
+
+/* The spec's architecture names and libseccomp's names for them (seccomp_arch_resolve_name()). */
+static const struct {
+        const char *oci;
+        const char *scmp;
+} arch_table[] = {
+        { "SCMP_ARCH_X86", "x86" },
+        { "SCMP_ARCH_X86_64", "x86_64" },
+        { "SCMP_ARCH_X32", "x32" },
+        { "SCMP_ARCH_ARM", "arm" },
+        { "SCMP_ARCH_AARCH64", "aarch64" },
+        { "SCMP_ARCH_MIPS", "mips" },
+        { "SCMP_ARCH_MIPS64", "mips64" },
+        { "SCMP_ARCH_MIPS64N32", "mips64n32" },
+        { "SCMP_ARCH_MIPSEL", "mipsel" },
+        { "SCMP_ARCH_MIPSEL64", "mipsel64" },
+        { "SCMP_ARCH_MIPSEL64N32", "mipsel64n32" },
+        { "SCMP_ARCH_PPC", "ppc" },
+        { "SCMP_ARCH_PPC64", "ppc64" },
+        { "SCMP_ARCH_PPC64LE", "ppc64le" },
+        { "SCMP_ARCH_S390", "s390" },
+        { "SCMP_ARCH_S390X", "s390x" },
+        { "SCMP_ARCH_PARISC", "parisc" },
+        { "SCMP_ARCH_PARISC64", "parisc64" },
+        { "SCMP_ARCH_RISCV64", "riscv64" },
+        { "SCMP_ARCH_LOONGARCH64", "loongarch64" },
+        { "SCMP_ARCH_M68K", "m68k" },
+        { "SCMP_ARCH_SH", "sh" },
+        { "SCMP_ARCH_SHEB", "sheb" },
+};
+
+const char *const *oci_seccomp_known_actions(void) {
+        return action_names;
+}
+
+const char *const *oci_seccomp_known_operators(void) {
+        return operator_names;
+}
+
+const char *const *oci_seccomp_known_flags(void) {
+        return flag_names;
+}
+
+int oci_seccomp_action_from_name(const char *name, OciSeccompAction *ret) {
+        assert(name);
+        for (OciSeccompAction a = 0; a < _OCI_SECCOMP_ACTION_MAX; a++)
+                if (streq(action_names[a], name)) {
+                        if (ret)
+                                *ret = a;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+int oci_seccomp_operator_from_name(const char *name, OciSeccompOp *ret) {
+        assert(name);
+        for (OciSeccompOp o = 0; o < _OCI_SECCOMP_OP_MAX; o++)
+                if (streq(operator_names[o], name)) {
+                        if (ret)
+                                *ret = o;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+int oci_seccomp_flag_from_name(const char *name, unsigned long *ret) {
+        assert(name);
+        for (size_t i = 0; i < ELEMENTSOF(flag_table); i++)
+                if (streq(flag_table[i].name, name)) {
+                        if (ret)
+                                *ret = flag_table[i].value;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+int oci_seccomp_arch_from_name(const char *name, uint32_t *ret) {
+        assert(name);
+        for (size_t i = 0; i < ELEMENTSOF(arch_table); i++)
+                if (streq(arch_table[i].oci, name)) {
+                        uint32_t token = seccomp_arch_resolve_name(arch_table[i].scmp);
+                        if (token == 0)
+                                return -EOPNOTSUPP;
+                        if (ret)
+                                *ret = token;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+int oci_seccomp_known_archs(const char ***ret) {
+        assert(ret);
+        const char **l = calloc(ELEMENTSOF(arch_table) + 1, sizeof(char *));
+        if (!l)
+                return -ENOMEM;
+        size_t n = 0;
+        for (size_t i = 0; i < ELEMENTSOF(arch_table); i++)
+                if (oci_seccomp_arch_from_name(arch_table[i].oci, NULL) >= 0)
+                        l[n++] = arch_table[i].oci;
+        *ret = l;
+        return 0;
+}
+
+static long sys_seccomp(unsigned op, unsigned long flags, void *args) {
+        return syscall(SYS_seccomp, op, flags, args);
+}
+
+/* With a NULL program the kernel validates the flags first and then fails to copy the program: EFAULT
+ * means "flags accepted". Needs no privilege and installs nothing. */
+static bool kernel_accepts_filter_flags(unsigned long flags) {
+        return sys_seccomp(SECCOMP_SET_MODE_FILTER, flags, NULL) < 0 && errno == EFAULT;
+}
+
+bool oci_seccomp_flag_supported(const char *name) {
+        unsigned long f;
+
+        if (oci_seccomp_flag_from_name(name, &f) < 0)
+                return false;
+        /* The kernel refuses WAIT_KILLABLE_RECV without a listener. */
+        if (f == SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV)
+                f |= SECCOMP_FILTER_FLAG_NEW_LISTENER;
+        return kernel_accepts_filter_flags(f);
+}
+
+bool oci_seccomp_uses_notify(const OciSeccomp *s) {
+        assert(s);
+        if (s->default_action == OCI_SECCOMP_NOTIFY)
+                return true;
+        FOREACH_ARRAY(sc, s->syscalls, s->n_syscalls)
+                if (sc->action == OCI_SECCOMP_NOTIFY)
+                        return true;
+        return false;
+}
+
+_printf_(3, 4) static int fail(char **reterr, int r, const char *fmt, ...) {
+        if (reterr) {
+                va_list ap;
+                char *m = NULL;
+
+                va_start(ap, fmt);
+                if (vasprintf(&m, fmt, ap) < 0)
+                        m = NULL;
+                va_end(ap);
+                free(*reterr);
+                *reterr = m;
+        }
+        return r < 0 ? r : -r;
+}
+
+/* OCI action (+ errnoRet) -> libseccomp action value. path names the object for messages, e.g.
+ * "linux.seccomp.syscalls[2]" or "linux.seccomp" (whose fields are defaultAction/defaultErrnoRet). */
+static int action_to_scmp(
+                OciSeccompAction a, bool has_errno_ret, uint32_t errno_ret, const char *path,
+                const char *errno_field, uint32_t *ret, char **reterr) {
+
+        if (has_errno_ret && a != OCI_SECCOMP_ERRNO && a != OCI_SECCOMP_TRACE)
+                return fail(reterr, -EINVAL, "%s.%s: not allowed with action %s (only SCMP_ACT_ERRNO and SCMP_ACT_TRACE take an errno)",
+                            path, errno_field, a < _OCI_SECCOMP_ACTION_MAX ? action_names[a] : "?");
+        /* libseccomp keeps 16 bits of it; the kernel returns at most MAX_ERRNO (4095). */
+        if (has_errno_ret && errno_ret > 4095)
+                return fail(reterr, -EINVAL, "%s.%s: %" PRIu32 " is not an errno value (0..4095)", path, errno_field,
+                            errno_ret);
+
+        uint32_t e = has_errno_ret ? errno_ret : EPERM;
+        switch (a) {
+        case OCI_SECCOMP_KILL:
+        case OCI_SECCOMP_KILL_THREAD:
+                *ret = SCMP_ACT_KILL_THREAD;
+                return 0;
+        case OCI_SECCOMP_KILL_PROCESS:
+                *ret = SCMP_ACT_KILL_PROCESS;
+                return 0;
+        case OCI_SECCOMP_TRAP:
+                *ret = SCMP_ACT_TRAP;
+                return 0;
+        case OCI_SECCOMP_ERRNO:
+                *ret = SCMP_ACT_ERRNO(e);
+                return 0;
+        case OCI_SECCOMP_TRACE:
+                *ret = SCMP_ACT_TRACE(e);
+                return 0;
+        case OCI_SECCOMP_ALLOW:
+                *ret = SCMP_ACT_ALLOW;
+                return 0;
+        case OCI_SECCOMP_LOG:
+                *ret = SCMP_ACT_LOG;
+                return 0;
+        case OCI_SECCOMP_NOTIFY:
+                *ret = SCMP_ACT_NOTIFY;
+                return 0;
+        default:
+                return fail(reterr, -EINVAL, "%s: unknown seccomp action %d", path, (int) a);
+        }
+}
+
+static int add_syscall_rules(scmp_filter_ctx ctx, const OciSyscall *sc, size_t i, uint32_t default_action,
+                             char **reterr) {
+        char path[64];
+        uint32_t action;
+        int r;
+
+        snprintf(path, sizeof path, "linux.seccomp.syscalls[%zu]", i);
+        r = action_to_scmp(sc->action, sc->has_errno_ret, sc->errno_ret, path, "errnoRet", &action, reterr);
+        if (r < 0)
+                return r;
+
+        if (sc->n_args > SECCOMP_ARGS_MAX)
+                return fail(reterr, -EINVAL, "%s.args: at most %d conditions are supported, got %zu", path,
+                            SECCOMP_ARGS_MAX, sc->n_args);
+
+        struct scmp_arg_cmp cmps[SECCOMP_ARGS_MAX];
+        bool repeated_index = false;
+        for (size_t j = 0; j < sc->n_args; j++) {
+                const OciSeccompArg *a = &sc->args[j];
+
+                if (a->index >= SECCOMP_ARGS_MAX)
+                        return fail(reterr, -EINVAL, "%s.args[%zu].index: %" PRIu32 " is out of range (0..%d)",
+                                    path, j, a->index, SECCOMP_ARGS_MAX - 1);
+                if ((unsigned) a->op >= _OCI_SECCOMP_OP_MAX)
+                        return fail(reterr, -EINVAL, "%s.args[%zu].op: unknown operator %d", path, j, (int) a->op);
+
+                /* SCMP_CMP_MASKED_EQ: value is the mask, valueTwo the datum compared after masking. */
+                cmps[j] = (struct scmp_arg_cmp) {
+                        .arg = a->index,
+                        .op = operator_values[a->op],
+                        .datum_a = a->value,
+                        .datum_b = a->value_two,
+                };
+                for (size_t k = 0; k < j; k++)
+                        if (sc->args[k].index == a->index)
+                                repeated_index = true;
+        }
+
+        if (!sc->names || !sc->names[0])
+                return fail(reterr, -EINVAL, "%s.names: must contain at least one syscall name", path);
+
+        for (size_t j = 0; sc->names[j]; j++) {
+                const char *name = sc->names[j];
+
+                int nr = seccomp_syscall_resolve_name(name);
+                if (nr == __NR_SCMP_ERROR) {
+                        log_debug("%s.names[%zu]: syscall \"%s\" is unknown to libseccomp %u.%u.%u, skipping.",
+                                  path, j, name, seccomp_version()->major, seccomp_version()->minor,
+                                  seccomp_version()->micro);
+                        continue;
+                }
+                if (action == SCMP_ACT_NOTIFY && (streq(name, "sendmsg") || streq(name, "write")))
+                        /* The init passes the listener fd with these after loading the filter: notifying
+                         * them would make it wait for an agent that cannot have the fd yet. */
+                        return fail(reterr, -EINVAL,
+                                    "%s.names[%zu]: SCMP_ACT_NOTIFY cannot be used for \"%s\" (the runtime needs it to pass the notify fd)",
+                                    path, j, name);
+                if (action == default_action) {
+                        /* libseccomp refuses a rule that repeats the default action; it would be a no-op. */
+                        log_debug("%s.names[%zu]: \"%s\" has the default action, no rule needed.", path, j, name);
+                        continue;
+                }
+
+                if (sc->n_args == 0)
+                        r = seccomp_rule_add_array(ctx, action, nr, 0, NULL);
+                else if (!repeated_index)
+                        /* Conditions on different arguments: all must match (one rule). */
+                        r = seccomp_rule_add_array(ctx, action, nr, (unsigned) sc->n_args, cmps);
+                else
+                        /* The same argument compared more than once: one rule per condition, so that any of
+                         * them matches (what runc does; one rule cannot test an argument twice). */
+                        for (size_t k = 0; k < sc->n_args; k++) {
+                                r = seccomp_rule_add_array(ctx, action, nr, 1, &cmps[k]);
+                                if (r < 0)
+                                        break;
+                        }
+                if (r < 0)
+                        return fail(reterr, r, "%s.names[%zu]: adding rule for \"%s\": %s", path, j, name,
+                                    strerror(-r));
+        }
+        return 0;
+}
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(scmp_filter_ctx, seccomp_release);
+
+int oci_seccomp_prepare(const OciSeccomp *s, scmp_filter_ctx *ret, char **reterr) {
+        _cleanup_(seccomp_releasep) scmp_filter_ctx ctx = NULL;
+        uint32_t default_action;
+        int r;
+
+        assert(s);
+        assert(ret);
+
+        r = action_to_scmp(s->default_action, s->has_default_errno_ret, s->default_errno_ret, "linux.seccomp",
+                           "defaultErrnoRet", &default_action, reterr);
+        if (r < 0)
+                return r;
+        if (s->default_action == OCI_SECCOMP_NOTIFY)
+                /* The init itself would block on its next syscall, waiting for an agent it cannot reach. */
+                return fail(reterr, -EINVAL, "linux.seccomp.defaultAction: SCMP_ACT_NOTIFY cannot be the default action");
+
+        bool notify = oci_seccomp_uses_notify(s);
+        if (notify && isempty(s->listener_path))
+                return fail(reterr, -EINVAL, "linux.seccomp.listenerPath: required when an action is SCMP_ACT_NOTIFY");
+        if (notify && !kernel_accepts_filter_flags(SECCOMP_FILTER_FLAG_NEW_LISTENER))
+                return fail(reterr, -EOPNOTSUPP, "linux.seccomp: SCMP_ACT_NOTIFY is not supported by the running kernel");
+
+        unsigned long flags = 0;
+        for (size_t i = 0; s->flags && s->flags[i]; i++) {
+                unsigned long f;
+
+                if (oci_seccomp_flag_from_name(s->flags[i], &f) < 0)
+                        return fail(reterr, -EINVAL, "linux.seccomp.flags[%zu]: unknown flag \"%s\"", i, s->flags[i]);
+                if (!oci_seccomp_flag_supported(s->flags[i]))
+                        return fail(reterr, -EOPNOTSUPP, "linux.seccomp.flags[%zu]: %s is not supported by the running kernel",
+                                    i, s->flags[i]);
+                flags |= f;
+        }
+        if ((flags & SECCOMP_FILTER_FLAG_TSYNC) && notify &&
+            !kernel_accepts_filter_flags(SECCOMP_FILTER_FLAG_TSYNC | SECCOMP_FILTER_FLAG_TSYNC_ESRCH |
+                                         SECCOMP_FILTER_FLAG_NEW_LISTENER))
+                return fail(reterr, -EOPNOTSUPP,
+                            "linux.seccomp.flags: SECCOMP_FILTER_FLAG_TSYNC together with SCMP_ACT_NOTIFY is not supported by the running kernel");
+
+        ctx = seccomp_init(default_action);
+        if (!ctx)
+                return fail(reterr, -ENOMEM, "linux.seccomp: creating the seccomp filter failed");
+
+        /* libseccomp would set no_new_privs on load by default; noNewPrivileges decides that. */
+        r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
+        if (r < 0)
+                return fail(reterr, r, "linux.seccomp: disabling libseccomp's no_new_privs: %s", strerror(-r));
+
+        for (size_t i = 0; s->architectures && s->architectures[i]; i++) {
+                uint32_t arch;
+
+                r = oci_seccomp_arch_from_name(s->architectures[i], &arch);
+                if (r == -EOPNOTSUPP)
+                        return fail(reterr, r, "linux.seccomp.architectures[%zu]: %s is not supported by libseccomp %u.%u.%u",
+                                    i, s->architectures[i], seccomp_version()->major, seccomp_version()->minor,
+                                    seccomp_version()->micro);
+                if (r < 0)
+                        return fail(reterr, r, "linux.seccomp.architectures[%zu]: unknown architecture \"%s\"", i,
+                                    s->architectures[i]);
+                r = seccomp_arch_add(ctx, arch);
+                if (r < 0 && r != -EEXIST) /* the native arch is always there */
+                        return fail(reterr, r, "linux.seccomp.architectures[%zu]: adding %s: %s", i,
+                                    s->architectures[i], strerror(-r));
+        }
+
+        for (size_t i = 0; i < s->n_syscalls; i++) {
+                r = add_syscall_rules(ctx, &s->syscalls[i], i, default_action, reterr);
+                if (r < 0)
+                        return r;
+        }
+
+        *ret = TAKE_PTR(ctx);
+        return 0;
+}
+
+/* Filter flags for seccomp(2) from linux.seccomp.flags (validated by oci_seccomp_prepare()). */
+static unsigned long filter_flags(const OciSeccomp *s, bool notify) {
+        unsigned long flags = 0;
+
+        for (size_t i = 0; s->flags && s->flags[i]; i++) {
+                unsigned long f;
+                if (oci_seccomp_flag_from_name(s->flags[i], &f) >= 0)
+                        flags |= f;
+        }
+        if (notify) {
+                flags |= SECCOMP_FILTER_FLAG_NEW_LISTENER;
+                /* With TSYNC, a failure to sync must be reported as ESRCH: the return value is the fd. */
+                if (flags & SECCOMP_FILTER_FLAG_TSYNC)
+                        flags |= SECCOMP_FILTER_FLAG_TSYNC_ESRCH;
+        } else
+                /* Only meaningful for a listener (and refused by the kernel without one), as libseccomp 2.6
+                 * applies it. */
+                flags &= ~SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
+        return flags;
+}
+
+int oci_seccomp_load(scmp_filter_ctx ctx, const OciSeccomp *s, int *ret_notify_fd, char **reterr) {
+        /* Runs in the container's init, last step before execve: after the seccomp(2) call below, nothing
+         * else may run here. The program lives on the stack: the kernel copies it, and there is nothing
+         * to free afterwards. BPF_MAXINSNS (4096) instructions is what the kernel accepts at most. */
+        struct sock_filter insns[BPF_MAXINSNS];
+        struct stat st;
+        int r;
+
+        assert(ctx);
+        assert(s);
+        assert(ret_notify_fd);
+
+        bool notify = oci_seccomp_uses_notify(s);
+        unsigned long flags = filter_flags(s, notify);
+
+        {
+                _cleanup_close_ int fd = memfd_create("sdrun-seccomp-bpf", MFD_CLOEXEC);
+                if (fd < 0)
+                        return fail(reterr, -errno, "linux.seccomp: creating a memfd for the BPF program: %m");
+                r = seccomp_export_bpf(ctx, fd);
+                if (r < 0)
+                        return fail(reterr, r, "linux.seccomp: generating the BPF program: %s", strerror(-r));
+                if (fstat(fd, &st) < 0)
+                        return fail(reterr, -errno, "linux.seccomp: stat of the BPF program: %m");
+                if (st.st_size <= 0 || st.st_size % sizeof(struct sock_filter) != 0)
+                        return fail(reterr, -EIO, "linux.seccomp: BPF program has an invalid size %jd",
+                                    (intmax_t) st.st_size);
+                if ((size_t) st.st_size > sizeof insns)
+                        return fail(reterr, -E2BIG,
+                                    "linux.seccomp: the filter compiles to %zu BPF instructions, the kernel accepts at most %d",
+                                    (size_t) st.st_size / sizeof(struct sock_filter), BPF_MAXINSNS);
+                ssize_t n = pread(fd, insns, (size_t) st.st_size, 0);
+                if (n < 0)
+                        return fail(reterr, -errno, "linux.seccomp: reading the BPF program: %m");
+                if (n != st.st_size)
+                        return fail(reterr, -EIO, "linux.seccomp: short read of the BPF program");
+        }
+
+        struct sock_fprog prog = {
+                .len = (unsigned short) (st.st_size / sizeof(struct sock_filter)),
+                .filter = insns,
+        };
+        long fd = sys_seccomp(SECCOMP_SET_MODE_FILTER, flags, &prog);
+        if (fd < 0) {
+                r = -errno;
+                if (r == -EACCES)
+                        return fail(reterr, r,
+                                    "linux.seccomp: loading the filter: %s (needs noNewPrivileges or CAP_SYS_ADMIN)",
+                                    strerror(-r));
+                if (r == -ESRCH)
+                        return fail(reterr, r,
+                                    "linux.seccomp: loading the filter: another thread could not be synchronized (SECCOMP_FILTER_FLAG_TSYNC)");
+                return fail(reterr, r, "linux.seccomp: loading the filter: %s", strerror(-r));
+        }
+
+        *ret_notify_fd = notify ? (int) fd : -1;
+        return 0;
+}
+
+int oci_seccomp_container_process_state(const OciSeccomp *s, pid_t pid, const char *state_json, char **ret) {
+        _cleanup_json_ cJSON *root = NULL, *state = NULL;
+        int r;
+
+        assert(s);
+        assert(state_json);
+        assert(ret);
+
+        r = json_parse(state_json, strlen(state_json), &state, NULL);
+        if (r < 0)
+                return r;
+        if (!cJSON_IsObject(state))
+                return -EINVAL;
+
+        root = cJSON_CreateObject();
+        if (!root)
+                return -ENOMEM;
+        if (!cJSON_AddStringToObject(root, "ociVersion", OCI_SPEC_VERSION))
+                return -ENOMEM;
+        cJSON *fds = cJSON_AddArrayToObject(root, "fds");
+        if (!fds)
+                return -ENOMEM;
+        cJSON *fd_name = cJSON_CreateString("seccompFd");
+        if (!fd_name)
+                return -ENOMEM;
+        cJSON_AddItemToArray(fds, fd_name);
+        if (!cJSON_AddNumberToObject(root, "pid", (double) pid))
+                return -ENOMEM;
+        if (s->listener_metadata && !cJSON_AddStringToObject(root, "metadata", s->listener_metadata))
+                return -ENOMEM;
+        cJSON_AddItemToObject(root, "state", TAKE_PTR(state));
+
+        char *p = json_print(root);
+        if (!p)
+                return -ENOMEM;
+        *ret = p;
+        return 0;
+}
+
+static int wait_fd(int fd, short events, uint64_t deadline) {
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+        if (now >= deadline)
+                return -ETIMEDOUT;
+        struct pollfd p = { .fd = fd, .events = events };
+        uint64_t left_ms = (deadline - now + USEC_PER_MSEC - 1) / USEC_PER_MSEC;
+        int n = poll(&p, 1, (int) MIN(left_ms, (uint64_t) INT32_MAX));
+        if (n < 0)
+                return errno == EINTR ? 0 : -errno;
+        if (n == 0)
+                return -ETIMEDOUT;
+        if (p.revents & (POLLERR | POLLNVAL))
+                return -EPIPE;
+        return 0;
+}
+
+int oci_seccomp_send_to_agent_timeout(
+                const OciSeccomp *s, int notify_fd, pid_t pid, const char *state_json, uint64_t timeout_usec,
+                char **reterr) {
+        _cleanup_free_ char *doc = NULL;
+        _cleanup_close_ int sock = -EBADF;
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        int r;
+
+        assert(s);
+        assert(notify_fd >= 0);
+        assert(state_json);
+
+        if (isempty(s->listener_path))
+                return fail(reterr, -EINVAL, "linux.seccomp.listenerPath: required when an action is SCMP_ACT_NOTIFY");
+        if (strlen(s->listener_path) >= sizeof sa.sun_path)
+                return fail(reterr, -ENAMETOOLONG, "linux.seccomp.listenerPath: \"%s\" is longer than %zu bytes",
+                            s->listener_path, sizeof sa.sun_path - 1);
+        strcpy(sa.sun_path, s->listener_path);
+
+        r = oci_seccomp_container_process_state(s, pid, state_json, &doc);
+        if (r < 0)
+                return fail(reterr, r, "seccomp agent: building the container process state: %s", strerror(-r));
+
+        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + timeout_usec;
+
+        sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (sock < 0)
+                return fail(reterr, -errno, "seccomp agent: socket: %m");
+
+        /* A non-blocking connect on a unix stream socket fails with EAGAIN while the listener's backlog is
+         * full: retry until the deadline. */
+        for (;;) {
+                if (connect(sock, (const struct sockaddr *) &sa, sizeof sa) >= 0)
+                        break;
+                if (errno == EINPROGRESS) {
+                        r = wait_fd(sock, POLLOUT, deadline);
+                        if (r < 0)
+                                return fail(reterr, r, "seccomp agent: connecting to \"%s\": %s", s->listener_path,
+                                            strerror(-r));
+                        int err = 0;
+                        socklen_t l = sizeof err;
+                        if (getsockopt(sock, SOL_SOCKET, SO_ERROR, &err, &l) < 0)
+                                err = errno;
+                        if (err != 0)
+                                return fail(reterr, -err, "seccomp agent: connecting to \"%s\": %s",
+                                            s->listener_path, strerror(err));
+                        break;
+                }
+                if (errno != EAGAIN && errno != EINTR)
+                        return fail(reterr, -errno, "seccomp agent: connecting to \"%s\": %m", s->listener_path);
+                if (now_usec(CLOCK_MONOTONIC) >= deadline)
+                        return fail(reterr, -ETIMEDOUT, "seccomp agent: connecting to \"%s\": %s", s->listener_path,
+                                    strerror(ETIMEDOUT));
+                (void) usleep(10 * USEC_PER_MSEC);
+        }
+
+        size_t len = strlen(doc), done = 0;
+        bool fd_sent = false;
+        while (done < len) {
+                union {
+                        struct cmsghdr cmsghdr;
+                        uint8_t buf[CMSG_SPACE(sizeof(int))];
+                } control = {};
+                struct iovec iov = { .iov_base = doc + done, .iov_len = len - done };
+                struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+                /* The fd goes with the first sendmsg() only, as the spec requires. */
+                if (!fd_sent) {
+                        mh.msg_control = &control;
+                        mh.msg_controllen = sizeof control;
+                        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+                        c->cmsg_level = SOL_SOCKET;
+                        c->cmsg_type = SCM_RIGHTS;
+                        c->cmsg_len = CMSG_LEN(sizeof(int));
+                        memcpy(CMSG_DATA(c), &notify_fd, sizeof(int));
+                }
+
+                ssize_t n = sendmsg(sock, &mh, MSG_NOSIGNAL);
+                if (n < 0) {
+                        if (errno != EAGAIN && errno != EINTR)
+                                return fail(reterr, -errno, "seccomp agent: sending the seccomp state to \"%s\": %m",
+                                            s->listener_path);
+                        r = wait_fd(sock, POLLOUT, deadline);
+                        if (r < 0)
+                                return fail(reterr, r, "seccomp agent: sending the seccomp state to \"%s\": %s",
+                                            s->listener_path, strerror(-r));
+                        continue;
+                }
+                fd_sent = true;
+                done += (size_t) n;
+        }
+
+        /* One state per connection; the connection is closed right after it (cleanup). */
+        return 0;
+}
+
+int oci_seccomp_send_to_agent(const OciSeccomp *s, int notify_fd, pid_t pid, const char *state_json, char **reterr) {
+        return oci_seccomp_send_to_agent_timeout(s, notify_fd, pid, state_json, SECCOMP_AGENT_TIMEOUT_USEC, reterr);
+}

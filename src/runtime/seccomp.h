@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/* linux.seccomp: build a libseccomp filter from the OCI model, load it right before execve, and hand the
+ * notify listener to a seccomp agent.
+ *
+ * This header shares its name with libseccomp's <seccomp.h>, and src/runtime is on the include path of
+ * everything that links the runtime library: an `#include <seccomp.h>` anywhere in the tree lands here.
+ * So this header first pulls in libseccomp's own header with #include_next, and guards only its own
+ * declarations. No #pragma once on purpose: when this file is reached by the quote search relative to the
+ * includer (e.g. "seccomp.h" from src/runtime/foo.c), #include_next restarts at the top of the include
+ * path, comes back here once, and that second pass reaches libseccomp's header.
+ *
+ * Our functions are prefixed oci_seccomp_: libseccomp owns seccomp_* (seccomp_load() is one of its own). */
+
+#ifdef __clang__
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Winclude-next-absolute-path"
+#endif
+#include_next <seccomp.h>
+#ifdef __clang__
+#pragma clang diagnostic pop
+#endif
+
+#ifndef SDRUN_RUNTIME_SECCOMP_H
+#define SDRUN_RUNTIME_SECCOMP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "oci-config.h"
+
+/* How long oci_seccomp_send_to_agent() may take in total (connect + send). */
+#define SECCOMP_AGENT_TIMEOUT_USEC (5 * 1000 * 1000ULL)
+
+/* Build a libseccomp filter from linux.seccomp (not loaded). Unknown syscall names on this libseccomp are
+ * skipped with a debug log (as runc does); unknown arch names, errnoRet on an action that has no errno,
+ * flags the kernel does not support, SCMP_ACT_NOTIFY as default action or without listenerPath -> error
+ * naming the JSON path ("linux.seccomp.syscalls[3].names[0]: ..."). Called in the init before privileges
+ * are dropped. On success *ret owns the filter (seccomp_release() it when not loading). */
+int oci_seccomp_prepare(const OciSeccomp *s, scmp_filter_ctx *ret, char **reterr);
+
+/* Load the filter into the calling thread (all threads with SECCOMP_FILTER_FLAG_TSYNC). The BPF program
+ * is exported from libseccomp and installed with seccomp(2) directly, so that every flag of the spec
+ * (including SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, which libseccomp 2.5 cannot express) is honoured and
+ * libseccomp never sets no_new_privs behind our back. *ret_notify_fd gets the listener fd (O_CLOEXEC) when
+ * any rule is SCMP_ACT_NOTIFY, else -1. On success this makes no syscall after seccomp(2) and neither logs
+ * nor frees anything: the caller's next syscalls run under the new filter. ctx stays owned by the caller.
+ * Needs no_new_privs or CAP_SYS_ADMIN in the caller's user namespace. */
+int oci_seccomp_load(scmp_filter_ctx ctx, const OciSeccomp *s, int *ret_notify_fd, char **reterr);
+
+/* Runtime side: connect to s->listener_path (unix stream socket), send the notify fd with SCM_RIGHTS plus
+ * the "container process state" JSON of config-linux.md (ociVersion, fds ["seccompFd"], pid, metadata =
+ * listenerMetadata, state = the container state object) built from state_json (the OCI state document)
+ * and pid, then close the connection. Bounded by SECCOMP_AGENT_TIMEOUT_USEC. notify_fd is not closed. */
+int oci_seccomp_send_to_agent(const OciSeccomp *s, int notify_fd, pid_t pid, const char *state_json, char **reterr);
+/* The same with an explicit timeout (tests). */
+int oci_seccomp_send_to_agent_timeout(
+                const OciSeccomp *s, int notify_fd, pid_t pid, const char *state_json, uint64_t timeout_usec,
+                char **reterr);
+/* The JSON document oci_seccomp_send_to_agent() sends (malloc'd, unformatted). */
+int oci_seccomp_container_process_state(const OciSeccomp *s, pid_t pid, const char *state_json, char **ret);
+
+/* True when an action of s (default or a rule) is SCMP_ACT_NOTIFY. */
+bool oci_seccomp_uses_notify(const OciSeccomp *s);
+
+/* Name tables for the features document, so that `features` lists exactly what is implemented. All
+ * NULL-terminated arrays of static strings. */
+const char *const *oci_seccomp_known_actions(void);   /* SCMP_ACT_* */
+const char *const *oci_seccomp_known_operators(void); /* SCMP_CMP_* */
+const char *const *oci_seccomp_known_flags(void);     /* SECCOMP_FILTER_FLAG_* the runtime knows */
+/* SCMP_ARCH_* names this libseccomp resolves. Returns a malloc'd array (free() only the array). */
+int oci_seccomp_known_archs(const char ***ret);
+/* Whether the running kernel accepts the flag (probed with seccomp(2), as runc does); false for names
+ * that are not in oci_seccomp_known_flags(). */
+bool oci_seccomp_flag_supported(const char *name);
+
+/* Name -> value look-ups; -EINVAL for unknown names. */
+int oci_seccomp_action_from_name(const char *name, OciSeccompAction *ret);
+int oci_seccomp_operator_from_name(const char *name, OciSeccompOp *ret);
+int oci_seccomp_flag_from_name(const char *name, unsigned long *ret);
+/* libseccomp's arch token (SCMP_ARCH_*); -EINVAL: not a spec name, -EOPNOTSUPP: this libseccomp lacks it. */
+int oci_seccomp_arch_from_name(const char *name, uint32_t *ret);
+
+#endif
