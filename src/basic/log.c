@@ -132,8 +132,12 @@ int log_internal(int level, int error, const char *file, int line, const char *f
                 error = -error;
 
         /* The sink (the journal) gets informational messages too: they are what admins look for there. */
-        bool to_sink = log_sink && level <= MAX(log_max_level, LOG_LEVEL_INFO);
-        if (level > log_max_level && !to_sink) {
+        /* The log file and the sink (the journal) get informational messages too (runc logs at info level
+         * by default): hook output, "created container", ... The terminal shows warnings and errors. */
+        int record_level = MAX(log_max_level, LOG_LEVEL_INFO);
+        bool to_sink = log_sink && level <= record_level;
+        bool to_file = log_fd >= 0 && level <= record_level;
+        if (level > log_max_level && !to_sink && !to_file) {
                 errno = saved_errno;
                 return -error;
         }
@@ -144,7 +148,7 @@ int log_internal(int level, int error, const char *file, int line, const char *f
         vsnprintf(msg, sizeof msg, fmt, ap);
         va_end(ap);
 
-        if (log_fd >= 0 && level <= log_max_level) {
+        if (to_file) {
                 char *buf = NULL;
                 size_t size = 0;
                 FILE *f = open_memstream(&buf, &size);
