@@ -1,7 +1,277 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "cli.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
-/* placeholder: being written */
+#include "cli.h"
+#include "exec.h"
+#include "fileio.h"
+#include "macro.h"
+#include "process-util.h"
+
+/* runc's exit status when exec itself fails (not the process): podman and conmon expect it. */
+#define EXIT_EXEC_FAILED 255
+/* How often a foreground wait looks for a killed thread-group leader whose other threads live on. */
+#define LEADER_CHECK_MSEC 100
+
+static void options_done(ExecOptions *o) {
+        free(o->env);
+        free(o->caps);
+        free(o->additional_gids);
+}
+
+static int push(char ***l, size_t *n, char *s) {
+        char **c = realloc(*l, (*n + 2) * sizeof(char *));
+        if (!c)
+                return -ENOMEM;
+        c[(*n)++] = s;
+        c[*n] = NULL;
+        *l = c;
+        return 0;
+}
+
+static int parse_id(const char *s, unsigned *ret) {
+        char *end;
+        errno = 0;
+        unsigned long v = strtoul(s, &end, 10);
+        if (errno || end == s || *end || s[0] == '-' || v >= UINT32_MAX)
+                return -EINVAL;
+        *ret = (unsigned) v;
+        return 0;
+}
+
+static int parse_exec_options(int argc, char *argv[], ExecOptions *o, const char **ret_pid_file) {
+        enum { ARG_CONSOLE_SOCKET = 0x100, ARG_PID_FILE, ARG_CWD, ARG_NO_NEW_PRIVS, ARG_PRESERVE_FDS,
+               ARG_PROCESS_LABEL, ARG_APPARMOR, ARG_IGNORE_PAUSED };
+        static const struct option options[] = {
+                { "process", required_argument, NULL, 'p' },
+                { "tty", no_argument, NULL, 't' },
+                { "console-socket", required_argument, NULL, ARG_CONSOLE_SOCKET },
+                { "detach", no_argument, NULL, 'd' },
+                { "pid-file", required_argument, NULL, ARG_PID_FILE },
+                { "cwd", required_argument, NULL, ARG_CWD },
+                { "env", required_argument, NULL, 'e' },
+                { "user", required_argument, NULL, 'u' },
+                { "additional-gids", required_argument, NULL, 'g' },
+                { "cap", required_argument, NULL, 'c' },
+                { "no-new-privs", no_argument, NULL, ARG_NO_NEW_PRIVS },
+                { "preserve-fds", required_argument, NULL, ARG_PRESERVE_FDS },
+                { "process-label", required_argument, NULL, ARG_PROCESS_LABEL },
+                { "apparmor", required_argument, NULL, ARG_APPARMOR },
+                { "ignore-paused", no_argument, NULL, ARG_IGNORE_PAUSED },
+                { "help", no_argument, NULL, 'h' },
+                {}
+        };
+        size_t n_env = 0, n_caps = 0;
+        unsigned v;
+        int c;
+
+        while ((c = getopt_long(argc, argv, "+p:tde:u:g:c:h", options, NULL)) >= 0) {
+                switch (c) {
+                case 'p':
+                        o->process_file = optarg;
+                        break;
+                case 't':
+                        o->tty = true;
+                        break;
+                case ARG_CONSOLE_SOCKET:
+                        o->console_socket = optarg;
+                        break;
+                case 'd':
+                        o->detach = true;
+                        break;
+                case ARG_PID_FILE:
+                        *ret_pid_file = optarg;
+                        break;
+                case ARG_CWD:
+                        if (optarg[0] != '/')
+                                return cli_usage_error("exec", "--cwd: \"%s\" is not an absolute path", optarg), -EINVAL;
+                        o->cwd = optarg;
+                        break;
+                case 'e':
+                        if (push(&o->env, &n_env, optarg) < 0)
+                                return log_oom();
+                        break;
+                case 'u': {
+                        _cleanup_free_ char *s = strdup(optarg);
+                        if (!s)
+                                return log_oom();
+                        char *colon = strchr(s, ':');
+                        if (colon)
+                                *colon++ = 0;
+                        if (parse_id(s, &v) < 0)
+                                return cli_usage_error("exec", "--user: \"%s\" is not UID[:GID] (numeric)", optarg), -EINVAL;
+                        o->has_user = true;
+                        o->uid = (uid_t) v;
+                        if (colon) {
+                                if (parse_id(colon, &v) < 0)
+                                        return cli_usage_error("exec", "--user: \"%s\" is not UID[:GID] (numeric)", optarg),
+                                               -EINVAL;
+                                o->has_gid = true;
+                                o->gid = (gid_t) v;
+                        }
+                        break;
+                }
+                case 'g': {
+                        /* One gid per flag; a comma-separated list is accepted too. */
+                        _cleanup_free_ char *s = strdup(optarg);
+                        if (!s)
+                                return log_oom();
+                        for (char *t = strtok(s, ","); t; t = strtok(NULL, ",")) {
+                                if (parse_id(t, &v) < 0)
+                                        return cli_usage_error("exec", "--additional-gids: \"%s\" is not a gid", t), -EINVAL;
+                                gid_t *g = realloc(o->additional_gids, (o->n_additional_gids + 1) * sizeof(gid_t));
+                                if (!g)
+                                        return log_oom();
+                                g[o->n_additional_gids++] = (gid_t) v;
+                                o->additional_gids = g;
+                        }
+                        break;
+                }
+                case 'c':
+                        if (push(&o->caps, &n_caps, optarg) < 0)
+                                return log_oom();
+                        break;
+                case ARG_NO_NEW_PRIVS:
+                        o->no_new_privs = true;
+                        break;
+                case ARG_PRESERVE_FDS:
+                        if (parse_id(optarg, &v) < 0 || v > 65536)
+                                return cli_usage_error("exec", "--preserve-fds: invalid number \"%s\"", optarg), -EINVAL;
+                        o->preserve_fds = v;
+                        break;
+                case ARG_PROCESS_LABEL:
+                        o->process_label = optarg;
+                        break;
+                case ARG_APPARMOR:
+                        o->apparmor = optarg;
+                        break;
+                case ARG_IGNORE_PAUSED:
+                        o->ignore_paused = true;
+                        break;
+                case 'h':
+                        cli_print_verb_help("exec");
+                        exit(EXIT_SUCCESS);
+                default:
+                        return cli_usage_error("exec", "unknown or incomplete option \"%s\"", argv[optind - 1]), -EINVAL;
+                }
+        }
+        if (optind >= argc)
+                return cli_usage_error("exec", "container id missing"), -EINVAL;
+        o->id = argv[optind];
+        o->args = argv + optind + 1;
+        if (!o->process_file && !o->args[0])
+                return cli_usage_error("exec", "exec args cannot be empty: give a command or --process FILE"), -EINVAL;
+        if (o->detach && o->tty && !o->console_socket)
+                return cli_usage_error("exec", "cannot allocate tty if sdrun will detach without setting console socket"),
+                       -EINVAL;
+        o->root = arg_root;
+        return 0;
+}
+
+/* Wait for the process, forwarding the signals we get to it; its exit status as a shell reports it. Also
+ * ends when the process's main thread was killed by a signal while other threads live on (a seccomp
+ * KILL_THREAD of the leader): the rest is killed, and the status is 128 + that signal. */
+static int wait_process(pid_t pid, int pidfd, int sfd) {
+        siginfo_t si = {};
+        int leader_sig = 0;
+
+        for (;;) {
+                struct pollfd p[2] = { { .fd = pidfd, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
+                int k = poll(p, sfd >= 0 ? 2 : 1, LEADER_CHECK_MSEC);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        break;
+                }
+                if (k == 0) {
+                        leader_sig = exec_leader_killed_signal(pid);
+                        if (leader_sig > 0) {
+                                log_error("exec: the main thread of process %d was killed by signal %d (%s)%s; killing the rest",
+                                          (int) pid, leader_sig, strsignal(leader_sig),
+                                          leader_sig == SIGSYS ? " (seccomp)" : "");
+                                (void) pidfd_send_sig(pidfd, SIGKILL);
+                                break;
+                        }
+                        continue;
+                }
+                if (p[0].revents)
+                        break;
+                if (p[1].revents & POLLIN) {
+                        struct signalfd_siginfo ssi;
+                        while (read(sfd, &ssi, sizeof ssi) == sizeof ssi)
+                                if (ssi.ssi_signo != SIGCHLD && ssi.ssi_signo != SIGPIPE)
+                                        (void) pidfd_send_sig(pidfd, (int) ssi.ssi_signo);
+                }
+        }
+        while (waitid(P_PID, (id_t) pid, &si, WEXITED) < 0)
+                if (errno != EINTR)
+                        return EXIT_EXEC_FAILED;
+        if (leader_sig > 0)
+                return 128 + leader_sig;
+        if (si.si_code == CLD_EXITED)
+                return si.si_status;
+        return 128 + si.si_status;
+}
+
 int verb_exec(int argc, char *argv[]) {
-        return cli_usage_error("exec", "not built yet");
+        _cleanup_(options_done) ExecOptions o = {};
+        _cleanup_free_ char *err = NULL;
+        _cleanup_close_ int sfd = -EBADF;
+        const char *pid_file = NULL;
+        ExecProcess ep = { .pidfd = -EBADF };
+        sigset_t mask;
+        int r, status;
+
+        if (parse_exec_options(argc, argv, &o, &pid_file) < 0)
+                return EXIT_FAILURE;
+        log_set_context(o.id, NULL);
+
+        if (!o.detach) {
+                /* Blocked before the process exists, so that no signal meant for it is lost; the process
+                 * itself starts with an empty mask. */
+                sigfillset(&mask);
+                sigdelset(&mask, SIGSEGV);
+                sigdelset(&mask, SIGBUS);
+                sigdelset(&mask, SIGILL);
+                sigdelset(&mask, SIGFPE);
+                sigdelset(&mask, SIGKILL);
+                sigdelset(&mask, SIGSTOP);
+                sigprocmask(SIG_BLOCK, &mask, NULL);
+                sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+        }
+
+        r = container_exec(&o, &ep, &err);
+        if (r < 0) {
+                log_error_errno(r, "exec failed: %s", err ?: strerror(-r));
+                return EXIT_EXEC_FAILED;
+        }
+        if (pid_file) {
+                char buf[32];
+                snprintf(buf, sizeof buf, "%d", (int) ep.pid);
+                r = write_file_atomic_at(AT_FDCWD, pid_file, buf, strlen(buf), 0644);
+                if (r < 0) {
+                        log_error_errno(r, "exec failed: --pid-file: write \"%s\": %m", pid_file);
+                        (void) pidfd_send_sig(ep.pidfd, SIGKILL);
+                        (void) waitpid(ep.pid, NULL, 0);
+                        safe_close(ep.pidfd);
+                        return EXIT_EXEC_FAILED;
+                }
+        }
+        if (o.detach) {
+                /* Not reaped: it is reparented (conmon, as subreaper, reaps it). */
+                safe_close(ep.pidfd);
+                return EXIT_SUCCESS;
+        }
+        status = wait_process(ep.pid, ep.pidfd, sfd);
+        safe_close(ep.pidfd);
+        return status;
 }

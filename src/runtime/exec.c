@@ -1,0 +1,929 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <sys/capability.h>
+
+#include "capabilities.h"
+#include "cgroup-util.h"
+#include "console.h"
+#include "exec.h"
+#include "fileio.h"
+#include "log.h"
+#include "macro.h"
+#include "oci-config.h"
+#include "process-util.h"
+#include "process.h"
+#include "seccomp.h"
+#include "state.h"
+#include "sync.h"
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+#ifndef CLONE_INTO_CGROUP
+#define CLONE_INTO_CGROUP 0x200000000ULL
+#endif
+
+/* The name the child carries until execve replaces it: how the runtime tells "exec'd" from "died before". */
+#define EXEC_CHILD_COMM "sdrun:exec"
+#define EXEC_SETUP_TIMEOUT_USEC (5 * 60 * USEC_PER_SEC)
+#define EXEC_CHILD_STEP_TIMEOUT_USEC (60 * USEC_PER_SEC)
+#define PASSWD_SIZE_MAX (4U << 20)
+#define SHEBANG_DEPTH_MAX 5
+
+static int errf(char **reterr, int r, const char *fmt, ...) _printf_(3, 4);
+static int errf(char **reterr, int r, const char *fmt, ...) {
+        va_list ap;
+
+        if (reterr) {
+                free(*reterr);
+                va_start(ap, fmt);
+                if (vasprintf(reterr, fmt, ap) < 0)
+                        *reterr = NULL;
+                va_end(ap);
+        }
+        return r < 0 ? r : -r;
+}
+
+/* ---- building the process ---- */
+
+static int strv_dup(char **l, char ***ret) {
+        size_t n = 0;
+        char **c;
+
+        for (char **i = l; i && *i; i++)
+                n++;
+        c = calloc(n + 1, sizeof(char *));
+        if (!c)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                c[i] = strdup(l[i]);
+                if (!c[i]) {
+                        for (size_t k = 0; k < i; k++)
+                                free(c[k]);
+                        free(c);
+                        return -ENOMEM;
+                }
+        }
+        *ret = c;
+        return 0;
+}
+
+static void strv_free(char **l) {
+        for (char **i = l; i && *i; i++)
+                free(*i);
+        free(l);
+}
+
+/* Append copies of add to *l (NULL-terminated). */
+static int strv_extend(char ***l, char **add) {
+        size_t n = 0, k = 0;
+        char **c;
+
+        for (char **i = *l; i && *i; i++)
+                n++;
+        for (char **i = add; i && *i; i++)
+                k++;
+        if (k == 0)
+                return 0;
+        c = realloc(*l, (n + k + 1) * sizeof(char *));
+        if (!c)
+                return -ENOMEM;
+        *l = c;
+        for (size_t i = 0; i < k; i++) {
+                c[n + i] = strdup(add[i]);
+                if (!c[n + i]) {
+                        c[n + i] = NULL;
+                        return -ENOMEM;
+                }
+        }
+        c[n + k] = NULL;
+        return 0;
+}
+
+/* --env K=V replaces an existing K in the process environment (runc appends and the last one wins in the
+ * lookup; replacing keeps one definition). */
+static int env_set(char ***env, const char *kv) {
+        const char *eq = strchr(kv, '=');
+        size_t klen = eq ? (size_t) (eq - kv) : strlen(kv);
+
+        for (char **e = *env; e && *e; e++)
+                if (strneq(*e, kv, klen) && ((*e)[klen] == '=' || (*e)[klen] == 0)) {
+                        char *n = strdup(kv);
+                        if (!n)
+                                return -ENOMEM;
+                        free(*e);
+                        *e = n;
+                        return 0;
+                }
+        char *one[2] = { (char *) kv, NULL };
+        return strv_extend(env, one);
+}
+
+static int caps_append(int **set, size_t *n, int cap) {
+        for (size_t i = 0; i < *n; i++)
+                if ((*set)[i] == cap)
+                        return 0;
+        int *c = realloc(*set, (*n + 1) * sizeof(int));
+        if (!c)
+                return -ENOMEM;
+        c[(*n)++] = cap;
+        *set = c;
+        return 0;
+}
+
+static int parse_cap(const char *name, int *ret) {
+        cap_value_t v;
+        char buf[64];
+
+        /* "CAP_SYS_ADMIN" as in config.json; "SYS_ADMIN" is accepted too. */
+        if (strlen(name) + 5 > sizeof buf)
+                return -EINVAL;
+        snprintf(buf, sizeof buf, "%s%s", strncasecmp(name, "CAP_", 4) == 0 ? "" : "CAP_", name);
+        if (cap_from_name(buf, &v) < 0)
+                return -EINVAL;
+        *ret = (int) v;
+        return 0;
+}
+
+/* The process to run: --process FILE as it is (plus --tty), or config.json's process with the command line's
+ * overrides, as runc does. *config_process is the container's config (owned by the caller, modified). */
+static int build_process(const ExecOptions *o, OciProcess *config_process, bool config_has_process,
+                         OciProcess **ret_file_process, const OciProcess **ret, char **reterr) {
+        OciProcess *p;
+        int r;
+
+        if (!isempty(o->process_label))
+                return errf(reterr, EINVAL, "--process-label: sdrun has no SELinux support (see `sdrun features`)");
+        if (!isempty(o->apparmor))
+                return errf(reterr, EINVAL, "--apparmor: sdrun has no AppArmor support (see `sdrun features`)");
+
+        if (o->process_file) {
+                _cleanup_free_ char *raw = NULL, *perr = NULL;
+                size_t len = 0;
+
+                if (o->args && o->args[0])
+                        return errf(reterr, EINVAL, "--process and a command on the command line cannot be combined");
+                r = read_full_file_at(AT_FDCWD, o->process_file, 4U << 20, &raw, &len);
+                if (r < 0)
+                        return errf(reterr, r, "--process: cannot read \"%s\": %s", o->process_file,
+                                    r == -EFBIG ? "file too large" : strerror(-r));
+                r = oci_process_parse(raw, len, ret_file_process, &perr);
+                if (r < 0)
+                        return errf(reterr, r, "--process: %s: %s", o->process_file, perr ?: strerror(-r));
+                p = *ret_file_process;
+                if (o->tty)
+                        p->terminal = true;
+        } else {
+                if (!config_has_process)
+                        return errf(reterr, EINVAL,
+                                    "the container's config.json has no process to take defaults from: use --process");
+                p = config_process;
+                strv_free(p->args);
+                p->args = NULL;
+                r = strv_dup(o->args, &p->args);
+                if (r < 0)
+                        return r;
+                if (o->cwd) {
+                        char *c = strdup(o->cwd);
+                        if (!c)
+                                return -ENOMEM;
+                        free(p->cwd);
+                        p->cwd = c;
+                }
+                for (char **e = o->env; e && *e; e++) {
+                        if (!strchr(*e, '=') || **e == '=')
+                                return errf(reterr, EINVAL, "--env: \"%s\" is not of the form KEY=VALUE", *e);
+                        r = env_set(&p->env, *e);
+                        if (r < 0)
+                                return r;
+                }
+                if (o->has_user) {
+                        p->user.uid = o->uid;
+                        p->user.gid = o->has_gid ? o->gid : 0;
+                }
+                if (o->n_additional_gids > 0) {
+                        uint32_t *g = realloc(p->user.additional_gids,
+                                              (p->user.n_additional_gids + o->n_additional_gids) * sizeof(uint32_t));
+                        if (!g)
+                                return -ENOMEM;
+                        for (size_t i = 0; i < o->n_additional_gids; i++)
+                                g[p->user.n_additional_gids + i] = (uint32_t) o->additional_gids[i];
+                        p->user.additional_gids = g;
+                        p->user.n_additional_gids += o->n_additional_gids;
+                }
+                for (char **c = o->caps; c && *c; c++) {
+                        int cap;
+                        if (parse_cap(*c, &cap) < 0)
+                                return errf(reterr, EINVAL, "--cap: unknown capability \"%s\"", *c);
+                        OciCapabilities *k = &p->capabilities;
+                        k->present = true;
+                        /* As runc 1.1: bounding, effective and permitted; ambient only when the process has
+                         * inheritable capabilities (ambient needs inheritable). */
+                        if ((r = caps_append(&k->bounding, &k->n_bounding, cap)) < 0 ||
+                            (r = caps_append(&k->effective, &k->n_effective, cap)) < 0 ||
+                            (r = caps_append(&k->permitted, &k->n_permitted, cap)) < 0)
+                                return r;
+                        if (k->n_inheritable > 0 && (r = caps_append(&k->ambient, &k->n_ambient, cap)) < 0)
+                                return r;
+                }
+                if (o->no_new_privs)
+                        p->no_new_privileges = true;
+                p->terminal = o->tty;
+        }
+
+        if (!p->args || !p->args[0] || !*p->args[0])
+                return errf(reterr, EINVAL, "exec args cannot be empty: give a command or --process");
+        if (p->cwd && p->cwd[0] != '/')
+                return errf(reterr, EINVAL, "process.cwd: \"%s\" is not an absolute path", p->cwd);
+        if (p->terminal && !o->console_socket)
+                return errf(reterr, EINVAL,
+                            "cannot allocate a tty without --console-socket: sdrun does not proxy a terminal itself");
+        if (!p->terminal && o->console_socket)
+                return errf(reterr, EINVAL, "cannot use --console-socket if no tty is allocated (give --tty)");
+        *ret = p;
+        return 0;
+}
+
+/* ---- namespaces and cgroups of the init ---- */
+
+static const struct {
+        const char *name;
+        unsigned long flag;
+} ns_table[] = {
+        { "user", CLONE_NEWUSER }, { "mnt", CLONE_NEWNS },       { "net", CLONE_NEWNET },   { "ipc", CLONE_NEWIPC },
+        { "uts", CLONE_NEWUTS },   { "cgroup", CLONE_NEWCGROUP }, { "pid", CLONE_NEWPID },   { "time", CLONE_NEWTIME },
+};
+
+/* The namespaces of the init that differ from ours: joining one we are in is pointless, and for the user
+ * namespace an error. */
+static int init_namespaces(pid_t pid, unsigned long *ret) {
+        unsigned long mask = 0;
+
+        FOREACH_ARRAY(t, ns_table, ELEMENTSOF(ns_table)) {
+                char a[64], b[64];
+                struct stat sa, sb;
+
+                snprintf(a, sizeof a, "/proc/%d/ns/%s", (int) pid, t->name);
+                snprintf(b, sizeof b, "/proc/self/ns/%s", t->name);
+                if (stat(a, &sa) < 0) {
+                        if (errno == ENOENT && t->flag == CLONE_NEWTIME)
+                                continue; /* kernel without time namespaces */
+                        return -errno;
+                }
+                if (stat(b, &sb) < 0)
+                        return -errno;
+                if (sa.st_dev != sb.st_dev || sa.st_ino != sb.st_ino)
+                        mask |= t->flag;
+        }
+        *ret = mask;
+        return 0;
+}
+
+typedef struct CgroupPlan {
+        int unified_fd;              /* the init's cgroup on the unified hierarchy, for CLONE_INTO_CGROUP */
+        CgroupMembership *v1;        /* v1 hierarchies where the init is elsewhere than we are */
+        size_t n_v1;
+} CgroupPlan;
+
+static void cgroup_plan_done(CgroupPlan *c) {
+        c->unified_fd = safe_close(c->unified_fd);
+        cgroup_memberships_free(c->v1, c->n_v1);
+        c->v1 = NULL;
+        c->n_v1 = 0;
+}
+
+static int cgroup_plan_make(pid_t init_pid, CgroupPlan *ret, char **reterr) {
+        CgroupMembership *theirs = NULL, *ours = NULL;
+        size_t n_theirs = 0, n_ours = 0;
+        CgroupPlan plan = { .unified_fd = -EBADF };
+        int r;
+
+        r = cgroup_read_memberships(init_pid, &theirs, &n_theirs);
+        if (r < 0)
+                return errf(reterr, r, "read /proc/%d/cgroup of the container init: %s", (int) init_pid, strerror(-r));
+        r = cgroup_read_memberships(0, &ours, &n_ours);
+        if (r < 0) {
+                cgroup_memberships_free(theirs, n_theirs);
+                return errf(reterr, r, "read /proc/self/cgroup: %s", strerror(-r));
+        }
+        plan.v1 = calloc(n_theirs + 1, sizeof(CgroupMembership));
+        if (!plan.v1) {
+                r = -ENOMEM;
+                goto finish;
+        }
+        for (size_t i = 0; i < n_theirs; i++) {
+                const CgroupMembership *m = &theirs[i];
+                if (isempty(m->controllers)) {
+                        _cleanup_free_ char *dir = NULL, *mnt = NULL;
+                        r = cgroup_hierarchy_mount("", &mnt);
+                        if (r == -ENOENT)
+                                continue;
+                        if (r < 0 || asprintf(&dir, "%s%s", mnt, m->path) < 0) {
+                                r = r < 0 ? r : -ENOMEM;
+                                goto finish;
+                        }
+                        plan.unified_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                        if (plan.unified_fd < 0) {
+                                r = errf(reterr, -errno, "open the container's cgroup \"%s\": %s", dir, strerror(errno));
+                                goto finish;
+                        }
+                        continue;
+                }
+                bool same = false;
+                for (size_t k = 0; k < n_ours; k++)
+                        if (streq(ours[k].controllers, m->controllers) && streq(ours[k].path, m->path))
+                                same = true;
+                if (same)
+                        continue;
+                CgroupMembership *d = &plan.v1[plan.n_v1];
+                d->controllers = strdup(m->controllers);
+                d->path = strdup(m->path);
+                plan.n_v1++;
+                if (!d->controllers || !d->path) {
+                        r = -ENOMEM;
+                        goto finish;
+                }
+        }
+        *ret = plan;
+        plan = (CgroupPlan) { .unified_fd = -EBADF };
+        r = 0;
+finish:
+        cgroup_plan_done(&plan);
+        cgroup_memberships_free(theirs, n_theirs);
+        cgroup_memberships_free(ours, n_ours);
+        return r;
+}
+
+/* Put pid into the v1 hierarchies of the plan (hybrid/legacy layouts), before the child is released. */
+static int cgroup_plan_attach_v1(const CgroupPlan *c, pid_t pid, char **reterr) {
+        char pidbuf[32];
+
+        snprintf(pidbuf, sizeof pidbuf, "%d", (int) pid);
+        for (size_t i = 0; i < c->n_v1; i++) {
+                _cleanup_free_ char *mnt = NULL, *procs = NULL;
+                int r = cgroup_hierarchy_mount(c->v1[i].controllers, &mnt);
+                if (r == -ENOENT)
+                        continue; /* not mounted here */
+                if (r < 0)
+                        return errf(reterr, r, "cgroup hierarchy \"%s\": %s", c->v1[i].controllers, strerror(-r));
+                if (asprintf(&procs, "%s%s/cgroup.procs", mnt, c->v1[i].path) < 0)
+                        return -ENOMEM;
+                r = write_string_file(procs, pidbuf);
+                if (r < 0)
+                        return errf(reterr, r, "join the container's cgroup: write %s to \"%s\": %s", pidbuf, procs,
+                                    strerror(-r));
+        }
+        return 0;
+}
+
+/* ---- the child: runs in the container's pid namespace and cgroup from its first instruction ---- */
+
+typedef struct ExecChild {
+        const OciProcess *p;
+        const OciConfig *c;
+        scmp_filter_ctx filter;
+        int init_pidfd;
+        unsigned long ns_mask; /* everything but the pid namespace, which we were born into */
+        bool wait_go;          /* v1 cgroups are written by the runtime after clone: wait for SYNC_GO */
+        bool has_userns;
+        unsigned preserve_fds;
+        dev_t self_dev;
+        ino_t self_ino;
+        int sync_fd;
+        char *err;
+} ExecChild;
+
+_noreturn_ static void child_fail(ExecChild *x, int r, const char *step) {
+        if (x->err)
+                sync_send_error(x->sync_fd, r, "%s", x->err);
+        else
+                sync_send_error(x->sync_fd, r, "%s: %s", step, strerror(r < 0 ? -r : r));
+        _exit(EXIT_FAILURE);
+}
+
+static int child_errf(ExecChild *x, int r, const char *fmt, ...) _printf_(3, 4);
+static int child_errf(ExecChild *x, int r, const char *fmt, ...) {
+        va_list ap;
+
+        free(x->err);
+        va_start(ap, fmt);
+        if (vasprintf(&x->err, fmt, ap) < 0)
+                x->err = NULL;
+        va_end(ap);
+        return r < 0 ? r : -r;
+}
+
+/* Read a small file of the container without blocking on a FIFO or a device. */
+static int read_container_file(const char *path, char **ret) {
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        _cleanup_free_ char *buf = NULL;
+        struct stat st;
+        size_t n = 0;
+
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode) || st.st_size > PASSWD_SIZE_MAX)
+                return -EBADFD;
+        buf = malloc((size_t) st.st_size + 1);
+        if (!buf)
+                return -ENOMEM;
+        while (n < (size_t) st.st_size) {
+                ssize_t k = read(fd, buf + n, (size_t) st.st_size - n);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return -errno;
+                if (k == 0)
+                        break;
+                n += (size_t) k;
+        }
+        buf[n] = 0;
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
+/* process.env, plus HOME from the container's /etc/passwd when it is not set (what runc does). */
+static int child_build_env(const OciProcess *p, char ***ret) {
+        _cleanup_free_ char *buf = NULL;
+        char *home = NULL;
+        size_t n = 0;
+        char **env;
+
+        for (char **e = p->env; e && *e; e++, n++)
+                if (strneq(*e, "HOME=", 5)) {
+                        *ret = p->env;
+                        return 0;
+                }
+        if (read_container_file("/etc/passwd", &buf) >= 0)
+                for (char *line = buf, *next; line && *line && !home; line = next) {
+                        char *f[7] = {};
+                        int k = 0;
+
+                        next = strchr(line, '\n');
+                        if (next)
+                                *next++ = 0;
+                        /* name:pw:uid:gid:gecos:home:shell */
+                        for (char *s = line; s && k < 7; k++) {
+                                f[k] = s;
+                                s = strchr(s, ':');
+                                if (s)
+                                        *s++ = 0;
+                        }
+                        if (k >= 6 && *f[2] && strtoul(f[2], NULL, 10) == p->user.uid && *f[5])
+                                if (asprintf(&home, "HOME=%s", f[5]) < 0)
+                                        home = NULL;
+                }
+        env = calloc(n + 2, sizeof(char *));
+        if (!env)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                env[i] = p->env[i];
+        env[n] = home ?: strdup("HOME=/");
+        *ret = env;
+        return 0;
+}
+
+/* CVE-2019-5736: the process must never execute the runtime's own binary, which is reachable from here as
+ * /proc/self/exe — directly, or as the interpreter of a "#!" script (the original attack), up to the depth
+ * the kernel follows. */
+static int child_check_not_runtime(ExecChild *x, const char *path) {
+        char cur[4096];
+
+        snprintf(cur, sizeof cur, "%s", path);
+        for (int depth = 0; depth < SHEBANG_DEPTH_MAX; depth++) {
+                _cleanup_close_ int fd = open(cur, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+                char head[256];
+                struct stat st;
+                ssize_t k;
+
+                if (fd < 0)
+                        return 0; /* execve reports it */
+                if (fstat(fd, &st) < 0)
+                        return 0;
+                if (st.st_dev == x->self_dev && st.st_ino == x->self_ino)
+                        return child_errf(x, EPERM,
+                                          "exec: \"%s\": permission denied: it is the container runtime's own binary "
+                                          "(refused: CVE-2019-5736)",
+                                          path);
+                if (!S_ISREG(st.st_mode))
+                        return 0;
+                k = read(fd, head, sizeof head - 1);
+                if (k < 3 || head[0] != '#' || head[1] != '!')
+                        return 0;
+                head[k] = 0;
+                char *s = head + 2, *e;
+                while (*s == ' ' || *s == '\t')
+                        s++;
+                for (e = s; *e && *e != ' ' && *e != '\t' && *e != '\n'; e++)
+                        ;
+                *e = 0;
+                if (!*s)
+                        return 0;
+                snprintf(cur, sizeof cur, "%s", s);
+        }
+        return 0;
+}
+
+static int send_notify_fd(int fd, void *userdata) {
+        ExecChild *x = userdata;
+        int r;
+
+        r = sync_send(x->sync_fd, SYNC_SECCOMP_FD, 0, NULL, 0, fd);
+        if (r < 0)
+                return r;
+        return sync_expect(x->sync_fd, -1, EXEC_CHILD_STEP_TIMEOUT_USEC, SYNC_SECCOMP_FD_DONE, NULL, NULL);
+}
+
+_noreturn_ static void exec_child_main(ExecChild *x) {
+        /* Container side, privileged: in the container's pid namespace and cgroup; joins the rest below. */
+        const OciProcess *p = x->p;
+        _cleanup_free_ char *exe = NULL;
+        char **env = NULL;
+        sigset_t all;
+        int r, fd;
+
+        (void) prctl(PR_SET_NAME, EXEC_CHILD_COMM);
+        log_set_sink(NULL);
+
+        /* The sync socket must lie above the fds that pass into the process. */
+        fd = fcntl(x->sync_fd, F_DUPFD_CLOEXEC, (int) (3 + x->preserve_fds));
+        if (fd < 0)
+                _exit(EXIT_FAILURE);
+        if (fd != x->sync_fd) {
+                safe_close(x->sync_fd);
+                x->sync_fd = fd;
+        }
+
+        /* Signals: the runtime may have blocked or ignored some; the process starts from the defaults. */
+        for (int s = 1; s < _NSIG; s++)
+                if (s != SIGKILL && s != SIGSTOP)
+                        (void) signal(s, SIG_DFL);
+        sigemptyset(&all);
+        (void) sigprocmask(SIG_SETMASK, &all, NULL);
+
+        if (x->wait_go) {
+                /* A runtime that dies closes its end: EPIPE, and we go. */
+                r = sync_expect(x->sync_fd, -1, EXEC_CHILD_STEP_TIMEOUT_USEC, SYNC_GO, NULL, NULL);
+                if (r < 0)
+                        _exit(EXIT_FAILURE);
+        }
+
+        if (x->ns_mask != 0 && setns(x->init_pidfd, (int) x->ns_mask) < 0) {
+                r = -errno;
+                child_errf(x, r, "join the namespaces of the container init: %s%s", strerror(-r),
+                           r == -EINVAL ? " (setns with a pidfd needs Linux 5.8 or later)" : "");
+                child_fail(x, r, "setns");
+        }
+        x->init_pidfd = safe_close(x->init_pidfd);
+        if (x->has_userns && (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)) {
+                r = -errno;
+                child_errf(x, r, "become root in the container's user namespace: %s", strerror(-r));
+                child_fail(x, r, "setresuid");
+        }
+
+        /* From here on, in the container's mount namespace: paths resolve in its root. */
+        r = process_find_executable(p, &exe, &x->err);
+        if (r < 0)
+                child_fail(x, r, "find executable");
+        r = child_check_not_runtime(x, exe);
+        if (r < 0)
+                child_fail(x, r, "exec");
+        const char *cwd = p->cwd ?: "/";
+        if (chdir(cwd) < 0) {
+                r = -errno;
+                child_errf(x, r, "process.cwd: chdir to \"%s\" in the container: %s", cwd, strerror(-r));
+                child_fail(x, r, "cwd");
+        }
+        if ((r = process_apply_oom_score_adj(p, &x->err)) < 0 || (r = process_apply_rlimits(p, &x->err)) < 0 ||
+            (r = process_apply_personality(&x->c->linux_, &x->err)) < 0 ||
+            (r = process_apply_memory_policy(&x->c->linux_, &x->err)) < 0 ||
+            (r = process_apply_scheduler(p, &x->err)) < 0 || (r = process_apply_io_priority(p, &x->err)) < 0 ||
+            (r = process_apply_cpu_affinity(p->exec_cpu_affinity_initial, "process.execCPUAffinity.initial",
+                                            &x->err)) < 0)
+                child_fail(x, r, "process");
+
+        if (p->terminal) {
+                _cleanup_close_ int master = -EBADF, slave = -EBADF;
+
+                /* The pty comes from the container's own devpts (its /dev/ptmx). */
+                r = console_open_pty(p->has_console_size ? (unsigned) p->console_height : 0,
+                                     p->has_console_size ? (unsigned) p->console_width : 0, &master, &slave, &x->err);
+                if (r < 0)
+                        child_fail(x, r, "console");
+                r = sync_send(x->sync_fd, SYNC_CONSOLE, 0, NULL, 0, master);
+                if (r < 0)
+                        _exit(EXIT_FAILURE);
+                master = safe_close(master);
+                r = sync_expect(x->sync_fd, -1, EXEC_CHILD_STEP_TIMEOUT_USEC, SYNC_CONSOLE_DONE, NULL, NULL);
+                if (r < 0)
+                        _exit(EXIT_FAILURE);
+                r = console_make_controlling(slave);
+                if (r < 0) {
+                        child_errf(x, r, "make the pty the controlling terminal: %s", strerror(-r));
+                        child_fail(x, r, "console");
+                }
+        } else if (setsid() < 0) {
+                r = -errno;
+                child_errf(x, r, "setsid: %s", strerror(-r));
+                child_fail(x, r, "setsid");
+        }
+
+        r = child_build_env(p, &env);
+        if (r < 0)
+                child_fail(x, r, "environment");
+        r = process_apply_cpu_affinity(p->exec_cpu_affinity_final, "process.execCPUAffinity.final", &x->err);
+        if (r < 0)
+                child_fail(x, r, "cpu affinity");
+        r = process_close_fds(x->preserve_fds);
+        if (r < 0)
+                child_fail(x, r, "close fds");
+
+        int notify_fd = -1;
+        r = process_finalize_security_full(p, x->filter ? &x->c->linux_.seccomp : NULL, x->filter, x->has_userns,
+                                           send_notify_fd, x, &notify_fd, &x->err);
+        if (r < 0)
+                child_fail(x, r, "security");
+
+        execve(exe, p->args, env);
+        r = -errno;
+        child_errf(x, r, "exec: \"%s\": %s", p->args[0],
+                   r == -EACCES ? "permission denied" : r == -ENOENT ? "no such file or directory" : strerror(-r));
+        child_fail(x, r, "exec");
+}
+
+/* ---- the runtime side ---- */
+
+static pid_t clone_into(int cgroup_fd, int *ret_pidfd) {
+        struct clone_args args = {
+                .flags = CLONE_PIDFD | (cgroup_fd >= 0 ? CLONE_INTO_CGROUP : 0),
+                .pidfd = (uint64_t) (uintptr_t) ret_pidfd,
+                .exit_signal = SIGCHLD,
+                .cgroup = cgroup_fd >= 0 ? (uint64_t) cgroup_fd : 0,
+        };
+        return (pid_t) syscall(SYS_clone3, &args, sizeof args);
+}
+
+static bool child_did_exec(pid_t pid) {
+        _cleanup_free_ char *comm = NULL;
+        char path[64];
+
+        snprintf(path, sizeof path, "/proc/%d/comm", (int) pid);
+        /* It is our unreaped child: its comm is readable even as a zombie. */
+        if (read_full_file_at(AT_FDCWD, path, 256, &comm, NULL) < 0)
+                return false;
+        return !strneq(comm, EXEC_CHILD_COMM, STRLEN(EXEC_CHILD_COMM));
+}
+
+/* Kill and reap the child; describe how it ended when it was dead already. */
+static void child_kill_describe(pid_t pid, int pidfd, char **ret_how) {
+        siginfo_t si = {};
+
+        if (pidfd_wait_exit(pidfd, 0) < 0)
+                (void) pidfd_send_sig(pidfd, SIGKILL);
+        while (waitid(P_PID, (id_t) pid, &si, WEXITED) < 0 && errno == EINTR)
+                ;
+        if (!ret_how)
+                return;
+        if (si.si_pid <= 0)
+                *ret_how = NULL;
+        else if (si.si_code == CLD_EXITED) {
+                if (asprintf(ret_how, "exited with status %d before it could exec", si.si_status) < 0)
+                        *ret_how = NULL;
+        } else if (asprintf(ret_how, "was killed by signal %d (%s) before it could exec%s", si.si_status,
+                            strsignal(si.si_status), si.si_status == SIGSYS ? ": a seccomp rule killed it" : "") < 0)
+                *ret_how = NULL;
+}
+
+static int build_state_json(Container *ct, ContainerStatus st, char **ret) {
+        return container_oci_state_string(ct, st, ret);
+}
+
+int container_exec(const ExecOptions *o, ExecProcess *ret, char **reterr) {
+        _cleanup_(container_freep) Container *ct = NULL;
+        _cleanup_oci_config_ OciConfig *c = NULL;
+        _cleanup_oci_process_ OciProcess *file_process = NULL;
+        _cleanup_free_ char *raw = NULL;
+        _cleanup_close_ int init_pidfd = -EBADF, child_pidfd = -EBADF;
+        _cleanup_close_pair_ int sv[2] = { -EBADF, -EBADF };
+        CgroupPlan cg = { .unified_fd = -EBADF };
+        scmp_filter_ctx filter = NULL;
+        const OciProcess *p = NULL;
+        unsigned long ns_mask = 0;
+        struct stat self_st;
+        size_t raw_len = 0;
+        ContainerStatus st;
+        pid_t child = 0;
+        int r;
+
+        r = container_load(o->root, o->id, CONTAINER_LOCK_NONE, &ct, reterr);
+        if (r < 0)
+                return r;
+        st = container_status(ct);
+        if (st == CONTAINER_PAUSED && !o->ignore_paused)
+                return errf(reterr, EBUSY, "cannot exec in a paused container (use --ignore-paused to override)");
+        if (st != CONTAINER_RUNNING && st != CONTAINER_PAUSED)
+                return errf(reterr, EINVAL, "cannot exec in a %s container%s", container_status_to_string(st),
+                            st == CONTAINER_CREATED ? ": start it first" : "");
+
+        r = container_read_config(ct, &raw, &raw_len);
+        if (r >= 0)
+                r = oci_config_parse(raw, raw_len, &c, NULL);
+        if (r < 0)
+                return errf(reterr, r, "cannot read the config of container \"%s\": %s", o->id, strerror(-r));
+
+        r = build_process(o, &c->process, c->has_process, &file_process, &p, reterr);
+        if (r < 0)
+                return r;
+
+        init_pidfd = container_open_pidfd(ct);
+        if (init_pidfd < 0)
+                return errf(reterr, ESRCH, "cannot exec in container \"%s\": its init is gone", o->id);
+        r = init_namespaces(ct->pid, &ns_mask);
+        if (r < 0)
+                return errf(reterr, r, "read the namespaces of the container init: %s", strerror(-r));
+        r = cgroup_plan_make(ct->pid, &cg, reterr);
+        if (r < 0)
+                goto finish;
+        /* The init may have died (and its pid been reused) while we looked at /proc/PID. */
+        if (pidfd_wait_exit(init_pidfd, 0) == 0) {
+                r = errf(reterr, ESRCH, "cannot exec in container \"%s\": its init is gone", o->id);
+                goto finish;
+        }
+        if (c->linux_.seccomp.present) {
+                r = oci_seccomp_prepare(&c->linux_.seccomp, &filter, reterr);
+                if (r < 0) {
+                        _cleanup_free_ char *inner = reterr ? TAKE_PTR(*reterr) : NULL;
+                        r = errf(reterr, r, "linux.seccomp: %s", inner ?: strerror(-r));
+                        goto finish;
+                }
+        }
+        if (stat("/proc/self/exe", &self_st) < 0) {
+                r = errf(reterr, -errno, "stat /proc/self/exe: %s", strerror(errno));
+                goto finish;
+        }
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+                r = -errno;
+                goto finish;
+        }
+
+        /* Non-dumpable from here on, and so is the child (the flag is inherited by fork): no container process
+         * can open /proc/PID/exe, /proc/PID/fd/... of the child while it runs our code in the container's
+         * pid namespace. execve of the container's binary makes it dumpable again. */
+        if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+                r = errf(reterr, -errno, "prctl(PR_SET_DUMPABLE): %s", strerror(errno));
+                goto finish;
+        }
+        /* Children only: our own pid namespace does not change. */
+        if ((ns_mask & CLONE_NEWPID) && setns(init_pidfd, CLONE_NEWPID) < 0) {
+                r = errf(reterr, -errno, "join the pid namespace of the container init: %s", strerror(errno));
+                goto finish;
+        }
+
+        ExecChild x = {
+                .p = p,
+                .c = c,
+                .filter = filter,
+                .init_pidfd = init_pidfd,
+                .ns_mask = ns_mask & ~(unsigned long) CLONE_NEWPID,
+                .wait_go = cg.n_v1 > 0,
+                .has_userns = (ns_mask & CLONE_NEWUSER) != 0,
+                .preserve_fds = o->preserve_fds,
+                .self_dev = self_st.st_dev,
+                .self_ino = self_st.st_ino,
+                .sync_fd = sv[1],
+        };
+        child = clone_into(cg.unified_fd, &child_pidfd);
+        if (child < 0) {
+                r = errf(reterr, -errno, "clone the process into the container's cgroup: %s", strerror(errno));
+                child = 0;
+                goto finish;
+        }
+        if (child == 0) {
+                sv[0] = safe_close(sv[0]);
+                exec_child_main(&x);
+        }
+        sv[1] = safe_close(sv[1]);
+
+        if (cg.n_v1 > 0) {
+                r = cgroup_plan_attach_v1(&cg, child, reterr);
+                if (r < 0)
+                        goto kill;
+                r = sync_send(sv[0], SYNC_GO, 0, NULL, 0, -EBADF);
+                /* A failure means the child died: the receive below says how. */
+        }
+
+        for (;;) {
+                SyncMsg m;
+
+                r = sync_recv(sv[0], child_pidfd, EXEC_SETUP_TIMEOUT_USEC, &m);
+                if (r == -EPIPE || r == -ECHILD) {
+                        if (child_did_exec(child))
+                                break;
+                        _cleanup_free_ char *how = NULL;
+                        child_kill_describe(child, child_pidfd, &how);
+                        child = 0;
+                        r = errf(reterr, ECHILD, "unable to start container process: the process %s",
+                                 how ?: "died before it could exec");
+                        goto finish;
+                }
+                if (r == -ETIMEDOUT) {
+                        r = errf(reterr, r, "unable to start container process: it did not exec within %llu s%s",
+                                 (unsigned long long) (EXEC_SETUP_TIMEOUT_USEC / USEC_PER_SEC),
+                                 st == CONTAINER_PAUSED ? " (the container is paused)" : "");
+                        goto kill;
+                }
+                if (r < 0) {
+                        r = errf(reterr, r, "sync with the exec'd process: %s", strerror(-r));
+                        goto kill;
+                }
+                if (m.type == SYNC_ERROR) {
+                        r = m.error > 0 ? -m.error : -EIO;
+                        errf(reterr, r, "unable to start container process: %s", m.payload ?: "setup failed");
+                        sync_msg_done(&m);
+                        goto kill;
+                } else if (m.type == SYNC_CONSOLE) {
+                        r = console_send_master(o->console_socket, m.fd, reterr);
+                        sync_msg_done(&m);
+                        if (r < 0)
+                                goto kill;
+                        (void) sync_send(sv[0], SYNC_CONSOLE_DONE, 0, NULL, 0, -EBADF);
+                } else if (m.type == SYNC_SECCOMP_FD) {
+                        _cleanup_free_ char *state_json = NULL;
+                        r = build_state_json(ct, st, &state_json);
+                        if (r >= 0)
+                                r = oci_seccomp_send_to_agent(&c->linux_.seccomp, m.fd, child, state_json, reterr);
+                        sync_msg_done(&m);
+                        if (r < 0) {
+                                _cleanup_free_ char *inner = reterr ? TAKE_PTR(*reterr) : NULL;
+                                r = errf(reterr, r, "linux.seccomp.listenerPath: %s", inner ?: strerror(-r));
+                                goto kill;
+                        }
+                        (void) sync_send(sv[0], SYNC_SECCOMP_FD_DONE, 0, NULL, 0, -EBADF);
+                } else {
+                        int t = (int) m.type;
+                        sync_msg_done(&m);
+                        r = errf(reterr, EBADMSG, "unexpected message %d from the exec'd process", t);
+                        goto kill;
+                }
+        }
+
+        ret->pid = child;
+        ret->pidfd = TAKE_FD(child_pidfd);
+        child = 0;
+        r = 0;
+        goto finish;
+
+kill:
+        if (child > 0) {
+                child_kill_describe(child, child_pidfd, NULL);
+                child = 0;
+        }
+finish:
+        if (filter)
+                seccomp_release(filter);
+        cgroup_plan_done(&cg);
+        return r;
+}
+
+int exec_leader_killed_signal(pid_t pid) {
+        _cleanup_free_ char *buf = NULL, *dir = NULL;
+        char path[64], *tail;
+        int r, nthreads = 0;
+
+        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
+        r = read_full_file_at(AT_FDCWD, path, 4096, &buf, NULL);
+        if (r < 0)
+                return r;
+        tail = strrchr(buf, ')');
+        if (!tail)
+                return -EIO;
+        /* Fields after comm: 3 state ... 20 num_threads ... 52 exit_code. */
+        char *f[64] = {};
+        int n = 0;
+        for (char *s = strtok(tail + 1, " \n"); s && n < 64; s = strtok(NULL, " \n"))
+                f[n++] = s;
+        if (n < 50 || !streq(f[0], "Z"))
+                return 0;
+        nthreads = atoi(f[17]);
+        if (nthreads <= 1)
+                return 0; /* the whole process is gone: the pidfd says so */
+        int code = atoi(f[49]);
+        return (code & 0x7f) != 0 ? (code & 0x7f) : 0;
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* `exec`: run a new process inside a running container, without re-executing sdrun and without a new unit.
+ *
+ * The runtime joins the init's pid namespace for its children only (setns(pidfd, CLONE_NEWPID)), makes itself
+ * non-dumpable, and clone3()s the process straight into the init's cgroup (CLONE_INTO_CGROUP on the unified
+ * hierarchy; on the hybrid layout the v1 hierarchies are written before the child is released). The child
+ * joins every other namespace of the init at once (setns with the init's pidfd), sets up the process
+ * (cwd, rlimits, tty, user, capabilities, no_new_privs, seccomp right before execve) and execs. Every step
+ * is acknowledged over the sync protocol (sync.h); the runtime learns that execve succeeded when the sync
+ * socket (close-on-exec) closes while the child still carries its pre-exec name. */
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+typedef struct ExecOptions {
+        const char *root;
+        const char *id;
+        const char *process_file; /* --process: a process object (same model as config.json's) */
+        char **args;              /* COMMAND ARGS (NULL-terminated); used when process_file is NULL */
+        bool tty;                 /* --tty */
+        const char *console_socket;
+        bool detach;
+        const char *cwd;
+        char **env; /* --env K=V, appended */
+        bool has_user;
+        uid_t uid;
+        bool has_gid;
+        gid_t gid;
+        gid_t *additional_gids; /* appended */
+        size_t n_additional_gids;
+        char **caps; /* --cap names */
+        bool no_new_privs;
+        unsigned preserve_fds;
+        const char *process_label; /* --process-label: refused when non-empty (no SELinux support) */
+        const char *apparmor;      /* --apparmor: refused when non-empty (no AppArmor support) */
+        bool ignore_paused;
+} ExecOptions;
+
+typedef struct ExecProcess {
+        pid_t pid; /* host pid of the exec'd process; our child */
+        int pidfd;
+} ExecProcess;
+
+/* Start the process; returns once it has called execve successfully (it may have exited already: it is
+ * not reaped). On failure *reterr says why (e.g. "exec: \"foo\": executable file not found in $PATH") and
+ * nothing is left running. */
+int container_exec(const ExecOptions *o, ExecProcess *ret, char **reterr);
+
+/* For a waiter: a thread-group leader that is a zombie while other threads live ('Z' in /proc/PID/stat) and
+ * that was killed by a signal (e.g. SECCOMP_RET_KILL_THREAD of the main thread): returns that signal number
+ * (> 0). 0: not such a case. Negative errno on error. */
+int exec_leader_killed_signal(pid_t pid);

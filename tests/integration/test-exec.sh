@@ -1,0 +1,270 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# `sdrun exec`: output and exit status (128+signal), --env/--cwd/--user/--additional-gids/--cap, --process,
+# the states exec refuses (created, paused, stopped) and --ignore-paused, the container's cgroup and pid
+# namespace (checked from the host), fds and /proc/self/exe of the exec'd process, the CVE-2019-5736
+# defences (a container process tries to open the runtime's exe while exec runs), --detach/--pid-file,
+# --tty with --console-socket, a missing command, and seccomp kills during and after exec (bounded).
+. "$(dirname "$0")/lib.sh"
+
+require_root
+require_systemd
+
+sd() { "$SDRUN" --root "$SDRUN_ROOT" "$@"; }
+status_of() { sd state "$1" 2>/dev/null | jq -r .status; }
+pid_of() { sd state "$1" 2>/dev/null | jq -r '.pid // empty'; }
+is_status() { [ "$(status_of "$1")" = "$2" ]; }
+HELPERS=$SDRUN_SRCDIR/tests/integration/helpers
+command -v python3 >/dev/null || bail "python3 is needed (console socket helpers)"
+
+B=$TEST_TMPDIR/b
+make_bundle "$B" || bail "make_bundle failed"
+# No linux.resources: a deny-all device rule without the default allow list would deny /dev/null to every
+# process of the container (a matter of the scope mapping, not of exec).
+bundle_set "$B" '.process.args=["sleep","100000"] | .process.capabilities.ambient=[] | del(.linux.resources)' ||
+        bail "bundle_set failed"
+
+id=$(new_id exec); track_container "$id"
+sd run -d --bundle "$B" "$id" >/dev/null 2>"$TEST_TMPDIR/err" || { cat "$TEST_TMPDIR/err" >&2; bail "run -d failed"; }
+WAIT_FOR_TIMEOUT=10 wait_for is_status "$id" running
+init=$(pid_of "$id")
+[ -n "$init" ] || bail "no init pid"
+unit=$(unit_of "$id")
+
+# ---------------------------------------------------------------------------------------------------------
+# output and exit status
+
+rc=0; out=$(sd exec "$id" sh -c 'echo hello; echo err >&2; exit 3' 2>"$TEST_TMPDIR/err") || rc=$?
+is "$out" hello "exec: stdout of the process"
+is "$(cat "$TEST_TMPDIR/err")" err "exec: stderr of the process, nothing else"
+is "$rc" 3 "exec: exit status of the process (3)"
+rc=0; sd exec "$id" sh -c 'kill -TERM $$' 2>/dev/null || rc=$?
+is "$rc" 143 "exec: a process killed by SIGTERM gives 128+15"
+rc=0; timeout 10 "$SDRUN" --root "$SDRUN_ROOT" exec "$id" sh -c 'sleep 30' & epid=$!
+sleep 0.5
+kill -TERM "$epid"
+wait "$epid" || rc=$?
+is "$rc" 143 "exec: SIGTERM sent to sdrun exec is forwarded to the process"
+
+# ---------------------------------------------------------------------------------------------------------
+# overrides of config.json's process
+
+is "$(sd exec --env FOO=bar -e PATH=/bin "$id" sh -c 'echo $FOO:$PATH')" "bar:/bin" "--env sets and overrides variables"
+is "$(sd exec --cwd /proc "$id" pwd)" /proc "--cwd"
+is "$(sd exec "$id" pwd)" / "cwd defaults to config.json's process.cwd"
+is "$(sd exec --user 1000:1000 "$id" sh -c 'echo $(id -u):$(id -g):$HOME')" "1000:1000:/home/user" "--user UID:GID, HOME from the container's /etc/passwd"
+is "$(sd exec -u 1000 -g 5 -g 7 "$id" id -G)" "0 5 7" "--additional-gids"
+capeff() { sd exec "$@" "$id" sh -c 'grep CapEff /proc/self/status | cut -f2'; }
+is "$(capeff)" "0000000020000420" "default capabilities from config.json (AUDIT_WRITE, KILL, NET_BIND_SERVICE)"
+is "$(capeff --cap CAP_SYS_ADMIN)" "0000000020200420" "--cap CAP_SYS_ADMIN is added"
+is "$(sd exec "$id" sh -c 'grep NoNewPrivs /proc/self/status | cut -f2')" 1 "noNewPrivileges from config.json"
+is "$(sd exec "$id" sh -c 'ulimit -n')" 1024 "rlimits from config.json"
+rc=0; err=$(sd exec --cap CAP_NOPE "$id" true 2>&1) || rc=$?
+like "$err" 'unknown capability "CAP_NOPE"' "--cap with an unknown name: clear error"
+rc=0; err=$(sd exec --apparmor foo "$id" true 2>&1) || rc=$?
+like "$rc:$err" '^255:.*--apparmor: sdrun has no AppArmor support' "--apparmor: refused (no AppArmor support)"
+rc=0; err=$(sd exec --process-label foo "$id" true 2>&1) || rc=$?
+like "$rc:$err" '^255:.*--process-label: sdrun has no SELinux support' "--process-label: refused (no SELinux support)"
+
+P=$TEST_TMPDIR/process.json
+cat >"$P" <<'EOF'
+{ "args": ["sh", "-c", "echo $A $(pwd) $(id -u)"], "env": ["PATH=/bin", "A=from-file"], "cwd": "/dev",
+  "user": { "uid": 65534, "gid": 65534 }, "terminal": false }
+EOF
+is "$(sd exec --process "$P" "$id")" "from-file /dev 65534" "--process FILE: args, env, cwd, user from the file"
+echo '{ "args": ["true"], "cwd": "relative" }' >"$TEST_TMPDIR/bad.json"
+rc=0; err=$(sd exec -p "$TEST_TMPDIR/bad.json" "$id" 2>&1) || rc=$?
+like "$rc:$err" '^255:.*process\.cwd' "--process with a relative cwd: error naming process.cwd"
+
+# ---------------------------------------------------------------------------------------------------------
+# cgroup and pid namespace, seen from the host
+
+PF=$TEST_TMPDIR/exec.pid
+t0=$(date +%s%N)
+sd exec -d --pid-file "$PF" "$id" sleep 777
+t1=$(date +%s%N)
+ok_desc "--detach returns at once ($(((t1 - t0) / 1000000)) ms)" test $(((t1 - t0) / 1000000)) -lt 2000
+xp=$(cat "$PF" 2>/dev/null)
+like "$xp" '^[0-9]+$' "--pid-file holds a pid"
+is "$(tr '\0' ' ' <"/proc/$xp/cmdline" 2>/dev/null)" "sleep 777 " "the pid file names the exec'd process"
+is "$(cat "/proc/$xp/cgroup")" "$(cat "/proc/$init/cgroup")" "the exec'd process is in every cgroup of the init"
+cg=$(cgroup_dir "$unit")
+ok_desc "the exec'd process is listed in a cgroup.procs of the scope ($cg)" grep -rqx --include=cgroup.procs "$xp" "$cg"
+is "$(systemctl list-units --all --plain --no-legend --type=scope -- "*$id*" | wc -l)" 1 "exec creates no unit of its own"
+for ns in pid mnt net ipc uts; do
+        is "$(readlink "/proc/$xp/ns/$ns")" "$(readlink "/proc/$init/ns/$ns")" "the exec'd process is in the init's $ns namespace"
+done
+inner=$(sd exec "$id" sh -c 'echo $$ $PPID')
+like "$inner" '^[0-9]+ 0$' "inside: a pid of the container's namespace, parent outside it (PPID 0)"
+unlike "$inner" '^1 ' "inside: the exec'd process is not pid 1"
+like "$(sd exec "$id" ps -o pid,args)" 'sleep 777' "inside: ps shows the detached exec'd process"
+kill "$xp"
+
+# ---------------------------------------------------------------------------------------------------------
+# fds, /proc/self/exe, cwd
+
+# ("; true": else ash execs ls itself, and $$ would be ls with its own directory fd.)
+is "$(sd exec "$id" sh -c 'ls /proc/$$/fd; true' | tr '\n' ' ')" "0 1 2 " "only fds 0 1 2 reach the exec'd process"
+is "$(sd exec --preserve-fds 2 "$id" sh -c 'ls /proc/$$/fd; true' 3</dev/null 4</dev/null | tr '\n' ' ')" "0 1 2 3 4 " "--preserve-fds 2 passes fds 3 and 4, nothing else"
+is "$(sd exec "$id" readlink /proc/self/exe)" /bin/busybox "/proc/self/exe of the exec'd process is its command, not sdrun"
+is "$(sd exec --cwd /dev "$id" readlink /proc/self/cwd)" /dev "/proc/self/cwd is inside the container"
+
+# ---------------------------------------------------------------------------------------------------------
+# CVE-2019-5736: a container process tries to open the runtime's binary through /proc while exec runs.
+# The exec below is held before its execve (its --console-socket never accepts: the runtime blocks
+# sending the pty master while the child waits, in the container's pid namespace, still running sdrun's
+# code). An attacker process in the container looks for it and tries /proc/PID/exe, /proc/PID/fd and
+# /proc/PID/root.
+
+cat >"$B/rootfs/attack.sh" 2>/dev/null <<'EOF' || true
+#!/bin/sh
+i=0
+while [ $i -lt 4000 ]; do
+        i=$((i + 1))
+        for d in /proc/[0-9]*; do
+                [ "$(cat $d/comm 2>/dev/null)" = "sdrun:exec" ] || continue
+                p=${d#/proc/}
+                echo "seen $p" >/dev/shm/attack.log
+                cat $d/exe >/dev/null 2>&1 && echo "exe-read-open OK" >>/dev/shm/attack.log
+                (: >>$d/exe) 2>/dev/null && echo "exe-write-open OK" >>/dev/shm/attack.log
+                readlink $d/exe >/dev/null 2>&1 && echo "exe-readlink OK" >>/dev/shm/attack.log
+                for f in $d/fd/*; do
+                        readlink $f >/dev/null 2>&1 && echo "fd-readlink OK" >>/dev/shm/attack.log
+                        cat $f >/dev/null 2>&1 </dev/null && echo "fd-open OK" >>/dev/shm/attack.log
+                done
+                cat $d/environ >/dev/null 2>&1 && echo "environ-read OK" >>/dev/shm/attack.log
+                cat $d/mem >/dev/null 2>&1 && echo "mem-read OK" >>/dev/shm/attack.log
+                ls $d/root/ >/dev/null 2>&1 && echo "root-list OK" >>/dev/shm/attack.log
+                echo done >>/dev/shm/attack.log
+                exit 0
+        done
+        usleep 2000
+done
+echo "never saw the exec child" >>/dev/shm/attack.log
+EOF
+chmod 755 "$B/rootfs/attack.sh" 2>/dev/null
+cat >"$TEST_TMPDIR/stuck-console.py" <<'EOF'
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1]); s.listen(0)
+c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); c.connect(sys.argv[1])  # fills the backlog
+open(sys.argv[1] + ".ready", "w").close()
+time.sleep(30)
+EOF
+CS=$TEST_TMPDIR/stuck.sock
+python3 "$TEST_TMPDIR/stuck-console.py" "$CS" & stuckpid=$!
+cleanup_add kill "$stuckpid"
+wait_for test -e "$CS.ready"
+if [ -x "$B/rootfs/attack.sh" ]; then
+        sd exec -d "$id" /attack.sh
+        "$SDRUN" --root "$SDRUN_ROOT" exec -t --console-socket "$CS" -d "$id" true 2>/dev/null & heldpid=$!
+        WAIT_FOR_TIMEOUT=15 wait_for grep -qx done "/proc/$init/root/dev/shm/attack.log"
+        log=$(cat "/proc/$init/root/dev/shm/attack.log" 2>/dev/null)
+        like "$log" '^seen [0-9]+' "CVE-2019-5736: the attacker saw the exec child in the container's pid namespace"
+        unlike "$log" 'OK' "CVE-2019-5736: it could not open /proc/PID/{exe,root,environ,mem} nor the fds of the runtime's child"
+        diag "$log"
+        kill -KILL "$heldpid" 2>/dev/null; wait "$heldpid" 2>/dev/null
+        WAIT_FOR_TIMEOUT=5 wait_for sh -c "! grep -qx sdrun:exec /proc/[0-9]*/comm"
+        ok_desc "the held child dies with its runtime" sh -c "! grep -qx sdrun:exec /proc/[0-9]*/comm"
+else
+        bail "cannot write the attacker script into the bundle's rootfs"
+fi
+kill "$stuckpid" 2>/dev/null
+
+# The original attack: the container's binary is a script whose interpreter is /proc/self/exe.
+printf '#!/proc/self/exe\n' >"$B/rootfs/evil" && chmod 755 "$B/rootfs/evil"
+rc=0; err=$(sd exec "$id" /evil 2>&1) || rc=$?
+like "$rc:$err" "^255:.*runtime's own binary" "CVE-2019-5736: a #!/proc/self/exe script is refused"
+rc=0; err=$(sd exec "$id" /proc/self/exe 2>&1) || rc=$?
+like "$rc:$err" "^255:.*runtime's own binary" "CVE-2019-5736: exec of /proc/self/exe is refused"
+
+# ---------------------------------------------------------------------------------------------------------
+# --tty with --console-socket
+
+S=$TEST_TMPDIR/console.sock
+python3 "$HELPERS/console-recv.py" "$S" "" >"$TEST_TMPDIR/console.out" 2>&1 & recv=$!
+wait_for test -e "$S.ready"
+rc=0; sd exec -t --console-socket "$S" "$id" sh -c 'tty; test -t 0 && echo stdin-is-tty' || rc=$?
+wait "$recv"
+is "$rc" 0 "exec --tty --console-socket: exit status"
+like "$(tr -d '\r' <"$TEST_TMPDIR/console.out")" '/dev/pts/[0-9]+.*stdin-is-tty' "exec --tty: the process runs on a pty of the container's devpts"
+rc=0; err=$(sd exec -t -d "$id" true 2>&1) || rc=$?
+like "$rc:$err" '^1:.*cannot allocate tty' "--tty --detach without --console-socket: clear error"
+
+# ---------------------------------------------------------------------------------------------------------
+# errors
+
+rc=0; err=$(sd exec "$id" nonexistent-cmd 2>&1 >/dev/null) || rc=$?
+is "$rc" 255 "missing command: exit status 255 (as runc)"
+like "$err" 'exec: "nonexistent-cmd": executable file not found in \$PATH' "missing command: runc's wording"
+is "$(grep -c 'executable file not found' <<<"$err")" 1 "missing command: the error is printed once"
+rc=0; err=$(sd exec "$id" /etc 2>&1) || rc=$?
+like "$rc:$err" '^255:.*permission denied' "a directory as command: permission denied"
+rc=0; err=$(sd exec no-such-container-x true 2>&1) || rc=$?
+like "$rc:$err" '^255:.*does not exist' "unknown container: clear error"
+
+# paused: refused, then --ignore-paused runs once resumed
+if sd pause "$id" 2>"$TEST_TMPDIR/err"; then
+        rc=0; err=$(sd exec "$id" true 2>&1) || rc=$?
+        like "$rc:$err" '^255:.*paused' "exec into a paused container is refused"
+        sd exec --ignore-paused "$id" echo after-resume >"$TEST_TMPDIR/ip.out" 2>&1 & ip=$!
+        sleep 0.5
+        ok_desc "--ignore-paused: the process waits while the container is frozen" kill -0 "$ip"
+        sd resume "$id"
+        wait "$ip"
+        is "$(cat "$TEST_TMPDIR/ip.out")" after-resume "--ignore-paused: the process runs once resumed"
+else
+        _tap_result 1 "pause works (needed for the paused cases): $(cat "$TEST_TMPDIR/err")"
+fi
+
+# created and stopped
+cid=$(new_id exc); track_container "$cid"
+sd create --bundle "$B" "$cid" 2>/dev/null
+rc=0; err=$(sd exec "$cid" true 2>&1) || rc=$?
+like "$rc:$err" '^255:.*cannot exec in a created container' "exec into a created container is refused"
+sd delete -f "$cid"
+no_leftovers "$cid"
+
+sd kill "$id" KILL
+WAIT_FOR_TIMEOUT=10 wait_for is_status "$id" stopped
+rc=0; err=$(sd exec "$id" true 2>&1) || rc=$?
+like "$rc:$err" '^255:.*cannot exec in a stopped container' "exec into a stopped container is refused"
+sd delete -f "$id"
+no_leftovers "$id"
+
+# ---------------------------------------------------------------------------------------------------------
+# seccomp kills during and after exec: exec returns promptly (never hangs)
+
+S2=$TEST_TMPDIR/s
+make_bundle "$S2" || bail "make_bundle failed"
+# noNewPrivileges false: the filter is loaded before the user switch, so a rule on setresuid(1000) kills the
+# exec'd process before its execve (the init, as uid 0, is not affected). mkdir kills after exec.
+bundle_set "$S2" '.process.args=["sleep","100000"] | .process.capabilities.ambient=[] | .process.noNewPrivileges=false |
+        del(.linux.resources) |
+        .linux.seccomp={ "defaultAction": "SCMP_ACT_ALLOW", "syscalls": [
+          { "names": ["setresuid"], "action": "SCMP_ACT_KILL_PROCESS", "args": [ { "index": 0, "value": 1000, "op": "SCMP_CMP_EQ" } ] },
+          { "names": ["setresgid"], "action": "SCMP_ACT_KILL_THREAD", "args": [ { "index": 0, "value": 2000, "op": "SCMP_CMP_EQ" } ] },
+          { "names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_KILL_PROCESS" },
+          { "names": ["rmdir"], "action": "SCMP_ACT_KILL_THREAD" } ] }' || bail "bundle_set failed"
+sid=$(new_id exsc); track_container "$sid"
+sd run -d --bundle "$S2" "$sid" >/dev/null 2>&1 || bail "run -d of the seccomp container failed"
+WAIT_FOR_TIMEOUT=10 wait_for is_status "$sid" running
+seccomp_case() { # DESC EXPECTED-RC EXPECTED-MESSAGE-REGEX ARGS...
+        local desc=$1 want=$2 re=$3 t0 t1 rc=0 err
+        shift 3
+        t0=$(date +%s)
+        err=$(timeout 20 "$SDRUN" --root "$SDRUN_ROOT" exec "$@" 2>&1) || rc=$?
+        t1=$(date +%s)
+        ok_desc "seccomp: $desc: returns within 10 s ($((t1 - t0)) s)" test $((t1 - t0)) -le 10
+        like "$rc:$err" "^$want:.*$re" "seccomp: $desc: exit status $want and a clear message"
+}
+seccomp_case "KILL_PROCESS before execve" 255 'signal 31.*before it could exec: a seccomp rule killed it' -u 1000 "$sid" true
+seccomp_case "KILL_THREAD before execve" 255 'signal 31.*before it could exec: a seccomp rule killed it' -u 2000:2000 "$sid" true
+seccomp_case "KILL_PROCESS after execve" 159 '' "$sid" mkdir /tmp/x
+seccomp_case "KILL_THREAD after execve" 159 '' "$sid" rmdir /tmp
+ok_desc "the container survives the killed exec'd processes" is_status "$sid" running
+ok_desc "no exec child is left" sh -c "! grep -qx sdrun:exec /proc/[0-9]*/comm"
+sd delete -f "$sid"
+no_leftovers "$sid"
+
+done_testing
