@@ -203,6 +203,8 @@ int verb_update(int argc, char *argv[]) {
         r = cgroup_detect_layout(&layout);
         if (r >= 0)
                 r = cgroup_props_from_resources(&cfg->linux_.resources, layout, &props, &writes, &err);
+        if (r >= 0)
+                r = cgroup_props_add_default_devices(&props, &writes);
         if (r < 0)
                 return log_error_errno(r, "update %s: %s", id, err ?: strerror(-r)), EXIT_FAILURE;
 

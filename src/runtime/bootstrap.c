@@ -106,20 +106,31 @@ static int apply_sysctl(InitContext *ic) {
         return 0;
 }
 
-/* HOME from the container's /etc/passwd when process.env has none (what runc does). */
-static int build_env(const OciProcess *p, char ***ret) {
-        size_t n = 0;
+/* HOME from the container's /etc/passwd when process.env has none (what runc does). With socket-activation
+ * fds, LISTEN_FDS=n and LISTEN_PID=1 replace whatever process.env says about them. */
+static int build_env(const OciProcess *p, unsigned listen_fds, char ***ret) {
+        size_t n = 0, total = 0;
         bool has_home = false;
         char **env;
 
-        for (char **e = p->env; e && *e; e++, n++)
+        for (char **e = p->env; e && *e; e++, total++)
                 if (strneq(*e, "HOME=", 5))
                         has_home = true;
-        env = calloc(n + 2, sizeof *env);
+        env = calloc(total + 4, sizeof *env);
         if (!env)
                 return -ENOMEM;
-        for (size_t i = 0; i < n; i++)
-                env[i] = p->env[i];
+        for (size_t i = 0; i < total; i++) {
+                if (listen_fds > 0 &&
+                    (strneq(p->env[i], "LISTEN_FDS=", 11) || strneq(p->env[i], "LISTEN_PID=", 11)))
+                        continue;
+                env[n++] = p->env[i];
+        }
+        if (listen_fds > 0) {
+                if (asprintf(&env[n], "LISTEN_FDS=%u", listen_fds) < 0)
+                        return -ENOMEM; /* only in the init, which fails right away */
+                n++;
+                env[n++] = (char *) "LISTEN_PID=1";
+        }
         if (!has_home) {
                 char *home = NULL;
                 _cleanup_free_ char *buf = NULL;
@@ -179,6 +190,18 @@ static int init_wait_start(InitContext *ic, SyncMsg *ret_start) {
                 *ret_start = m;
                 return TAKE_FD(conn);
         }
+}
+
+/* Called right after a filter with SCMP_ACT_NOTIFY rules is loaded: the starter hands the listener to the
+ * seccomp agent before we make another syscall the filter may notify. */
+static int send_notify_fd_to_starter(int fd, void *userdata) {
+        int conn = *(int *) userdata;
+        int r;
+
+        r = sync_send(conn, SYNC_SECCOMP_FD, 0, NULL, 0, fd);
+        if (r < 0)
+                return r;
+        return sync_expect(conn, -1, 30 * USEC_PER_SEC, SYNC_SECCOMP_FD_DONE, NULL, NULL);
 }
 
 _noreturn_ static void init_main(const BootstrapParams *bp, int sync_fd, pid_t runtime_pid) {
@@ -346,7 +369,7 @@ _noreturn_ static void init_main(const BootstrapParams *bp, int sync_fd, pid_t r
                 init_fail(&ic, r, "startContainer hooks");
 
         _cleanup_free_ char **env = NULL;
-        r = build_env(p, &env);
+        r = build_env(p, bp->listen_fds, &env);
         if (r < 0)
                 init_fail(&ic, r, "environment");
 
@@ -359,18 +382,10 @@ _noreturn_ static void init_main(const BootstrapParams *bp, int sync_fd, pid_t r
                 init_fail(&ic, r, "close fds");
 
         int notify_fd = -EBADF;
-        r = process_finalize_security(p, c->linux_.seccomp.present ? &c->linux_.seccomp : NULL, filter,
-                                      has_userns, &notify_fd, &ic.err);
+        r = process_finalize_security_full(p, c->linux_.seccomp.present ? &c->linux_.seccomp : NULL, filter,
+                                           has_userns, send_notify_fd_to_starter, &conn, &notify_fd, &ic.err);
         if (r < 0)
                 init_fail(&ic, r, "security");
-        if (notify_fd >= 0) {
-                r = sync_send(conn, SYNC_SECCOMP_FD, 0, NULL, 0, notify_fd);
-                if (r >= 0)
-                        r = sync_expect(conn, -1, 30 * USEC_PER_SEC, SYNC_SECCOMP_FD_DONE, NULL, NULL);
-                if (r < 0)
-                        _exit(EXIT_FAILURE);
-                safe_close(notify_fd);
-        }
 
         execve(exe, p->args, env);
         r = -errno;

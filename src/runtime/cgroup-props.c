@@ -819,6 +819,56 @@ static int map_devices(const OciResources *r, bool v2, UnitPropertyList *props, 
         return 0;
 }
 
+/* The devices every container may use whatever linux.resources.devices says (runtime-spec "Default Devices"
+ * plus /dev/console, the pty devices and /dev/net/tun), allowed after the configured rules as runc and crun
+ * do: a config that denies everything (what `runc spec` writes) still gets a working /dev/null. */
+static const struct {
+        const char *property; /* DeviceAllow= device part */
+        const char *v1;       /* devices.allow line */
+        const char *access;
+} default_devices[] = {
+        { "char-*", "c *:* m", "m" },
+        { "block-*", "b *:* m", "m" },
+        { "/dev/char/1:3", "c 1:3 rwm", "rwm" },   /* null */
+        { "/dev/char/1:5", "c 1:5 rwm", "rwm" },   /* zero */
+        { "/dev/char/1:7", "c 1:7 rwm", "rwm" },   /* full */
+        { "/dev/char/1:8", "c 1:8 rwm", "rwm" },   /* random */
+        { "/dev/char/1:9", "c 1:9 rwm", "rwm" },   /* urandom */
+        { "/dev/char/5:0", "c 5:0 rwm", "rwm" },   /* tty */
+        { "/dev/char/5:1", "c 5:1 rwm", "rwm" },   /* console */
+        { "/dev/char/5:2", "c 5:2 rwm", "rwm" },   /* ptmx */
+        { "char-pts", "c 136:* rwm", "rwm" },      /* /dev/pts/N */
+        { "/dev/char/10:200", "c 10:200 rwm", "rwm" }, /* net/tun */
+};
+
+int cgroup_props_add_default_devices(UnitPropertyList *props, CgroupFileWrites *w) {
+        bool v1_rules = false;
+        int k;
+
+        assert(props);
+        assert(w);
+
+        if (unit_property_list_find(props, "DevicePolicy")) {
+                for (size_t i = 0; i < ELEMENTSOF(default_devices); i++) {
+                        k = unit_property_add_pair_ss(props, "DeviceAllow", default_devices[i].property,
+                                                      default_devices[i].access);
+                        if (k < 0)
+                                return k;
+                }
+                return 0;
+        }
+        for (size_t i = 0; i < w->n_items; i++)
+                if (streq(w->items[i].controller, "devices"))
+                        v1_rules = true;
+        for (size_t i = 0; v1_rules && i < ELEMENTSOF(default_devices); i++) {
+                k = cgroup_file_writes_add(w, "devices", "devices.allow", default_devices[i].v1);
+                if (k < 0)
+                        return k;
+        }
+        return 0;
+}
+
+
 /* ---------------------------------------------------------------------------------------------------- */
 /* Hugetlb, network, rdma, unified */
 

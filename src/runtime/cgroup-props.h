@@ -38,6 +38,13 @@ int cgroup_file_writes_add(CgroupFileWrites *w, const char *controller, const ch
 int cgroup_props_from_resources(const OciResources *r, CgroupLayout layout, UnitPropertyList *props,
                                 CgroupFileWrites *ret_writes, char **reterr);
 
+/* The default devices (null, zero, full, random, urandom, tty, console, ptmx, pts, net/tun, and mknod of
+ * any device) allowed after the configured rules, as runc and crun do, so that a config denying everything
+ * (what `runc spec` writes) still has a working /dev/null: appended as DeviceAllow= when *props restricts
+ * devices (DevicePolicy= present), else as devices.allow writes when *w carries v1 devices rules, else
+ * nothing (no restriction). Call after cgroup_props_from_resources(). */
+int cgroup_props_add_default_devices(UnitPropertyList *props, CgroupFileWrites *w);
+
 /* Write each entry once into the unit's cgroup (unit_cgroup_path as in ControlGroup=, e.g.
  * "/machine.slice/x.scope"): v2 entries below /sys/fs/cgroup (unified layout) or /sys/fs/cgroup/unified
  * (hybrid), v1 entries below /sys/fs/cgroup/<controller>. A v1 controller systemd does not manage (cpuset,

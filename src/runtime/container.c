@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -109,6 +110,20 @@ static int validate_config(const OciConfig *c, const CreateOptions *o, char **re
         for (size_t i = 0; i < c->linux_.n_sysctl; i++)
                 if (!is_paths_ns_sysctl_ok(c, c->linux_.sysctl[i].key, reterr, i))
                         return -EINVAL;
+        /* (uid_t) -1 means "leave unchanged" to setresuid()/setresgid(): the process would keep running as
+         * root. Never a valid id for the container's process. */
+        if (c->has_process) {
+                if (c->process.user.uid == UINT32_MAX)
+                        return errf(reterr, EINVAL, "process.user.uid: %" PRIu32 " is not a valid user id",
+                                    UINT32_MAX);
+                if (c->process.user.gid == UINT32_MAX)
+                        return errf(reterr, EINVAL, "process.user.gid: %" PRIu32 " is not a valid group id",
+                                    UINT32_MAX);
+                for (size_t i = 0; i < c->process.user.n_additional_gids; i++)
+                        if (c->process.user.additional_gids[i] == UINT32_MAX)
+                                return errf(reterr, EINVAL, "process.user.additionalGids[%zu]: %" PRIu32
+                                            " is not a valid group id", i, UINT32_MAX);
+        }
         if (!oci_config_has_namespace(c, OCI_NS_MOUNT, NULL))
                 return errf(reterr, EINVAL, "linux.namespaces: sdrun needs a mount namespace for the container");
         return 0;
@@ -180,6 +195,25 @@ static int write_pid_file(const char *path, pid_t pid) {
         }
         r = write_file_atomic_at(slash ? dfd : AT_FDCWD, name, buf, strlen(buf), 0644);
         return r;
+}
+
+/* Socket activation (as runc): when our caller passed LISTEN_FDS for us (LISTEN_PID is our pid), those fds
+ * (3 ..) pass into the container before the --preserve-fds ones. */
+static unsigned listen_fds_from_env(void) {
+        const char *e = getenv("LISTEN_FDS"), *p = getenv("LISTEN_PID");
+        char *end;
+        unsigned long n, pid;
+
+        if (isempty(e) || isempty(p))
+                return 0;
+        errno = 0;
+        pid = strtoul(p, &end, 10);
+        if (errno || *end || pid != (unsigned long) getpid())
+                return 0;
+        n = strtoul(e, &end, 10);
+        if (errno || *end || n > 65536)
+                return 0;
+        return (unsigned) n;
 }
 
 static pid_t container_ns_pid(const OciConfig *c, pid_t host_pid) {
@@ -294,6 +328,9 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
                 r = cgroup_props_from_resources(&c->linux_.resources, layout, &props, &writes, reterr);
                 if (r < 0)
                         return errwrap(reterr, r, "config.json");
+                r = cgroup_props_add_default_devices(&props, &writes);
+                if (r < 0)
+                        return r;
         }
         /* `systemctl stop` and `machinectl terminate` send SIGTERM, which a container's pid 1 ignores unless it
          * handles it: escalate to SIGKILL after 10 s, as `docker stop` does (an annotation may override). */
@@ -385,6 +422,7 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
                 }
         }
 
+        unsigned listen_fds = listen_fds_from_env();
         BootstrapParams bp = {
                 .config = c,
                 .id = o->id,
@@ -392,7 +430,8 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
                 .rootfs = rootfs,
                 .no_pivot = o->no_pivot,
                 .no_new_keyring = o->no_new_keyring,
-                .preserve_fds = o->preserve_fds,
+                .preserve_fds = o->preserve_fds + listen_fds,
+                .listen_fds = listen_fds,
                 .start_listen_fd = listen_fd,
                 .close_in_init_fd = ct->lock_fd,
                 .has_console_socket = !!o->console_socket,
@@ -533,6 +572,15 @@ fail:
         return r;
 }
 
+/* A start that fails stops the container before it returns: once `start` has reported the failure, `state`
+ * must already say stopped (never created/running with an init that is about to die). Bounded. */
+static void kill_init_and_wait(int pidfd) {
+        if (pidfd < 0)
+                return;
+        if (pidfd_send_sig(pidfd, SIGKILL) >= 0)
+                (void) pidfd_wait_exit(pidfd, 10 * USEC_PER_SEC);
+}
+
 /* After the start connection closed: did the init exec (comm changed) or die before? */
 static bool init_did_exec(pid_t pid) {
         char path[64];
@@ -584,11 +632,13 @@ int container_start(const char *root, const char *id, char **reterr) {
 
         for (;;) {
                 SyncMsg m;
-                r = sync_recv(conn, -1, SETUP_TIMEOUT_USEC, &m);
-                if (r == -EPIPE)
+                /* EOF: the connection closed on execve (CLOEXEC) or with the init's death; the pidfd is watched
+                 * too so that a death is never waited out. */
+                r = sync_recv(conn, pidfd, SETUP_TIMEOUT_USEC, &m);
+                if (r == -EPIPE || r == -ECHILD)
                         break;
                 if (r < 0) {
-                        (void) pidfd_send_sig(pidfd, SIGKILL);
+                        kill_init_and_wait(pidfd);
                         return errf(reterr, r, "start container \"%s\": %s", id,
                                     r == -ETIMEDOUT ? "the init did not exec in time and was killed" : strerror(-r));
                 }
@@ -596,7 +646,7 @@ int container_start(const char *root, const char *id, char **reterr) {
                         r = m.error > 0 ? -m.error : -EIO;
                         errf(reterr, r, "%s", m.payload ?: "container init failed to start");
                         sync_msg_done(&m);
-                        (void) pidfd_send_sig(pidfd, SIGKILL);
+                        kill_init_and_wait(pidfd);
                         return r;
                 }
                 if (m.type == SYNC_SECCOMP_FD) {
@@ -607,7 +657,7 @@ int container_start(const char *root, const char *id, char **reterr) {
                                 r = -ENOMEM;
                         sync_msg_done(&m);
                         if (r < 0) {
-                                (void) pidfd_send_sig(pidfd, SIGKILL);
+                                kill_init_and_wait(pidfd);
                                 return errwrap(reterr, r, "linux.seccomp.listenerPath");
                         }
                         (void) sync_send(conn, SYNC_SECCOMP_FD_DONE, 0, NULL, 0, -EBADF);
@@ -640,7 +690,7 @@ int container_start(const char *root, const char *id, char **reterr) {
                         return r;
                 r = hooks_run(c, OCI_HOOK_POSTSTART, st_running, ct->bundle, reterr);
                 if (r < 0) {
-                        (void) pidfd_send_sig(pidfd, SIGKILL);
+                        kill_init_and_wait(pidfd);
                         if (ct->unit) {
                                 _cleanup_(sdunit_bus_closep) SdUnitBus *bus = NULL;
                                 if (sdunit_bus_open(ct->user_bus, &bus, NULL) >= 0)

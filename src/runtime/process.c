@@ -78,9 +78,10 @@ int process_find_executable(const OciProcess *p, char **ret, char **reterr) {
         if (strchr(name, '/')) {
                 r = check_executable(name);
                 if (r == -ENOENT)
-                        return fail(reterr, r, "exec: \"%s\": stat %s: no such file or directory", name, name);
+                        return fail(reterr, r, "process.args[0]: exec: \"%s\": stat %s: no such file or directory",
+                                    name, name);
                 if (r < 0)
-                        return fail(reterr, r, "exec: \"%s\": %s", name,
+                        return fail(reterr, r, "process.args[0]: exec: \"%s\": %s", name,
                                     r == -EACCES || r == -EISDIR ? "permission denied" : strerror(-r));
                 *ret = strdup(name);
                 return *ret ? 0 : -ENOMEM;
@@ -107,8 +108,9 @@ int process_find_executable(const OciProcess *p, char **ret, char **reterr) {
                         first_error = r;
         }
         if (first_error == -EACCES || first_error == -EISDIR)
-                return fail(reterr, EACCES, "exec: \"%s\": permission denied", name);
-        return fail(reterr, ENOENT, "exec: \"%s\": executable file not found in $PATH", name);
+                return fail(reterr, EACCES, "process.args[0]: exec: \"%s\": permission denied", name);
+        return fail(reterr, ENOENT, "process.args[0]: exec: \"%s\": executable file not found in $PATH",
+                    name);
 }
 
 int process_apply_rlimits(const OciProcess *p, char **reterr) {

@@ -202,8 +202,12 @@ int container_new(const char *root, const char *id, Container **ret, char **rete
                 (void) unlinkat(root_fd, id, AT_REMOVEDIR);
                 return r;
         }
-        c->lock_fd = openat(c->dir_fd, LOCK_FILE, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-        if (c->lock_fd < 0 || flock(c->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+        /* The lock file appears under its name only once it is locked: a reader never finds it unlocked
+         * while we are creating (it would report the container as stopped). */
+        c->lock_fd = openat(c->dir_fd, LOCK_FILE ".new", O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+                            0600);
+        if (c->lock_fd < 0 || flock(c->lock_fd, LOCK_EX | LOCK_NB) < 0 ||
+            renameat(c->dir_fd, LOCK_FILE ".new", c->dir_fd, LOCK_FILE) < 0) {
                 r = -errno;
                 set_err(reterr, "cannot lock state of container \"%s\": %s", id, strerror(errno));
                 (void) container_remove(c);
@@ -409,7 +413,7 @@ static bool creator_alive(Container *c) {
                 return false;
         fd = openat(c->dir_fd, LOCK_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0)
-                return errno != ENOENT; /* no lock file yet: mkdir just happened */
+                return errno == ENOENT; /* no lock file yet: the creator is between mkdir and locking */
         if (flock(fd, LOCK_SH | LOCK_NB) < 0)
                 return errno == EWOULDBLOCK;
         return false;
@@ -449,10 +453,45 @@ bool container_is_frozen(Container *c) {
         return strneq(v1buf, "FROZEN", 6) || strneq(v1buf, "FREEZING", 8);
 }
 
+/* Re-read the recorded status, pid and start time: the creator may have committed and exited between our
+ * read of state.json and our look at its lock. */
+static int container_reload(Container *c) {
+        _cleanup_(container_freep) Container *n = NULL;
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0;
+        int r;
+
+        r = read_full_file_at(c->dir_fd, STATE_FILE, STATE_MAX_SIZE, &buf, &size);
+        if (r < 0)
+                return r;
+        n = container_alloc(c->root, c->id);
+        if (!n)
+                return -ENOMEM;
+        r = container_parse_state(n, buf, size);
+        if (r < 0)
+                return r;
+        c->recorded = n->recorded;
+        c->pid = n->pid;
+        c->pid_start_time = n->pid_start_time;
+        if (n->unit) {
+                free(c->unit);
+                c->unit = TAKE_PTR(n->unit);
+        }
+        if (n->cgroup) {
+                free(c->cgroup);
+                c->cgroup = TAKE_PTR(n->cgroup);
+        }
+        return 0;
+}
+
 ContainerStatus container_status(Container *c) {
         switch (c->recorded) {
         case CONTAINER_CREATING:
-                return creator_alive(c) ? CONTAINER_CREATING : CONTAINER_STOPPED;
+                if (creator_alive(c))
+                        return CONTAINER_CREATING;
+                if (container_reload(c) >= 0 && c->recorded != CONTAINER_CREATING)
+                        return container_status(c);
+                return CONTAINER_STOPPED;
         case CONTAINER_CREATED:
                 return init_alive(c) ? CONTAINER_CREATED : CONTAINER_STOPPED;
         case CONTAINER_RUNNING:

@@ -1,0 +1,58 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""A --console-socket receiver (the protocol conmon and runc use): listen on SOCK, receive the pty master
+over SCM_RIGHTS, type INPUT into it, and print everything the container writes until it closes the pty.
+
+    console-recv.py SOCK INPUT
+
+Prints "received-fd" first once the master arrived, then the terminal output. Exits 1 on a timeout (20 s)."""
+import array
+import os
+import select
+import socket
+import sys
+import time
+
+
+def main():
+    path, text = sys.argv[1], sys.argv[2]
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(path)
+    srv.listen(1)
+    srv.settimeout(20)
+    open(path + ".ready", "w").close()
+    conn, _ = srv.accept()
+    fds = array.array("i")
+    msg, anc, _, _ = conn.recvmsg(4096, socket.CMSG_SPACE(fds.itemsize))
+    for level, typ, data in anc:
+        if level == socket.SOL_SOCKET and typ == socket.SCM_RIGHTS:
+            fds.frombytes(data[: len(data) - (len(data) % fds.itemsize)])
+    if not fds:
+        print("no fd received", file=sys.stderr)
+        return 1
+    master = fds[0]
+    conn.close()
+    print("received-fd", flush=True)
+    os.write(master, text.encode() + b"\n")
+    deadline = time.monotonic() + 20
+    out = b""
+    while time.monotonic() < deadline:
+        r, _, _ = select.select([master], [], [], 0.5)
+        if not r:
+            continue
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # EIO: the last slave fd closed
+            break
+        if not chunk:
+            break
+        out += chunk
+    else:
+        sys.stdout.write(out.decode(errors="replace"))
+        print("timeout", file=sys.stderr)
+        return 1
+    sys.stdout.write(out.decode(errors="replace"))
+    return 0
+
+
+sys.exit(main())

@@ -1,0 +1,225 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The container lifecycle (issue 3): run and its exit status, create/start/kill/delete and the state machine
+# (transitions refused in the wrong state), delete --force in every state, run --detach/--keep, kill by
+# name and number, a reused pid never reported nor signalled, the scope while it runs (checked with
+# systemctl and cgroupfs), --pid-file, create under a reaping caller (the conmon model), no leftovers.
+. "$(dirname "$0")/lib.sh"
+
+require_root
+require_systemd
+
+sd() { "$SDRUN" --root "$SDRUN_ROOT" "$@"; }
+status_of() { sd state "$1" 2>/dev/null | jq -r .status; }
+pid_of() { sd state "$1" 2>/dev/null | jq -r '.pid // empty'; }
+is_status() { [ "$(status_of "$1")" = "$2" ]; }
+HELPERS=$SDRUN_SRCDIR/tests/integration/helpers
+
+B=$TEST_TMPDIR/b
+make_bundle "$B" || bail "make_bundle failed"
+
+# ---------------------------------------------------------------------------------------------------------
+# run in the foreground: output, exit status, 128+signal
+
+id=$(new_id run); track_container "$id"
+bundle_set "$B" '.process.args=["sh","-c","echo pid=$$ host=$(hostname); exit 7"]'
+rc=0; out=$(sd run --bundle "$B" "$id" 2>"$TEST_TMPDIR/err") || rc=$?
+is "$rc" 7 "run: exit status of the container process (7)"
+is "$out" "pid=1 host=sdrun" "run: the process is pid 1 of its pid namespace, hostname from config"
+ok_desc "run without --keep deletes the container" test ! -e "$SDRUN_ROOT/$id"
+no_leftovers "$id"
+
+id=$(new_id run); track_container "$id"
+bundle_set "$B" '.process.args=["sleep","1000"]'
+sd run --bundle "$B" "$id" >/dev/null 2>&1 &
+runpid=$!
+WAIT_FOR_TIMEOUT=10 wait_for is_status "$id" running
+ok_desc "run: container is running" is_status "$id" running
+sd kill "$id" KILL
+rc=0; wait "$runpid" || rc=$?
+is "$rc" 137 "run: a container killed by SIGKILL exits 128+9"
+no_leftovers "$id"
+
+id=$(new_id run); track_container "$id"
+bundle_set "$B" '.process.args=["sh","-c","trap \"exit 42\" TERM; while :; do sleep 0.1; done"]'
+"$SDRUN" --root "$SDRUN_ROOT" run --bundle "$B" "$id" >/dev/null 2>&1 &
+runpid=$!
+wait_for is_status "$id" running
+sleep 0.3
+kill -TERM "$runpid"
+rc=0; wait "$runpid" || rc=$?
+is "$rc" 42 "run forwards SIGTERM it receives to the container (trap exits 42)"
+no_leftovers "$id"
+
+# ---------------------------------------------------------------------------------------------------------
+# create -> created (pid) -> start -> running -> kill -> stopped -> delete, checked from the host
+
+id=$(new_id life); track_container "$id"
+bundle_set "$B" '.process.args=["sh","-c","echo started >/dev/shm/marker; exec sleep 1000"]'
+mkdir -p "$TEST_TMPDIR/pidfile"
+ok_desc "create --pid-file returns 0" sd create --bundle "$B" --pid-file "$TEST_TMPDIR/pidfile/pid" "$id"
+is "$(status_of "$id")" created "state after create: created"
+pid=$(pid_of "$id")
+like "$pid" '^[1-9][0-9]*$' "state after create has a positive pid"
+is "$(cat "$TEST_TMPDIR/pidfile/pid" 2>/dev/null)" "$pid" "--pid-file holds the init's pid"
+is "$(ls -A "$TEST_TMPDIR/pidfile" 2>/dev/null)" pid "--pid-file: no temporary file left next to it"
+is "$(cat /proc/"$pid"/comm 2>/dev/null)" "sdrun:init" "created: the init waits before exec (comm sdrun:init)"
+ok_desc "created: the process has not started (no marker)" test ! -e "/proc/$pid/root/dev/shm/marker"
+unit=$(unit_of "$id")
+is "$(unit_prop "$unit" ActiveState)" active "created: unit $unit is active"
+rc=0; err=$(sd delete "$id" 2>&1) || rc=$?
+is "$rc" 1 "delete of a created container without --force is refused"
+like "$err" 'not stopped.*created' "delete refusal names the state: $err"
+is "$(status_of "$id")" created "the refused delete left it created"
+
+ok_desc "start returns 0" sd start "$id"
+is "$(status_of "$id")" running "state after start: running"
+is "$(pid_of "$id")" "$pid" "running: same pid"
+ok_desc "running: the process ran (marker inside, seen through /proc/PID/root)" \
+        wait_for test -e "/proc/$pid/root/dev/shm/marker"
+is "$(readlink /proc/"$pid"/exe)" "/bin/busybox" "running: /proc/PID/exe is the container's binary (path in its root)"
+rc=0; err=$(sd start "$id" 2>&1) || rc=$?
+is "$rc" 1 "start twice is refused"
+like "$err" 'running, not created' "start refusal says why: $err"
+
+# the scope, from the host
+cg=$(unit_prop "$unit" ControlGroup)
+like "$cg" "/$unit\$" "ControlGroup of the unit ends in $unit"
+like "$(unit_prop "$unit" Description)" "$id" "the unit's Description names the container id"
+ok_desc "the init is in the unit's cgroup (/proc/PID/cgroup)" grep -qF -- "$cg" "/proc/$pid/cgroup"
+dir=$(cgroup_dir "$unit")
+procs=$(find "$dir" -name cgroup.procs -exec cat {} + 2>/dev/null | sort -u | paste -sd' ')
+is "$procs" "$pid" "the init is the only process in the scope's cgroup tree"
+
+rc=0; err=$(sd delete "$id" 2>&1) || rc=$?
+is "$rc" 1 "delete of a running container without --force is refused"
+like "$err" 'not stopped.*running' "delete refusal names the state: $err"
+
+ok_desc "kill SIGKILL returns 0" sd kill "$id" SIGKILL
+ok_desc "after kill: stopped" wait_for is_status "$id" stopped
+is "$(pid_of "$id")" "" "stopped: no pid in the state"
+rc=0; err=$(sd kill "$id" TERM 2>&1) || rc=$?
+is "$rc" 1 "kill of a stopped container fails"
+like "$err" 'not running' "kill refusal: $err"
+rc=0; err=$(sd start "$id" 2>&1) || rc=$?
+is "$rc" 1 "start of a stopped container fails"
+like "$err" 'stopped, not created' "start refusal: $err"
+ok_desc "unit gone once the container stopped" wait_for sh -c "! systemctl is-active -q $unit"
+ok_desc "delete of a stopped container works without --force" sd delete "$id"
+no_leftovers "$id"
+rc=0; err=$(sd state "$id" 2>&1) || rc=$?
+is "$rc" 1 "state of a deleted container fails"
+like "$err" 'does not exist' "state of a deleted container: $err"
+
+# ---------------------------------------------------------------------------------------------------------
+# delete --force in every state
+
+bundle_set "$B" '.process.args=["sleep","1000"]'
+for st in created running stopped; do
+        id=$(new_id force); track_container "$id"
+        sd create --bundle "$B" "$id" >/dev/null 2>&1
+        [ $st = created ] || sd start "$id" >/dev/null 2>&1
+        if [ $st = stopped ]; then
+                sd kill "$id" KILL >/dev/null 2>&1
+                wait_for is_status "$id" stopped
+        fi
+        p=$(sd state "$id" | jq -r '.pid // 0')
+        is "$(status_of "$id")" "$st" "force: container is $st"
+        ok_desc "delete --force of a $st container" sd delete --force "$id"
+        [ "$p" -gt 0 ] && ok_desc "delete --force: the $st init $p is gone" wait_for sh -c "! kill -0 $p"
+        no_leftovers "$id"
+done
+ok_desc "delete --force of a container that does not exist succeeds (as runc)" sd delete --force "$(new_id none)"
+
+# ---------------------------------------------------------------------------------------------------------
+# run --detach, run --keep
+
+id=$(new_id detach); track_container "$id"
+start_t=$(date +%s%N)
+ok_desc "run --detach returns 0" sd run --detach --bundle "$B" "$id"
+el=$(( ($(date +%s%N) - start_t) / 1000000 ))
+ok_desc "run --detach returned promptly (${el} ms) while the container runs" test "$el" -lt 5000
+is "$(status_of "$id")" running "run --detach: running"
+ok_desc "delete --force the detached container" sd delete --force "$id"
+no_leftovers "$id"
+
+id=$(new_id keep); track_container "$id"
+bundle_set "$B" '.process.args=["sh","-c","exit 3"]'
+rc=0; sd run --keep --bundle "$B" "$id" >/dev/null 2>&1 || rc=$?
+is "$rc" 3 "run --keep: exit status 3"
+is "$(status_of "$id")" stopped "run --keep: the container is kept, stopped"
+ok_desc "run --keep: listed" sh -c "'$SDRUN' --root '$SDRUN_ROOT' list -q | grep -qx -- '$id'"
+ok_desc "delete after run --keep" sd delete "$id"
+no_leftovers "$id"
+
+# ---------------------------------------------------------------------------------------------------------
+# kill by name and number
+
+bundle_set "$B" '.process.args=["sh","-c","trap \"echo usr1 >>/dev/shm/got\" USR1; trap \"echo term >>/dev/shm/got\" TERM; echo ready >/dev/shm/ready; while :; do sleep 0.1; done"]'
+id=$(new_id kill); track_container "$id"
+sd run --detach --bundle "$B" "$id" >/dev/null 2>&1
+pid=$(pid_of "$id")
+wait_for test -e "/proc/$pid/root/dev/shm/ready"
+ok_desc "kill USR1 (name)" sd kill "$id" USR1
+ok_desc "the trapping shell got USR1" wait_for grep -qx usr1 "/proc/$pid/root/dev/shm/got"
+ok_desc "kill 10 (number: SIGUSR1)" sd kill "$id" 10
+ok_desc "the trapping shell got the second USR1" wait_for sh -c "[ \$(grep -c usr1 /proc/$pid/root/dev/shm/got) = 2 ]"
+ok_desc "kill (default signal TERM)" sd kill "$id"
+ok_desc "the trapping shell got TERM" wait_for grep -qx term "/proc/$pid/root/dev/shm/got"
+ok_desc "kill SIGTERM (SIG prefix)" sd kill "$id" SIGTERM
+ok_desc "TERM twice" wait_for sh -c "[ \$(grep -c term /proc/$pid/root/dev/shm/got) = 2 ]"
+is "$(status_of "$id")" running "still running after trapped signals"
+rc=0; err=$(sd kill "$id" NOSUCHSIG 2>&1) || rc=$?
+is "$rc" 1 "kill with an unknown signal name fails"
+like "$err" 'invalid signal' "unknown signal: $err"
+ok_desc "kill 9 (number)" sd kill "$id" 9
+ok_desc "stopped after kill 9" wait_for is_status "$id" stopped
+sd delete "$id" >/dev/null 2>&1
+no_leftovers "$id"
+
+# ---------------------------------------------------------------------------------------------------------
+# a pid reused by another process: never reported running, never signalled
+
+id=$(new_id reuse); track_container "$id"
+bundle_set "$B" '.process.args=["true"]'
+# The victim starts 0.2 s before the container: start times are in clock ticks (10 ms), and a real reused
+# pid cannot have the dead init's start time.
+sleep 1000 &
+victim=$!
+cleanup_add kill -KILL "$victim"
+sleep 0.2
+sd run --keep --bundle "$B" "$id" >/dev/null 2>&1
+# Point the stopped container's state at the sleep: same pid field, the container's (different) start time.
+jq --argjson p "$victim" '.pid=$p | .status="running"' "$SDRUN_ROOT/$id/state.json" >"$TEST_TMPDIR/st.json"
+cp "$TEST_TMPDIR/st.json" "$SDRUN_ROOT/$id/state.json"
+is "$(jq -r .pid "$SDRUN_ROOT/$id/state.json")" "$victim" "state.json now names the unrelated pid $victim"
+is "$(status_of "$id")" stopped "a reused pid: state says stopped"
+is "$(pid_of "$id")" "" "a reused pid: state reports no pid"
+ok_desc "a reused pid: list does not show it running" \
+        sh -c "! '$SDRUN' --root '$SDRUN_ROOT' list | grep -- '$id' | grep -qw running"
+rc=0; sd kill "$id" KILL >/dev/null 2>&1 || rc=$?
+is "$rc" 1 "a reused pid: kill refuses"
+rc=0; sd start "$id" >/dev/null 2>&1 || rc=$?
+is "$rc" 1 "a reused pid: start refuses"
+ok_desc "a reused pid: delete --force succeeds" sd delete --force "$id"
+ok_desc "a reused pid: the unrelated process was never signalled" kill -0 "$victim"
+is "$(awk '{print $3}' /proc/"$victim"/stat)" S "the unrelated process is still sleeping"
+kill -KILL "$victim"; wait "$victim" 2>/dev/null
+no_leftovers "$id"
+
+# ---------------------------------------------------------------------------------------------------------
+# create under a caller that reaps (conmon: subreaper, --pid-file, reaps the init itself)
+
+id=$(new_id reap); track_container "$id"
+bundle_set "$B" '.process.args=["sh","-c","sleep 0.5; exit 5"]'
+out=$(python3 "$HELPERS/subreaper.py" "$SDRUN" "$SDRUN_ROOT" "$B" "$id" "$TEST_TMPDIR/reap.pid" 2>&1)
+rc=$?
+is "$rc" 0 "subreaper: create --pid-file + start + reap worked"
+like "$out" 'status 5' "subreaper: the reaping caller got the container's exit status 5"
+like "$out" 'zombies 0' "subreaper: nothing else left to reap"
+is "$(status_of "$id")" stopped "subreaper: state stopped after the caller reaped the init"
+ok_desc "subreaper: delete" sd delete "$id"
+no_leftovers "$id"
+diag "subreaper output: $out"
+
+done_testing

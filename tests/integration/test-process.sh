@@ -1,0 +1,178 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The container's process (issue 3): user/groups, umask, cwd, env, args, rlimits, the five capability sets,
+# noNewPrivileges, hostname/domainname, oomScoreAdj, fds (only 0-2, --preserve-fds, LISTEN_FDS), the
+# init's cwd, and process.terminal through a --console-socket receiver. Checked inside and from the host.
+. "$(dirname "$0")/lib.sh"
+
+require_root
+require_systemd
+
+sd() { "$SDRUN" --root "$SDRUN_ROOT" "$@"; }
+status_of() { sd state "$1" 2>/dev/null | jq -r .status; }
+is_status() { [ "$(status_of "$1")" = "$2" ]; }
+HELPERS=$SDRUN_SRCDIR/tests/integration/helpers
+
+B=$TEST_TMPDIR/b
+make_bundle "$B" || bail "make_bundle failed"
+
+# crun CMD: run the bundle with process.args=["sh","-c",CMD]; output in $out, status in $rc
+crun_sh() {
+        local id
+        id=$(new_id proc); track_container "$id"
+        bundle_set "$B" '.process.args=["sh","-c",$c]' --arg c "$1"
+        rc=0; out=$(sd run --bundle "$B" "$id" 2>"$TEST_TMPDIR/err") || rc=$?
+        [ $rc = 0 ] || diag "run failed ($rc): $(cat "$TEST_TMPDIR/err")"
+        no_leftovers "$id"
+}
+
+# ---------------------------------------------------------------------------------------------------------
+# user, groups, umask, cwd, env, args
+
+bundle_set "$B" '.process.user={uid: 1000, gid: 1000, additionalGids: [10, 20, 65534], umask: 23} |
+        .process.cwd="/home/user" | .process.env=["PATH=/bin", "FOO=bar baz", "EMPTY="]'
+crun_sh 'echo "$(id -u) $(id -g) $(id -G)"; umask; pwd; echo "FOO=$FOO HOME=$HOME"; env | sort | paste -sd,'
+is "$rc" 0 "user: run"
+lines=(); while IFS= read -r l; do lines+=("$l"); done <<<"$out"
+is "${lines[0]}" "1000 1000 1000 10 20 65534" "user: uid, gid and additionalGids (id inside)"
+is "${lines[1]}" "0027" "process.user.umask 23 (octal 027)"
+is "${lines[2]}" "/home/user" "process.cwd"
+is "${lines[3]}" "FOO=bar baz HOME=/home/user" "process.env, HOME from /etc/passwd"
+like "${lines[4]}" '(^|,)EMPTY=(,|$)' "env: an empty value is kept"
+unlike "${lines[4]}" 'LISTEN_|SDRUN|NOTIFY_SOCKET|INVOCATION_ID' "env: nothing of the runtime's environment leaks"
+bundle_set "$B" '.process.user={uid: 0, gid: 0} | .process.cwd="/" | .process.env=["PATH=/bin:/usr/bin"]'
+
+id=$(new_id args); track_container "$id"
+bundle_set "$B" '.process.args=["/bin/echo","a  b","","c*","$HOME"]'
+out=$(sd run --bundle "$B" "$id" 2>/dev/null)
+is "$out" 'a  b  c* $HOME' "process.args passed verbatim (no shell, no globbing)"
+
+# ---------------------------------------------------------------------------------------------------------
+# rlimits, oomScoreAdj, hostname, domainname, noNewPrivileges
+
+bundle_set "$B" '.process.rlimits=[{type: "RLIMIT_NOFILE", soft: 512, hard: 2048}, {type: "RLIMIT_NPROC", soft: 300, hard: 400}] |
+        .process.oomScoreAdj=123 | .hostname="box-host" | .domainname="example.org" | .process.noNewPrivileges=true'
+crun_sh 'echo "$(ulimit -Sn) $(ulimit -Hn) $(ulimit -Su) $(ulimit -Hu)"; cat /proc/self/oom_score_adj; hostname; cat /proc/sys/kernel/domainname; grep NoNewPrivs /proc/self/status'
+lines=(); while IFS= read -r l; do lines+=("$l"); done <<<"$out"
+is "${lines[0]}" "512 2048 300 400" "rlimits: RLIMIT_NOFILE 512/2048 and RLIMIT_NPROC 300/400 (ulimit inside)"
+is "${lines[1]}" 123 "oomScoreAdj (/proc/self/oom_score_adj)"
+is "${lines[2]}" box-host "hostname"
+is "${lines[3]}" example.org "domainname"
+like "${lines[4]}" 'NoNewPrivs:[[:space:]]+1' "noNewPrivileges true: NoNewPrivs 1"
+bundle_set "$B" '.process.noNewPrivileges=false'
+crun_sh 'grep NoNewPrivs /proc/self/status'
+like "$out" 'NoNewPrivs:[[:space:]]+0' "noNewPrivileges false: NoNewPrivs 0"
+
+# the same from the host, on a running container
+id=$(new_id host); track_container "$id"
+bundle_set "$B" '.process.args=["sleep","1000"] | .process.noNewPrivileges=true'
+sd run --detach --bundle "$B" "$id"
+pid=$(sd state "$id" | jq -r .pid)
+is "$(cat /proc/"$pid"/oom_score_adj)" 123 "host: oom_score_adj of the init"
+like "$(grep 'Max open files' /proc/"$pid"/limits)" 'Max open files +512 +2048 ' "host: /proc/PID/limits"
+like "$(grep NoNewPrivs /proc/"$pid"/status)" 'NoNewPrivs:[[:space:]]+1' "host: NoNewPrivs of the init"
+is "$(ls /proc/"$pid"/fd | sort -n | paste -sd' ')" "0 1 2" "host: the running process has exactly fds 0 1 2"
+like "$(readlink /proc/"$pid"/cwd)" '^/$' "host: the init's cwd is / inside its root"
+is "$(readlink /proc/"$pid"/root)" / "host: the process root is its own root (pivot_root)"
+ok_desc "host: the process sees the container rootfs" test -e "/proc/$pid/root/bin/busybox" -a ! -e "/proc/$pid/root/usr/lib/os-release"
+sd delete --force "$id"
+no_leftovers "$id"
+bundle_set "$B" '.process.rlimits=[{type: "RLIMIT_NOFILE", soft: 1024, hard: 1024}] | del(.process.oomScoreAdj)'
+
+# ---------------------------------------------------------------------------------------------------------
+# capabilities: the five sets against the config
+
+# mask NAMES...: the capability mask of the names, as /proc/PID/status prints it
+capmask() { python3 - "$@" <<'PY'
+import sys
+caps = {"CAP_CHOWN": 0, "CAP_DAC_OVERRIDE": 1, "CAP_FOWNER": 3, "CAP_KILL": 5, "CAP_SETGID": 6, "CAP_SETUID": 7,
+        "CAP_SETPCAP": 8, "CAP_NET_BIND_SERVICE": 10, "CAP_NET_RAW": 13, "CAP_SYS_CHROOT": 18, "CAP_SYS_ADMIN": 21,
+        "CAP_MKNOD": 27, "CAP_AUDIT_WRITE": 29, "CAP_SETFCAP": 31}
+m = 0
+for n in sys.argv[1:]:
+    m |= 1 << caps[n]
+print("%016x" % m)
+PY
+}
+capline() { grep -E "^$1:" <<<"$out" | awk '{print $2}'; }
+
+bundle_set "$B" '.process.capabilities={bounding: ["CAP_AUDIT_WRITE","CAP_KILL","CAP_NET_BIND_SERVICE","CAP_CHOWN"],
+        effective: ["CAP_AUDIT_WRITE","CAP_KILL","CAP_NET_BIND_SERVICE"],
+        permitted: ["CAP_AUDIT_WRITE","CAP_KILL","CAP_NET_BIND_SERVICE"]}'
+crun_sh 'grep ^Cap /proc/self/status'
+is "$(capline CapBnd)" "$(capmask CAP_AUDIT_WRITE CAP_KILL CAP_NET_BIND_SERVICE CAP_CHOWN)" "root: CapBnd = bounding"
+is "$(capline CapEff)" "$(capmask CAP_AUDIT_WRITE CAP_KILL CAP_NET_BIND_SERVICE)" "root: CapEff = effective"
+is "$(capline CapPrm)" "$(capmask CAP_AUDIT_WRITE CAP_KILL CAP_NET_BIND_SERVICE)" "root: CapPrm = permitted"
+is "$(capline CapInh)" 0000000000000000 "root: CapInh empty"
+is "$(capline CapAmb)" 0000000000000000 "root: CapAmb empty"
+
+bundle_set "$B" '.process.user={uid: 1000, gid: 1000} | .process.capabilities={bounding: ["CAP_KILL","CAP_NET_BIND_SERVICE","CAP_SETUID"],
+        effective: ["CAP_KILL","CAP_NET_BIND_SERVICE"], permitted: ["CAP_KILL","CAP_NET_BIND_SERVICE"],
+        inheritable: ["CAP_KILL","CAP_NET_BIND_SERVICE"], ambient: ["CAP_KILL"]}'
+crun_sh 'grep ^Cap /proc/self/status'
+is "$(capline CapBnd)" "$(capmask CAP_KILL CAP_NET_BIND_SERVICE CAP_SETUID)" "uid 1000: CapBnd = bounding"
+is "$(capline CapInh)" "$(capmask CAP_KILL CAP_NET_BIND_SERVICE)" "uid 1000: CapInh = inheritable"
+is "$(capline CapAmb)" "$(capmask CAP_KILL)" "uid 1000: CapAmb = ambient"
+is "$(capline CapPrm)" "$(capmask CAP_KILL)" "uid 1000: CapPrm = ambient after exec (no file caps)"
+is "$(capline CapEff)" "$(capmask CAP_KILL)" "uid 1000: CapEff = ambient after exec"
+bundle_set "$B" '.process.user={uid: 0, gid: 0} | .process.capabilities={bounding: ["CAP_AUDIT_WRITE","CAP_KILL","CAP_NET_BIND_SERVICE"],
+        effective: ["CAP_AUDIT_WRITE","CAP_KILL","CAP_NET_BIND_SERVICE"], permitted: ["CAP_AUDIT_WRITE","CAP_KILL","CAP_NET_BIND_SERVICE"]}'
+
+# ---------------------------------------------------------------------------------------------------------
+# fds: only 0-2; --preserve-fds 2 passes exactly 3 and 4; LISTEN_FDS
+
+# fdlist: the fds of `ls` inside, without the one ls opens to read /proc/self/fd itself
+FDLIST='ls -l /proc/self/fd | grep -v -- "-> /proc/" | sed -n "s/.* \([0-9][0-9]*\) -> .*/\1/p" | paste -sd" " -'
+crun_sh "$FDLIST"
+is "$out" "0 1 2" "only fds 0 1 2 inside (ls -l /proc/self/fd)"
+
+id=$(new_id fds); track_container "$id"
+bundle_set "$B" '.process.args=["sh","-c",($l + "; read a <&3; read b <&4; echo \"$a $b\"")]' --arg l "$FDLIST"
+echo three >"$TEST_TMPDIR/f3"; echo four >"$TEST_TMPDIR/f4"; echo five >"$TEST_TMPDIR/f5"
+out=$(sd run --preserve-fds 2 --bundle "$B" "$id" 3<"$TEST_TMPDIR/f3" 4<"$TEST_TMPDIR/f4" 5<"$TEST_TMPDIR/f5" 2>"$TEST_TMPDIR/err")
+is "$out" $'0 1 2 3 4\nthree four' "--preserve-fds 2: exactly fds 3 and 4 pass (fd 5 does not)"
+no_leftovers "$id"
+
+id=$(new_id listen); track_container "$id"
+bundle_set "$B" '.process.args=["sh","-c",($l + "; echo \"$LISTEN_FDS $LISTEN_PID\"; read a <&3; echo $a")] | .process.env=["PATH=/bin","LISTEN_FDS=7"]' --arg l "$FDLIST"
+out=$(LISTEN_FDS=1 SDRUN_ID=$id sh -c 'LISTEN_PID=$$ exec "$SDRUN" --root "$SDRUN_ROOT" run --bundle "$0" "$SDRUN_ID"' "$B" 3<"$TEST_TMPDIR/f3" 4<"$TEST_TMPDIR/f4" 2>"$TEST_TMPDIR/err")
+is "$out" $'0 1 2 3\n1 1\nthree' "LISTEN_FDS=1 (LISTEN_PID ours): fd 3 passes, LISTEN_FDS=1 LISTEN_PID=1 inside"
+no_leftovers "$id"
+id=$(new_id listen); track_container "$id"
+out=$(LISTEN_FDS=1 LISTEN_PID=1 "$SDRUN" --root "$SDRUN_ROOT" run --bundle "$B" "$id" 3<"$TEST_TMPDIR/f3" 2>"$TEST_TMPDIR/err")
+like "$out" $'^0 1 2\n7 ' "LISTEN_FDS for another pid: ignored, fd 3 does not pass"
+no_leftovers "$id"
+bundle_set "$B" '.process.env=["PATH=/bin:/usr/bin"]'
+
+# the default devices are usable under the default device rules (deny all, as `runc spec` writes: the
+# runtime allows the standard devices on top, as runc does)
+crun_sh 'echo x >/dev/null && head -c1 /dev/zero >/dev/null && head -c1 /dev/urandom >/dev/null && echo devices-ok'
+is "$out" devices-ok "/dev/null, /dev/zero, /dev/urandom usable with linux.resources.devices [deny all]"
+
+# ---------------------------------------------------------------------------------------------------------
+# terminal: the pty master reaches the --console-socket
+
+# (without linux.resources: the default device rules are checked above)
+bundle_set "$B" '.process.terminal=true | .process.args=["sh"] | del(.linux.resources)'
+id=$(new_id tty); track_container "$id"
+sock=$TEST_TMPDIR/console.sock
+python3 "$HELPERS/console-recv.py" "$sock" 'tty; readlink /proc/self/fd/0; ls -l /dev/console; [ -t 1 ] && echo STDOUT-IS-TTY; exit 3' >"$TEST_TMPDIR/tty.out" 2>&1 &
+rpid=$!
+wait_for test -e "$sock.ready"
+rc=0; sd run --console-socket "$sock" --bundle "$B" "$id" >"$TEST_TMPDIR/run.out" 2>&1 || rc=$?
+wait "$rpid"; rrc=$?
+out=$(tr -d '\r' <"$TEST_TMPDIR/tty.out")
+is "$rrc" 0 "terminal: the receiver got the pty master and the session ended"
+is "$rc" 3 "terminal: run exits with the shell's status 3"
+like "$out" '^received-fd' "terminal: the master fd came over SCM_RIGHTS"
+like "$out" $'\n/dev/pts/0\n' "terminal: tty inside prints /dev/pts/0"
+like "$out" 'STDOUT-IS-TTY' "terminal: stdout is the terminal"
+like "$out" '/dev/console' "terminal: /dev/console exists"
+like "$out" 'c[rw-]+ .* 136, +0 .*/dev/console' "terminal: /dev/console is the pty (136, 0)"
+no_leftovers "$id"
+
+rc=0; err=$(sd run --bundle "$B" "$(new_id tty)" 2>&1) || rc=$?
+is "$rc" 1 "terminal without --console-socket is refused"
+like "$err" 'terminal.*--console-socket' "terminal without --console-socket: $err"
+
+done_testing
