@@ -151,6 +151,46 @@ static int lock_exclusive(int fd, uint64_t timeout_usec) {
         }
 }
 
+#define TEMP_PREFIX ".new-"
+
+static void remove_dir_contents(int dir_fd) {
+        _cleanup_close_ int fd = openat(dir_fd, ".", O_DIRECTORY | O_CLOEXEC | O_RDONLY);
+        DIR *d;
+        struct dirent *de;
+
+        if (fd < 0 || !(d = fdopendir(fd)))
+                return;
+        TAKE_FD(fd);
+        while ((de = readdir(d)))
+                if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
+                        (void) unlinkat(dir_fd, de->d_name, 0);
+        closedir(d);
+}
+
+/* A create killed before its rename leaves a hidden temporary directory whose lock nobody holds. */
+static void sweep_stale_temporaries(int root_fd) {
+        _cleanup_close_ int fd = openat(root_fd, ".", O_DIRECTORY | O_CLOEXEC | O_RDONLY);
+        DIR *d;
+        struct dirent *de;
+
+        if (fd < 0 || !(d = fdopendir(fd)))
+                return;
+        TAKE_FD(fd);
+        while ((de = readdir(d))) {
+                if (!strneq(de->d_name, TEMP_PREFIX, STRLEN(TEMP_PREFIX)))
+                        continue;
+                _cleanup_close_ int dfd = openat(root_fd, de->d_name, O_DIRECTORY | O_CLOEXEC | O_RDONLY | O_NOFOLLOW);
+                if (dfd < 0)
+                        continue;
+                _cleanup_close_ int lfd = openat(dfd, LOCK_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+                if (lfd >= 0 && flock(lfd, LOCK_EX | LOCK_NB) < 0)
+                        continue; /* a create in progress */
+                remove_dir_contents(dfd);
+                (void) unlinkat(root_fd, de->d_name, AT_REMOVEDIR);
+        }
+        closedir(d);
+}
+
 static void format_now_rfc3339(char *buf, size_t n) {
         struct timespec ts;
         struct tm tm;
@@ -182,35 +222,36 @@ int container_new(const char *root, const char *id, Container **ret, char **rete
                 set_err(reterr, "cannot open state directory \"%s\": %s", root, strerror(errno));
                 return r;
         }
-        if (mkdirat(root_fd, id, 0700) < 0) {
+        /* The directory appears under its id only once it is locked and holds a state: it is made under a
+         * hidden temporary name and renamed into place (RENAME_NOREPLACE), so a reader never sees a
+         * half-made one, even if we are killed in between. */
+        sweep_stale_temporaries(root_fd);
+        char tmp[64];
+        snprintf(tmp, sizeof tmp, TEMP_PREFIX "%d-%llx", (int) getpid(),
+                 (unsigned long long) now_usec(CLOCK_MONOTONIC));
+        if (mkdirat(root_fd, tmp, 0700) < 0) {
                 r = -errno;
-                if (r == -EEXIST)
-                        set_err(reterr, "container \"%s\" already exists", id);
-                else
-                        set_err(reterr, "cannot create \"%s/%s\": %s", root, id, strerror(errno));
+                set_err(reterr, "cannot create a directory in \"%s\": %s", root, strerror(errno));
                 return r;
         }
 
         c = container_alloc(root, id);
         if (!c) {
-                (void) unlinkat(root_fd, id, AT_REMOVEDIR);
+                (void) unlinkat(root_fd, tmp, AT_REMOVEDIR);
                 return -ENOMEM;
         }
-        c->dir_fd = openat(root_fd, id, O_DIRECTORY | O_CLOEXEC | O_RDONLY | O_NOFOLLOW);
+        c->dir_fd = openat(root_fd, tmp, O_DIRECTORY | O_CLOEXEC | O_RDONLY | O_NOFOLLOW);
         if (c->dir_fd < 0) {
                 r = -errno;
-                (void) unlinkat(root_fd, id, AT_REMOVEDIR);
+                (void) unlinkat(root_fd, tmp, AT_REMOVEDIR);
                 return r;
         }
-        /* The lock file appears under its name only once it is locked: a reader never finds it unlocked
-         * while we are creating (it would report the container as stopped). */
-        c->lock_fd = openat(c->dir_fd, LOCK_FILE ".new", O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-                            0600);
-        if (c->lock_fd < 0 || flock(c->lock_fd, LOCK_EX | LOCK_NB) < 0 ||
-            renameat(c->dir_fd, LOCK_FILE ".new", c->dir_fd, LOCK_FILE) < 0) {
+        c->lock_fd = openat(c->dir_fd, LOCK_FILE, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (c->lock_fd < 0 || flock(c->lock_fd, LOCK_EX | LOCK_NB) < 0) {
                 r = -errno;
                 set_err(reterr, "cannot lock state of container \"%s\": %s", id, strerror(errno));
-                (void) container_remove(c);
+                remove_dir_contents(c->dir_fd);
+                (void) unlinkat(root_fd, tmp, AT_REMOVEDIR);
                 return r;
         }
 
@@ -222,9 +263,15 @@ int container_new(const char *root, const char *id, Container **ret, char **rete
                 return -ENOMEM;
         }
         r = container_save(c);
+        if (r >= 0 && renameat2(root_fd, tmp, root_fd, id, RENAME_NOREPLACE) < 0)
+                r = -errno;
         if (r < 0) {
-                set_err(reterr, "cannot write state of container \"%s\": %s", id, strerror(-r));
-                (void) container_remove(c);
+                if (r == -EEXIST)
+                        set_err(reterr, "container \"%s\" already exists", id);
+                else
+                        set_err(reterr, "cannot write state of container \"%s\": %s", id, strerror(-r));
+                remove_dir_contents(c->dir_fd);
+                (void) unlinkat(root_fd, tmp, AT_REMOVEDIR);
                 return r;
         }
         *ret = TAKE_PTR(c);
@@ -413,7 +460,7 @@ static bool creator_alive(Container *c) {
                 return false;
         fd = openat(c->dir_fd, LOCK_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0)
-                return errno == ENOENT; /* no lock file yet: the creator is between mkdir and locking */
+                return false; /* a state directory appears only with its lock (container_new) */
         if (flock(fd, LOCK_SH | LOCK_NB) < 0)
                 return errno == EWOULDBLOCK;
         return false;
