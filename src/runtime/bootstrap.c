@@ -260,7 +260,8 @@ _noreturn_ static void init_main(const BootstrapParams *bp, int sync_fd, pid_t r
                 .no_pivot = bp->no_pivot,
                 .new_userns = ic.new_userns,
                 .new_cgroupns = oci_config_has_namespace(c, OCI_NS_CGROUP, &ns_path) && !ns_path,
-                .new_netns = oci_config_has_namespace(c, OCI_NS_NETWORK, &ns_path) && !ns_path,
+                /* Its own network namespace, new or joined by path: a fresh sysfs shows it. */
+                .new_netns = oci_config_has_namespace(c, OCI_NS_NETWORK, NULL),
                 .bundle = bp->bundle,
         };
         r = rootfs_prepare(&rc, &ic.err);

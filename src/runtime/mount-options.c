@@ -83,6 +83,7 @@ static const MountOption mount_options[] = {
         FLAG_CLR("suid", MS_NOSUID),
         FLAG_CLR("symfollow", MS_NOSYMFOLLOW),
         FLAG_SET("sync", MS_SYNCHRONOUS),
+        { .name = "tmpcopyup", .kind = MOUNT_OPTION_TMPCOPYUP },
         PROPAGATION("unbindable", MS_UNBINDABLE),
 };
 
@@ -109,6 +110,7 @@ const char *mount_option_kind_to_string(MountOptionKind k) {
                 [MOUNT_OPTION_PROPAGATION] = "propagation",
                 [MOUNT_OPTION_RECURSIVE] = "recursive",
                 [MOUNT_OPTION_IDMAP] = "idmap",
+                [MOUNT_OPTION_TMPCOPYUP] = "tmpcopyup",
         };
         return k >= 0 && k < _MOUNT_OPTION_KIND_MAX ? table[k] : NULL;
 }

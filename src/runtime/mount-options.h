@@ -21,6 +21,9 @@ typedef enum MountOptionKind {
         MOUNT_OPTION_RECURSIVE,
         /* An id-mapped mount (uses the mount's uidMappings/gidMappings); `recursive` for "ridmap". */
         MOUNT_OPTION_IDMAP,
+        /* "tmpcopyup" (runc/crun extension, used by Podman): a tmpfs starts with a copy of what the
+         * rootfs had at its destination. */
+        MOUNT_OPTION_TMPCOPYUP,
         _MOUNT_OPTION_KIND_MAX,
 } MountOptionKind;
 

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <assert.h>
 #include <errno.h>
+#include <limits.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <stdarg.h>
@@ -73,6 +75,9 @@ int mount_spec_parse(char *const *options, MountSpec *ret) {
                         break;
                 case MOUNT_OPTION_IDMAP:
                         m.idmap = true;
+                        break;
+                case MOUNT_OPTION_TMPCOPYUP:
+                        m.tmpcopyup = true;
                         break;
                 default:
                         assert(false);
@@ -271,4 +276,131 @@ int rootfs_error(char **reterr, int error, const char *fmt, ...) {
         if (asprintf(reterr, "%s: %s", head, strerror(-error)) < 0)
                 *reterr = NULL;
         return error;
+}
+
+static int copy_file_contents(int in, int out) {
+        for (;;) {
+                ssize_t k = copy_file_range(in, NULL, out, NULL, 1U << 30, 0);
+                if (k == 0)
+                        return 0;
+                if (k > 0)
+                        continue;
+                if (errno == EINTR)
+                        continue;
+                if (errno != EXDEV && errno != EINVAL && errno != EOPNOTSUPP && errno != ENOSYS)
+                        return -errno;
+                break;
+        }
+        /* Fallback: plain read/write. */
+        char buf[65536];
+        for (;;) {
+                ssize_t k = read(in, buf, sizeof buf);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        return 0;
+                for (ssize_t off = 0; off < k;) {
+                        ssize_t w = write(out, buf + off, (size_t) (k - off));
+                        if (w < 0) {
+                                if (errno == EINTR)
+                                        continue;
+                                return -errno;
+                        }
+                        off += w;
+                }
+        }
+}
+
+static int copy_tree_at(int src_fd, int dst_fd, unsigned depth) {
+        /* Privileged, runs in the container's namespaces (before pivot_root). */
+        _cleanup_close_ int dfd = -EBADF;
+        DIR *d;
+        struct dirent *de;
+        int r = 0;
+
+        if (depth > 256)
+                return -ELOOP;
+        dfd = openat(src_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return -errno;
+        d = fdopendir(dfd);
+        if (!d)
+                return -errno;
+        TAKE_FD(dfd);
+
+        while (r >= 0 && (errno = 0, de = readdir(d))) {
+                struct stat st;
+
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                if (fstatat(src_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+                        r = -errno;
+                        break;
+                }
+                if (S_ISDIR(st.st_mode)) {
+                        _cleanup_close_ int s2 = -EBADF, d2 = -EBADF;
+                        if (mkdirat(dst_fd, de->d_name, st.st_mode & 07777) < 0 && errno != EEXIST) {
+                                r = -errno;
+                                break;
+                        }
+                        s2 = openat(src_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                        d2 = openat(dst_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                        if (s2 < 0 || d2 < 0) {
+                                r = -errno;
+                                break;
+                        }
+                        r = copy_tree_at(s2, d2, depth + 1);
+                        if (r >= 0 && (fchown(d2, st.st_uid, st.st_gid) < 0 || fchmod(d2, st.st_mode & 07777) < 0))
+                                r = -errno;
+                } else if (S_ISREG(st.st_mode)) {
+                        _cleanup_close_ int in = -EBADF, out = -EBADF;
+                        in = openat(src_fd, de->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+                        out = openat(dst_fd, de->d_name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                                     st.st_mode & 07777);
+                        if (in < 0 || out < 0) {
+                                r = -errno;
+                                break;
+                        }
+                        r = copy_file_contents(in, out);
+                        if (r >= 0 && (fchown(out, st.st_uid, st.st_gid) < 0 || fchmod(out, st.st_mode & 07777) < 0))
+                                r = -errno;
+                } else if (S_ISLNK(st.st_mode)) {
+                        char target[PATH_MAX];
+                        ssize_t n = readlinkat(src_fd, de->d_name, target, sizeof target - 1);
+                        if (n < 0) {
+                                r = -errno;
+                                break;
+                        }
+                        target[n] = 0;
+                        if (symlinkat(target, dst_fd, de->d_name) < 0 ||
+                            fchownat(dst_fd, de->d_name, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) < 0)
+                                r = -errno;
+                } else if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
+                        if (mknodat(dst_fd, de->d_name, st.st_mode, st.st_rdev) < 0 ||
+                            fchownat(dst_fd, de->d_name, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) < 0)
+                                r = -errno;
+                }
+                /* Sockets are not copied: they mean nothing without their listener. */
+        }
+        if (r >= 0 && errno != 0 && !de)
+                r = -errno;
+        closedir(d);
+        return r;
+}
+
+int copy_tree(int src_fd, int dst_fd) {
+        struct stat st;
+        int r;
+
+        r = copy_tree_at(src_fd, dst_fd, 0);
+        if (r < 0)
+                return r;
+        if (fstat(src_fd, &st) < 0)
+                return -errno;
+        if (fchown(dst_fd, st.st_uid, st.st_gid) < 0 || fchmod(dst_fd, st.st_mode & 07777) < 0)
+                return -errno;
+        return 0;
 }

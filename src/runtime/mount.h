@@ -17,6 +17,7 @@ typedef struct MountSpec {
         uint64_t rec_attr_set;     /* MOUNT_ATTR_* applied with mount_setattr(AT_RECURSIVE) ("rro", ...) */
         uint64_t rec_attr_clr;
         bool idmap;                /* "idmap"/"ridmap" was given */
+        bool tmpcopyup;            /* "tmpcopyup": copy the rootfs content at the destination into the tmpfs */
         char *data;                /* the other options, comma-joined, for the filesystem; NULL if none */
 } MountSpec;
 
@@ -24,6 +25,10 @@ typedef struct MountSpec {
  * propagation option wins, as with mount(8). Never fails on unknown names: they are filesystem data. */
 int mount_spec_parse(char *const *options, MountSpec *ret);
 void mount_spec_done(MountSpec *m);
+
+/* Copy the tree below src_fd into dst_fd (files, directories, symlinks, fifos and device nodes, with modes
+ * and owners; dst_fd's own mode and owner are set from src_fd). Never follows symlinks. */
+int copy_tree(int src_fd, int dst_fd);
 
 /* The per-mount (not superblock) part of MS_* flags as MOUNT_ATTR_* for mount_setattr(2): bits to set
  * and bits to clear. Only the flags named in `flags` (set) and `clear` (cleared) are touched. */

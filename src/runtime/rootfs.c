@@ -443,6 +443,7 @@ static int mount_cgroup(MountCtx *c, char **reterr) {
 static int mount_one(const RootfsContext *rc, int root_fd, size_t i, char **reterr) {
         /* Privileged, runs in the container's namespaces (before pivot_root). */
         MountCtx c = { .rc = rc, .root_fd = root_fd, .index = i, .m = &rc->config->mounts[i] };
+        _cleanup_close_ int copy_from = -EBADF;
         const char *type = c.m->type;
         int r;
 
@@ -456,6 +457,19 @@ static int mount_one(const RootfsContext *rc, int root_fd, size_t i, char **rete
         if (c.spec.idmap || c.m->n_uid_mappings > 0 || c.m->n_gid_mappings > 0) {
                 r = mount_fail(&c, reterr, -EOPNOTSUPP, "id-mapped mounts are not supported");
                 goto finish;
+        }
+
+        /* tmpcopyup: remember what the rootfs has at the destination before the tmpfs covers it. */
+        if (c.spec.tmpcopyup) {
+                if (!streq_ptr(type, "tmpfs")) {
+                        r = mount_fail(&c, reterr, -EINVAL, "tmpcopyup is only valid for tmpfs");
+                        goto finish;
+                }
+                copy_from = open_in_root(root_fd, c.m->destination, O_RDONLY | O_DIRECTORY);
+                if (copy_from < 0 && copy_from != -ENOENT) {
+                        r = mount_fail(&c, reterr, copy_from, "tmpcopyup: open the destination");
+                        goto finish;
+                }
         }
 
         if (streq_ptr(type, "bind") || (c.spec.flags & MS_BIND))
@@ -477,6 +491,13 @@ static int mount_one(const RootfsContext *rc, int root_fd, size_t i, char **rete
                 }
         } else
                 r = mount_fs(&c, type, c.m->source, reterr);
+
+        if (r >= 0 && copy_from >= 0) {
+                _cleanup_close_ int target = open_in_root(root_fd, c.m->destination, O_RDONLY | O_DIRECTORY);
+                r = target < 0 ? target : copy_tree(copy_from, target);
+                if (r < 0)
+                        r = mount_fail(&c, reterr, r, "tmpcopyup: copy the rootfs content into the tmpfs");
+        }
 finish:
         mount_spec_done(&c.spec);
         return r;

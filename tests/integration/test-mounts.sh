@@ -83,4 +83,27 @@ bundle_set "$B" '.linux.sysctl={"kernel.shmmax": "123456"} | .linux.namespaces +
 is "$(sd run --bundle "$B" "$id" 2>&1)" 123456 "sysctl kernel.shmmax (ipc namespace) set inside"
 no_leftovers "$id"
 
+# tmpcopyup (runc/crun extension, used by `podman run --read-only`): the tmpfs starts with a copy of what
+# the rootfs had at its destination, modes, owners and symlinks included.
+id=$(new_id tmpcopyup); track_container "$id"
+bundle_set "$B" 'del(.linux.sysctl)'
+mkdir -p "$B/rootfs/opt/keep/sub"
+echo copied >"$B/rootfs/opt/keep/sub/f"
+ln -sf sub/f "$B/rootfs/opt/keep/link"
+chmod 0750 "$B/rootfs/opt/keep"
+chown 1000:1000 "$B/rootfs/opt/keep/sub/f"
+bundle_set "$B" '.root.readonly=true | .mounts += [{destination: "/opt/keep", type: "tmpfs", source: "tmpfs", options: ["rw","nosuid","nodev","tmpcopyup"]}] | .process.args=["sh","-c","cat /opt/keep/link; stat -c %a /opt/keep; stat -c %u /opt/keep/sub/f; echo new >/opt/keep/g && cat /opt/keep/g; grep -c \" /opt/keep .* - tmpfs \" /proc/self/mountinfo"]'
+out=$(sd run --bundle "$B" "$id" 2>&1)
+is "$out" $'copied\n750\n1000\nnew\n1' "tmpcopyup: content, mode, owner and symlink copied into a writable tmpfs"
+is "$(cat "$B/rootfs/opt/keep/sub/f")" copied "tmpcopyup: the rootfs copy is untouched"
+ok_desc "tmpcopyup: nothing written to the rootfs" test ! -e "$B/rootfs/opt/keep/g"
+no_leftovers "$id"
+
+id=$(new_id tmpcopyup); track_container "$id"
+bundle_set "$B" '.mounts |= map(if .destination == "/opt/keep" then .type = "bind" | .source = "/tmp" | .options = ["rbind","tmpcopyup"] else . end)'
+rc=0; err=$(sd run --bundle "$B" "$id" 2>&1) || rc=$?
+is "$rc" 1 "tmpcopyup on a bind mount is refused"
+like "$err" 'mounts\[[0-9]+\].*tmpcopyup is only valid for tmpfs' "tmpcopyup on bind: clear error: $err"
+no_leftovers "$id"
+
 done_testing

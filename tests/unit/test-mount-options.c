@@ -39,6 +39,10 @@ static void test_table(void) {
                         if (o->recursive != (o->name[0] == 'r'))
                                 consistent = false;
                         break;
+                case MOUNT_OPTION_TMPCOPYUP:
+                        if (!streq(o->name, "tmpcopyup"))
+                                consistent = false;
+                        break;
                 default:
                         consistent = false;
                 }
