@@ -19,8 +19,6 @@
 
 /* runc's exit status when exec itself fails (not the process): podman and conmon expect it. */
 #define EXIT_EXEC_FAILED 255
-/* How often a foreground wait looks for a killed thread-group leader whose other threads live on. */
-#define LEADER_CHECK_MSEC 100
 
 static void options_done(ExecOptions *o) {
         free(o->env);
@@ -177,31 +175,19 @@ static int parse_exec_options(int argc, char *argv[], ExecOptions *o, const char
         return 0;
 }
 
-/* Wait for the process, forwarding the signals we get to it; its exit status as a shell reports it. Also
- * ends when the process's main thread was killed by a signal while other threads live on (a seccomp
- * KILL_THREAD of the leader): the rest is killed, and the status is 128 + that signal. */
+/* Wait for the process, forwarding the signals we get to it; its exit status as a shell reports it. A
+ * process whose main thread was killed (a seccomp KILL_THREAD of the leader) lives on while another
+ * thread does, as it does for `run`, runc and crun: the pidfd reports the whole thread group's exit. */
 static int wait_process(pid_t pid, int pidfd, int sfd) {
         siginfo_t si = {};
-        int leader_sig = 0;
 
         for (;;) {
                 struct pollfd p[2] = { { .fd = pidfd, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
-                int k = poll(p, sfd >= 0 ? 2 : 1, LEADER_CHECK_MSEC);
+                int k = poll(p, sfd >= 0 ? 2 : 1, -1);
                 if (k < 0) {
                         if (errno == EINTR)
                                 continue;
                         break;
-                }
-                if (k == 0) {
-                        leader_sig = exec_leader_killed_signal(pid);
-                        if (leader_sig > 0) {
-                                log_error("exec: the main thread of process %d was killed by signal %d (%s)%s; killing the rest",
-                                          (int) pid, leader_sig, strsignal(leader_sig),
-                                          leader_sig == SIGSYS ? " (seccomp)" : "");
-                                (void) pidfd_send_sig(pidfd, SIGKILL);
-                                break;
-                        }
-                        continue;
                 }
                 if (p[0].revents)
                         break;
@@ -215,8 +201,6 @@ static int wait_process(pid_t pid, int pidfd, int sfd) {
         while (waitid(P_PID, (id_t) pid, &si, WEXITED) < 0)
                 if (errno != EINTR)
                         return EXIT_EXEC_FAILED;
-        if (leader_sig > 0)
-                return 128 + leader_sig;
         if (si.si_code == CLD_EXITED)
                 return si.si_status;
         return 128 + si.si_status;

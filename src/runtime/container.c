@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -341,6 +342,7 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
         if (r < 0)
                 return errwrap(reterr, r, "config.json: annotations");
 
+        log_debug("create %s: config parsed and validated", o->id);
         /* From here on, everything created is undone on failure. */
         r = container_new(o->root, o->id, &ct, reterr);
         if (r < 0)
@@ -384,6 +386,7 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
                 errwrap(reterr, r, "connect to systemd");
                 goto fail;
         }
+        log_debug("create %s: state written, connected to systemd", o->id);
         if (asprintf(&description, "sdrun container %s (bundle %s)", o->id, bundle) < 0) {
                 r = -ENOMEM;
                 goto fail;
@@ -394,6 +397,7 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
                 goto fail;
         }
         unit_started = in_scope = true;
+        log_debug("create %s: scope %s started", o->id, unit);
         test_stop_at("scope");
 
         {
@@ -449,6 +453,7 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
                 goto fail;
         }
         listen_fd = safe_close(listen_fd);
+        log_debug("create %s: init %d cloned, runtime back in its own cgroup", o->id, (int) ip.pid);
         test_stop_at("clone");
 
         for (;;) {
@@ -499,6 +504,7 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
                         (void) sync_send(ip.sync_fd, SYNC_CONSOLE_DONE, 0, NULL, 0, -EBADF);
                 } else if (m.type == SYNC_READY) {
                         sync_msg_done(&m);
+                        log_debug("create %s: init ready", o->id);
                         break;
                 } else {
                         sync_msg_done(&m);
@@ -581,15 +587,66 @@ static void kill_init_and_wait(int pidfd) {
                 (void) pidfd_wait_exit(pidfd, 10 * USEC_PER_SEC);
 }
 
-/* After the start connection closed: did the init exec (comm changed) or die before? */
-static bool init_did_exec(pid_t pid) {
+/* PIDFD_GET_INFO (Linux 6.13; PIDFD_INFO_EXIT since 6.15): the wait status of a process another process
+ * reaped, through a pidfd opened before it died. The first version of the struct (64 bytes). */
+struct sdrun_pidfd_info {
+        uint64_t mask, cgroupid;
+        uint32_t pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
+        int32_t exit_code;
+        uint32_t coredump_mask, spare1;
+};
+#define SDRUN_PIDFD_GET_INFO _IOWR(0xFF, 11, struct sdrun_pidfd_info)
+#define SDRUN_PIDFD_INFO_EXIT (UINT64_C(1) << 3)
+
+/* How the (dead) init ended: waitid when it is our child (`run`), PIDFD_GET_INFO when someone else reaped
+ * it (`start` after `create`). Bounded: the start connection reports EOF before the exit is notified. */
+static int init_exit_status(pid_t pid, int pidfd, siginfo_t *ret) {
+        struct sdrun_pidfd_info info = { .mask = SDRUN_PIDFD_INFO_EXIT };
+        siginfo_t si = {};
+
+        (void) pidfd_wait_exit(pidfd, 5 * USEC_PER_SEC);
+        if (waitid(P_PIDFD, (id_t) pidfd, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid > 0) {
+                *ret = si;
+                return 0;
+        }
+        if (ioctl(pidfd, SDRUN_PIDFD_GET_INFO, &info) < 0 || !(info.mask & SDRUN_PIDFD_INFO_EXIT)) {
+                /* A zombie its parent has not reaped yet: field 52 of /proc/PID/stat is its wait status. */
+                _cleanup_free_ char *buf = NULL;
+                char path[64], *f;
+
+                snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
+                if (read_full_file_at(AT_FDCWD, path, 4096, &buf, NULL) < 0 || pidfd_send_sig(pidfd, 0) == -ESRCH ||
+                    !(f = strrchr(buf, ')')) || !strneq(f, ") Z ", 4))
+                        return -ENODATA;
+                f += 2; /* field 3, the state */
+                for (int n = 3; n < 52 && f; n++)
+                        if ((f = strchr(f, ' ')))
+                                f++;
+                if (!f)
+                        return -ENODATA;
+                info.exit_code = (int32_t) strtol(f, NULL, 10);
+        }
+        *ret = (siginfo_t) {};
+        ret->si_code = WIFEXITED(info.exit_code) ? CLD_EXITED : CLD_KILLED;
+        ret->si_status = WIFEXITED(info.exit_code) ? WEXITSTATUS(info.exit_code) : WTERMSIG(info.exit_code);
+        return 0;
+}
+
+/* After the start connection closed: did the init exec or die before? A successful execve renames the
+ * process before it closes the CLOEXEC connection, so a "sdrun:init" that closed it died before exec. Once
+ * another process (systemd, conmon) has reaped it, /proc says nothing and only a death by SIGSYS (a seccomp
+ * rule killing execve) tells: anything else counts as executed. */
+static bool init_did_exec(pid_t pid, int pidfd) {
         char path[64];
         _cleanup_free_ char *comm = NULL;
+        siginfo_t si = {};
 
         snprintf(path, sizeof path, "/proc/%d/comm", (int) pid);
-        if (read_full_file_at(AT_FDCWD, path, 256, &comm, NULL) < 0)
-                return true; /* reaped already by its parent: it ran and exited */
-        return !strneq(comm, "sdrun:init", 10);
+        int r = read_full_file_at(AT_FDCWD, path, 256, &comm, NULL);
+        /* Signal 0 reaches a zombie; ESRCH: reaped, and the pid may name another process already. */
+        if (r >= 0 && pidfd_send_sig(pidfd, 0) != -ESRCH)
+                return !strneq(comm, "sdrun:init", 10);
+        return !(init_exit_status(pid, pidfd, &si) >= 0 && si.si_code != CLD_EXITED && si.si_status == SIGSYS);
 }
 
 int container_start(const char *root, const char *id, char **reterr) {
@@ -615,6 +672,7 @@ int container_start(const char *root, const char *id, char **reterr) {
                 return errf(reterr, r, "cannot read the config of container \"%s\"", id);
         if (!c->has_process)
                 return errf(reterr, EINVAL, "cannot start container \"%s\": config.json has no process", id);
+        log_debug("start %s: state and config loaded", id);
 
         pidfd = container_open_pidfd(ct);
         if (pidfd < 0)
@@ -666,15 +724,20 @@ int container_start(const char *root, const char *id, char **reterr) {
                 sync_msg_done(&m);
         }
 
-        if (!init_did_exec(ct->pid)) {
+        log_debug("start %s: the init closed the start connection", id);
+        if (!init_did_exec(ct->pid, pidfd)) {
                 _cleanup_free_ char *how = NULL;
                 siginfo_t si = {};
-                if (waitid(P_PIDFD, (id_t) pidfd, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid > 0)
+                if (init_exit_status(ct->pid, pidfd, &si) >= 0)
                         if (asprintf(&how, "%s %d", si.si_code == CLD_EXITED ? "exited with status" : "was killed by signal",
                                      si.si_status) < 0)
                                 how = NULL;
                 return errf(reterr, ECHILD, "container \"%s\": the init %s before it could exec the process%s", id,
-                            how ?: "died", si.si_code != CLD_EXITED && si.si_status == SIGSYS ? " (seccomp)" : "");
+                            how ?: "died",
+                            si.si_code != CLD_EXITED && si.si_status == SIGSYS ? " (seccomp)"
+                            : c->linux_.seccomp.present && !c->process.no_new_privileges
+                                    ? " without reporting why: with noNewPrivileges false, linux.seccomp is loaded before the user and capabilities are set and must allow their syscalls"
+                                    : "");
         }
 
         ct->recorded = CONTAINER_RUNNING;

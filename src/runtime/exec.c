@@ -901,29 +901,3 @@ finish:
         cgroup_plan_done(&cg);
         return r;
 }
-
-int exec_leader_killed_signal(pid_t pid) {
-        _cleanup_free_ char *buf = NULL, *dir = NULL;
-        char path[64], *tail;
-        int r, nthreads = 0;
-
-        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
-        r = read_full_file_at(AT_FDCWD, path, 4096, &buf, NULL);
-        if (r < 0)
-                return r;
-        tail = strrchr(buf, ')');
-        if (!tail)
-                return -EIO;
-        /* Fields after comm: 3 state ... 20 num_threads ... 52 exit_code. */
-        char *f[64] = {};
-        int n = 0;
-        for (char *s = strtok(tail + 1, " \n"); s && n < 64; s = strtok(NULL, " \n"))
-                f[n++] = s;
-        if (n < 50 || !streq(f[0], "Z"))
-                return 0;
-        nthreads = atoi(f[17]);
-        if (nthreads <= 1)
-                return 0; /* the whole process is gone: the pidfd says so */
-        int code = atoi(f[49]);
-        return (code & 0x7f) != 0 ? (code & 0x7f) : 0;
-}

@@ -48,7 +48,3 @@ typedef struct ExecProcess {
  * nothing is left running. */
 int container_exec(const ExecOptions *o, ExecProcess *ret, char **reterr);
 
-/* For a waiter: a thread-group leader that is a zombie while other threads live ('Z' in /proc/PID/stat) and
- * that was killed by a signal (e.g. SECCOMP_RET_KILL_THREAD of the main thread): returns that signal number
- * (> 0). 0: not such a case. Negative errno on error. */
-int exec_leader_killed_signal(pid_t pid);

@@ -29,6 +29,15 @@ static bool path_is_dev(const char *p) {
         return p[strspn(p, "/")] == 0;
 }
 
+static bool mount_is_bind(const OciMount *m) {
+        if (streq_ptr(m->type, "bind"))
+                return true;
+        for (char **o = m->options; o && *o; o++)
+                if (streq(*o, "bind") || streq(*o, "rbind"))
+                        return true;
+        return false;
+}
+
 static bool selinux_enabled(void) {
         return access("/sys/fs/selinux/enforce", F_OK) >= 0;
 }
@@ -519,7 +528,7 @@ int rootfs_prepare(const RootfsContext *ctx, char **reterr) {
         _cleanup_close_ int root_fd = -EBADF;
         const OciConfig *config;
         unsigned long prop;
-        bool dev_mounted = false;
+        bool setup_dev = true;
         int r;
 
         assert(ctx);
@@ -549,12 +558,13 @@ int rootfs_prepare(const RootfsContext *ctx, char **reterr) {
                 r = mount_one(ctx, root_fd, i, reterr);
                 if (r < 0)
                         return r;
-                if (path_is_dev(config->mounts[i].destination))
-                        dev_mounted = true;
+                if (path_is_dev(config->mounts[i].destination) && mount_is_bind(&config->mounts[i]))
+                        setup_dev = false;
         }
 
-        /* As runc: devices and links only when the config gives the container its own /dev. */
-        if (dev_mounted) {
+        /* As runc: the default devices, linux.devices and the /dev links, unless /dev is bind-mounted from
+         * elsewhere (then it is what it is); without a /dev mount they go into the rootfs's own /dev. */
+        if (setup_dev) {
                 _cleanup_close_ int shm_fd = -EBADF;
 
                 r = devices_create(root_fd, config, ctx->new_userns, reterr);

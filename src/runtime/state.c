@@ -474,8 +474,14 @@ static bool init_alive(Container *c) {
                 return false;
         if (pid_get_start_time(c->pid, &st) < 0 || st != c->pid_start_time)
                 return false;
-        if (pid_get_state(c->pid, &state) < 0 || state == 'Z' || state == 'X')
+        if (pid_get_state(c->pid, &state) < 0 || state == 'X')
                 return false;
+        if (state == 'Z') {
+                /* A zombie leader whose other threads live on (a seccomp KILL_THREAD of the main thread) is a
+                 * live process, as wait(2) and the pidfd see it: dead only when the thread group is empty. */
+                _cleanup_close_ int pidfd = pidfd_open_verified(c->pid, c->pid_start_time);
+                return pidfd >= 0 && pidfd_wait_exit(pidfd, 0) == -ETIMEDOUT;
+        }
         return true;
 }
 
