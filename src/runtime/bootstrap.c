@@ -27,6 +27,7 @@
 #include "process.h"
 #include "rootfs.h"
 #include "seccomp.h"
+#include "state.h"
 #include "sync.h"
 
 #ifndef CLONE_NEWTIME
@@ -341,7 +342,7 @@ _noreturn_ static void init_main(const BootstrapParams *bp, int sync_fd, pid_t r
                 }
         }
 
-        (void) prctl(PR_SET_NAME, "sdrun:init");
+        (void) prctl(PR_SET_NAME, INIT_COMM);
         r = sync_send(sync_fd, SYNC_READY, 0, NULL, 0, -EBADF);
         if (r < 0)
                 _exit(EXIT_FAILURE);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -23,9 +24,12 @@
 
 static char *const empty_env[] = { NULL };
 
-_noreturn_ static void hook_child(const OciHook *h, int in_fd, int out_fd, const char *cwd) {
+_noreturn_ static void hook_child(const OciHook *h, int in_fd, int out_fd, const char *cwd, pid_t parent) {
         char *default_argv[] = { h->path, NULL };
 
+        /* A hook does not outlive the runtime that runs it (nobody would enforce its timeout). */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+                _exit(126);
         if (dup2(in_fd, STDIN_FILENO) < 0 || dup2(out_fd, STDOUT_FILENO) < 0 || dup2(out_fd, STDERR_FILENO) < 0)
                 _exit(126);
         (void) syscall(SYS_close_range, 3U, ~0U, 0U);
@@ -63,11 +67,12 @@ static int hook_run_one(const OciHook *h, OciHookKind kind, size_t idx, const ch
         if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0)
                 return -errno;
 
+        pid_t parent = getpid();
         pid = fork();
         if (pid < 0)
                 return -errno;
         if (pid == 0)
-                hook_child(h, in[0], out[1], cwd);
+                hook_child(h, in[0], out[1], cwd, parent);
 
         in[0] = safe_close(in[0]);
         out[1] = safe_close(out[1]);

@@ -485,6 +485,16 @@ static bool init_alive(Container *c) {
         return true;
 }
 
+static bool init_waiting_for_start(Container *c) {
+        _cleanup_free_ char *comm = NULL;
+        char path[64];
+
+        snprintf(path, sizeof path, "/proc/%d/comm", (int) c->pid);
+        if (read_full_file_at(AT_FDCWD, path, 256, &comm, NULL) < 0)
+                return true; /* gone meanwhile: init_alive() decides next time */
+        return strneq(comm, INIT_COMM, STRLEN(INIT_COMM));
+}
+
 bool container_is_frozen(Container *c) {
         _cleanup_free_ char *dir = NULL, *path = NULL, *buf = NULL, *v1 = NULL, *v1buf = NULL;
         CgroupLayout layout;
@@ -546,7 +556,13 @@ ContainerStatus container_status(Container *c) {
                         return container_status(c);
                 return CONTAINER_STOPPED;
         case CONTAINER_CREATED:
-                return init_alive(c) ? CONTAINER_CREATED : CONTAINER_STOPPED;
+                if (!init_alive(c))
+                        return CONTAINER_STOPPED;
+                /* A start that was killed after releasing the init never recorded "running": the init
+                 * has exec'd the user process once its comm is no longer ours. */
+                if (!init_waiting_for_start(c))
+                        return container_is_frozen(c) ? CONTAINER_PAUSED : CONTAINER_RUNNING;
+                return CONTAINER_CREATED;
         case CONTAINER_RUNNING:
         case CONTAINER_PAUSED:
                 if (!init_alive(c))

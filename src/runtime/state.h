@@ -11,6 +11,9 @@
 
 #include "json-util.h"
 
+/* The comm of the container init until it execs the user process (bootstrap.c sets it). */
+#define INIT_COMM "sdrun:init"
+
 typedef enum ContainerStatus {
         CONTAINER_CREATING,
         CONTAINER_CREATED,
