@@ -2,12 +2,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -175,44 +173,12 @@ static int parse_exec_options(int argc, char *argv[], ExecOptions *o, const char
         return 0;
 }
 
-/* Wait for the process, forwarding the signals we get to it; its exit status as a shell reports it. A
- * process whose main thread was killed (a seccomp KILL_THREAD of the leader) lives on while another
- * thread does, as it does for `run`, runc and crun: the pidfd reports the whole thread group's exit. */
-static int wait_process(pid_t pid, int pidfd, int sfd) {
-        siginfo_t si = {};
-
-        for (;;) {
-                struct pollfd p[2] = { { .fd = pidfd, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
-                int k = poll(p, sfd >= 0 ? 2 : 1, -1);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        break;
-                }
-                if (p[0].revents)
-                        break;
-                if (p[1].revents & POLLIN) {
-                        struct signalfd_siginfo ssi;
-                        while (read(sfd, &ssi, sizeof ssi) == sizeof ssi)
-                                if (ssi.ssi_signo != SIGCHLD && ssi.ssi_signo != SIGPIPE)
-                                        (void) pidfd_send_sig(pidfd, (int) ssi.ssi_signo);
-                }
-        }
-        while (waitid(P_PID, (id_t) pid, &si, WEXITED) < 0)
-                if (errno != EINTR)
-                        return EXIT_EXEC_FAILED;
-        if (si.si_code == CLD_EXITED)
-                return si.si_status;
-        return 128 + si.si_status;
-}
-
 int verb_exec(int argc, char *argv[]) {
         _cleanup_(options_done) ExecOptions o = {};
         _cleanup_free_ char *err = NULL;
         _cleanup_close_ int sfd = -EBADF;
         const char *pid_file = NULL;
         ExecProcess ep = { .pidfd = -EBADF };
-        sigset_t mask;
         int r, status;
 
         if (parse_exec_options(argc, argv, &o, &pid_file) < 0)
@@ -222,15 +188,7 @@ int verb_exec(int argc, char *argv[]) {
         if (!o.detach) {
                 /* Blocked before the process exists, so that no signal meant for it is lost; the process
                  * itself starts with an empty mask. */
-                sigfillset(&mask);
-                sigdelset(&mask, SIGSEGV);
-                sigdelset(&mask, SIGBUS);
-                sigdelset(&mask, SIGILL);
-                sigdelset(&mask, SIGFPE);
-                sigdelset(&mask, SIGKILL);
-                sigdelset(&mask, SIGSTOP);
-                sigprocmask(SIG_BLOCK, &mask, NULL);
-                sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+                sfd = cli_block_forwarded_signals();
         }
 
         r = container_exec(&o, &ep, &err);
@@ -255,7 +213,9 @@ int verb_exec(int argc, char *argv[]) {
                 safe_close(ep.pidfd);
                 return EXIT_SUCCESS;
         }
-        status = wait_process(ep.pid, ep.pidfd, sfd);
+        status = cli_wait_forwarding_signals(ep.pid, ep.pidfd, sfd);
+        if (status < 0)
+                status = EXIT_EXEC_FAILED;
         safe_close(ep.pidfd);
         return status;
 }
