@@ -13,20 +13,29 @@
 #include "macro.h"
 
 int cgroup_detect_layout(CgroupLayout *ret) {
+        /* The host's layout does not change while we run; `list` asks for every container, and cgroup
+         * path helpers ask again for every hierarchy: remember the answer (per process; a forked child
+         * inherits it, which is right: it is asked about the same host). */
+        static CgroupLayout cached;
+        static bool have_cached = false;
         struct statfs fs;
 
-        if (statfs("/sys/fs/cgroup", &fs) < 0)
-                return -errno;
-        if (fs.f_type == CGROUP2_SUPER_MAGIC) {
-                *ret = CGROUP_LAYOUT_UNIFIED;
+        if (have_cached) {
+                *ret = cached;
                 return 0;
         }
-        if (fs.f_type != TMPFS_MAGIC)
+        if (statfs("/sys/fs/cgroup", &fs) < 0)
+                return -errno;
+        if (fs.f_type == CGROUP2_SUPER_MAGIC)
+                cached = CGROUP_LAYOUT_UNIFIED;
+        else if (fs.f_type != TMPFS_MAGIC)
                 return -ENOMEDIUM;
-        if (statfs("/sys/fs/cgroup/unified", &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC)
-                *ret = CGROUP_LAYOUT_HYBRID;
+        else if (statfs("/sys/fs/cgroup/unified", &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC)
+                cached = CGROUP_LAYOUT_HYBRID;
         else
-                *ret = CGROUP_LAYOUT_LEGACY;
+                cached = CGROUP_LAYOUT_LEGACY;
+        have_cached = true;
+        *ret = cached;
         return 0;
 }
 

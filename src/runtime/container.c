@@ -240,22 +240,38 @@ static void teardown_unit(SdUnitBus *bus, const char *unit) {
 /* Register the container with systemd-machined (machinectl list/status/terminate), unless the annotation
  * MACHINE_ANNOTATION is "false". Skipped quietly where machined is not available; other failures are
  * warnings: the container works without it. */
-static void register_machine(const OciConfig *c, const char *id, pid_t leader, const char *rootfs) {
-        _cleanup_free_ char *name = NULL, *err = NULL;
-        const char *a = oci_config_annotation(c, MACHINE_ANNOTATION);
-        int r;
-
-        if (a && streq(a, "false")) {
-                log_debug("not registering %s with systemd-machined: %s=false", id, MACHINE_ANNOTATION);
-                return;
-        }
-        if (geteuid() != 0 || sdunit_machine_name(id, &name) < 0)
-                return;
-        r = sdunit_register_machine(false, name, leader, rootfs, &err);
+static void register_machine_report(int r, const char *err) {
         if (r == -ENOTCONN)
                 log_debug("%s", err ?: "systemd-machined is not available");
         else if (r < 0)
                 log_warning("%s", err ?: "cannot register with systemd-machined");
+}
+
+/* Sent as soon as the init exists (in the scope), answered by the time the init is set up: machined's work
+ * (it asks systemd for the leader's unit) overlaps with the container's setup. NULL: nothing to wait for. */
+static SdUnitMachineCall *register_machine_begin(const OciConfig *c, const char *id, pid_t leader, const char *rootfs) {
+        _cleanup_free_ char *name = NULL, *err = NULL;
+        const char *a = oci_config_annotation(c, MACHINE_ANNOTATION);
+        SdUnitMachineCall *call = NULL;
+        int r;
+
+        if (a && streq(a, "false")) {
+                log_debug("not registering %s with systemd-machined: %s=false", id, MACHINE_ANNOTATION);
+                return NULL;
+        }
+        if (geteuid() != 0 || sdunit_machine_name(id, &name) < 0)
+                return NULL;
+        r = sdunit_register_machine_begin(false, name, leader, rootfs, &call, &err);
+        if (r < 0)
+                register_machine_report(r, err);
+        return call;
+}
+
+static void register_machine_end(SdUnitMachineCall *call) {
+        _cleanup_free_ char *err = NULL;
+
+        if (call)
+                register_machine_report(sdunit_register_machine_end(call, 25 * USEC_PER_SEC, &err), err);
 }
 
 int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, char **reterr) {
@@ -267,6 +283,7 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
         _cleanup_close_ int bundle_fd = -EBADF, listen_fd = -EBADF;
         _cleanup_(unit_property_list_done) UnitPropertyList props = {};
         _cleanup_(cgroup_file_writes_done) CgroupFileWrites writes = {};
+        _cleanup_(sdunit_machine_call_freep) SdUnitMachineCall *machine_call = NULL;
         CgroupMembership *orig = NULL;
         size_t n_orig = 0, raw_len = 0;
         bool in_scope = false, unit_started = false;
@@ -454,6 +471,7 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
         }
         listen_fd = safe_close(listen_fd);
         log_debug("create %s: init %d cloned, runtime back in its own cgroup", o->id, (int) ip.pid);
+        machine_call = register_machine_begin(c, o->id, ip.pid, rootfs);
         test_stop_at("clone");
 
         for (;;) {
@@ -526,7 +544,7 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
                 errf(reterr, r, "write state of \"%s\": %s", o->id, strerror(-r));
                 goto fail;
         }
-        register_machine(c, o->id, ip.pid, rootfs);
+        register_machine_end(machine_call);
         if (o->pid_file) {
                 r = write_pid_file(o->pid_file, ip.pid);
                 if (r < 0) {
@@ -645,7 +663,7 @@ static bool init_did_exec(pid_t pid, int pidfd) {
         int r = read_full_file_at(AT_FDCWD, path, 256, &comm, NULL);
         /* Signal 0 reaches a zombie; ESRCH: reaped, and the pid may name another process already. */
         if (r >= 0 && pidfd_send_sig(pidfd, 0) != -ESRCH)
-                return !strneq(comm, "sdrun:init", 10);
+                return !strneq(comm, INIT_COMM, STRLEN(INIT_COMM));
         return !(init_exit_status(pid, pidfd, &si) >= 0 && si.si_code != CLD_EXITED && si.si_status == SIGSYS);
 }
 

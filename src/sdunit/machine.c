@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +29,7 @@ int sdunit_machine_name(const char *id, char **ret) {
 
         if (n == 0)
                 return -EINVAL;
-        /* machined accepts host-name-like names: [A-Za-z0-9_.-], at most 64 characters, no leading dot. */
+        /* At most 64 characters: longer ids keep their first 55 and get "-" and a hash of the whole id. */
         if (n > MACHINE_NAME_MAX) {
                 name = malloc(MACHINE_NAME_MAX + 1);
                 if (!name)
@@ -39,10 +40,17 @@ int sdunit_machine_name(const char *id, char **ret) {
                 if (!name)
                         return -ENOMEM;
         }
-        for (char *p = name; *p; p++)
-                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-                      *p == '_' || *p == '-' || (*p == '.' && p != name)))
-                        *p = '_';
+        /* machined wants a valid host name: letters, digits and '-' in dot-separated, non-empty labels (no
+         * '_': systemd's hostname_is_valid() refuses it). Anything else becomes '-', and so does a dot that
+         * would start, end or double a label. */
+        for (char *p = name; *p; p++) {
+                bool ldh = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+                        *p == '-';
+                if (*p == '.' && p != name && p[-1] != '.' && p[1] != 0)
+                        continue;
+                if (!ldh)
+                        *p = '-';
+        }
         *ret = name;
         return 0;
 }
@@ -65,6 +73,106 @@ int sdunit_register_machine(bool user, const char *name, pid_t leader, const cha
                                            "org.freedesktop.systemd1.NoSuchUnit", "org.freedesktop.DBus.Error.FileNotFound"))
                         return sdunit_fail(reterr, -ENOTCONN, &e, "systemd-machined is not available");
                 return sdunit_fail(reterr, r, &e, "register machine \"%s\" with systemd-machined", name);
+        }
+        return 0;
+}
+
+/* RegisterMachine in two halves, so that its round trips (connection, Hello, machined's own calls to
+ * systemd) overlap with the container's setup instead of adding to `create`. */
+struct SdUnitMachineCall {
+        sd_bus *bus;
+        sd_bus_slot *slot;
+        char *name;
+        bool done;
+        int r;
+        sd_bus_error error;
+};
+
+static int on_register_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        SdUnitMachineCall *c = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(m);
+
+        c->done = true;
+        c->r = 0;
+        if (e) {
+                c->r = -sd_bus_error_get_errno(e) ?: -EIO;
+                (void) sd_bus_error_copy(&c->error, e);
+        }
+        return 0;
+}
+
+void sdunit_machine_call_free(SdUnitMachineCall *c) {
+        if (!c)
+                return;
+        sd_bus_slot_unref(c->slot);
+        sd_bus_flush_close_unref(c->bus);
+        sd_bus_error_free(&c->error);
+        free(c->name);
+        free(c);
+}
+
+int sdunit_register_machine_begin(bool user, const char *name, pid_t leader, const char *root_directory,
+                                  SdUnitMachineCall **ret, char **reterr) {
+        SdUnitMachineCall *c;
+        int r;
+
+        assert(ret);
+
+        if (user)
+                return -EOPNOTSUPP; /* machined is a system service */
+        c = calloc(1, sizeof *c);
+        if (!c)
+                return -ENOMEM;
+        c->error = SD_BUS_ERROR_NULL;
+        c->name = strdup(name);
+        if (!c->name) {
+                sdunit_machine_call_free(c);
+                return -ENOMEM;
+        }
+        r = sd_bus_open_system(&c->bus);
+        if (r < 0) {
+                sdunit_machine_call_free(c);
+                return sdunit_fail(reterr, r, NULL, "connect to the system bus");
+        }
+        r = sd_bus_call_method_async(c->bus, &c->slot, "org.freedesktop.machine1", "/org/freedesktop/machine1",
+                                     "org.freedesktop.machine1.Manager", "RegisterMachine", on_register_reply, c,
+                                     "sayssus", name, (size_t) 0, "sdrun", "container", (uint32_t) leader,
+                                     strempty(root_directory));
+        if (r >= 0)
+                r = sd_bus_flush(c->bus); /* on its way: machined works while we do */
+        if (r < 0) {
+                sdunit_machine_call_free(c);
+                return sdunit_fail(reterr, r, NULL, "register machine \"%s\" with systemd-machined", name);
+        }
+        *ret = c;
+        return 0;
+}
+
+int sdunit_register_machine_end(SdUnitMachineCall *c, uint64_t timeout_usec, char **reterr) {
+        uint64_t deadline = sdunit_now_usec() + timeout_usec;
+        int r;
+
+        assert(c);
+
+        while (!c->done) {
+                r = sd_bus_process(c->bus, NULL);
+                if (r < 0)
+                        return sdunit_fail(reterr, r, NULL, "register machine \"%s\" with systemd-machined", c->name);
+                if (r > 0)
+                        continue;
+                uint64_t now = sdunit_now_usec();
+                if (now >= deadline)
+                        return sdunit_fail(reterr, -ETIMEDOUT, NULL, "register machine \"%s\" with systemd-machined",
+                                           c->name);
+                r = sd_bus_wait(c->bus, deadline - now);
+                if (r < 0)
+                        return sdunit_fail(reterr, r, NULL, "register machine \"%s\" with systemd-machined", c->name);
+        }
+        if (c->r < 0) {
+                if (sd_bus_error_has_names(&c->error, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER,
+                                           "org.freedesktop.systemd1.NoSuchUnit", "org.freedesktop.DBus.Error.FileNotFound"))
+                        return sdunit_fail(reterr, -ENOTCONN, &c->error, "systemd-machined is not available");
+                return sdunit_fail(reterr, c->r, &c->error, "register machine \"%s\" with systemd-machined", c->name);
         }
         return 0;
 }

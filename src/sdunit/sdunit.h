@@ -53,8 +53,9 @@ int sdunit_set_properties(SdUnitBus *b, const char *unit, const UnitPropertyList
 int sdunit_get_property_string(SdUnitBus *b, const char *unit, const char *interface, const char *property,
                                char **ret, char **reterr);
 
-/* systemd-machined: the machine name for a container id (invalid characters become "_", ids longer than 64
- * characters are cut to 55 and suffixed with "-" and 8 hex digits of a hash of the whole id). */
+/* systemd-machined: the machine name for a container id (characters a host name may not have -- '_', '+',
+ * a leading, trailing or doubled '.' -- become "-"; ids longer than 64 characters are cut to 55 and suffixed
+ * with "-" and 8 hex digits of the FNV-1a hash of the whole id). */
 int sdunit_machine_name(const char *id, char **ret);
 /* RegisterMachine(name, service "sdrun", class "container", leader, root): machined binds the machine to the
  * scope the leader is in. -ENOTCONN when machined is not available. */
@@ -63,3 +64,15 @@ int sdunit_register_machine(bool user, const char *name, pid_t leader, const cha
 /* The journal as a log sink (log_set_sink()): CONTAINER_ID=, OBJECT_SYSTEMD_UNIT= and UNIT= fields. */
 bool sdunit_journal_available(void);
 void sdunit_journal_sink(int level, const char *container_id, const char *unit, const char *msg);
+
+/* The same RegisterMachine in two halves: _begin connects and sends the call (no round trip waited for),
+ * _end waits for the reply at most timeout_usec and returns what sdunit_register_machine() would. Free the
+ * call with sdunit_machine_call_free() in either case (also without _end, to abandon it). */
+typedef struct SdUnitMachineCall SdUnitMachineCall;
+int sdunit_register_machine_begin(bool user, const char *name, pid_t leader, const char *root_directory,
+                                  SdUnitMachineCall **ret, char **reterr);
+int sdunit_register_machine_end(SdUnitMachineCall *c, uint64_t timeout_usec, char **reterr);
+void sdunit_machine_call_free(SdUnitMachineCall *c);
+static inline void sdunit_machine_call_freep(SdUnitMachineCall **c) {
+        sdunit_machine_call_free(*c);
+}

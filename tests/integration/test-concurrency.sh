@@ -1,0 +1,132 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# Concurrency: 50 containers created, started and deleted by 8 parallel workers. Every sdrun call must
+# succeed within a bound (a hung call is a deadlock and fails the test); afterwards nothing of any of them
+# may remain: no loaded unit, no cgroup, no mount, no state directory, no process.
+. "$(dirname "$0")/lib.sh"
+require_root
+require_systemd
+
+N=${SDRUN_CONCURRENCY_CONTAINERS:-50}
+WORKERS=${SDRUN_CONCURRENCY_WORKERS:-8}
+CALL_TIMEOUT=60      # seconds for one sdrun call: far above its normal ~20 ms
+TOTAL_TIMEOUT=300    # seconds for the whole run
+prefix=cc$$x         # in every id, unit name and cgroup of this test (ids have no '-' to keep it greppable)
+
+plan 9
+
+B=$TEST_TMPDIR/bundle
+make_bundle "$B" || bail "cannot make the bundle"
+bundle_set "$B" '.process.args=["sleep","60"]' || bail "cannot edit the bundle"
+
+ids=()
+for ((i = 0; i < N; i++)); do
+        ids+=("$(printf '%s%03d' "$prefix" "$i")")
+        track_container "${ids[i]}"
+done
+
+# sd ARGS...: one bounded sdrun call; its failure (or timeout: exit 124/137) goes to the worker's log.
+# Output goes through a file, not a pipe: the init of `create` inherits stdout and would hold a pipe open.
+sd() {
+        local rc=0
+        timeout --kill-after=5 "$CALL_TIMEOUT" "$SDRUN" --root "$SDRUN_ROOT" "$@" >"$log.out" 2>&1 </dev/null || rc=$?
+        if [ $rc != 0 ]; then
+                echo "sdrun $*: exit $rc: $(head -c 2000 "$log.out")" >>"$log"
+                return 1
+        fi
+        cat "$log.out"
+}
+
+status_of() {
+        sd state "$1" | jq -r .status 2>/dev/null
+}
+
+# worker W: containers W, W+WORKERS, ...: create, check created, start, check running, then stop it —
+# even ones with delete --force, odd ones with kill + wait for stopped + delete.
+worker() {
+        local w=$1 i id st k
+        log=$TEST_TMPDIR/worker-$w.log
+        : >"$log"
+        for ((i = w; i < N; i += WORKERS)); do
+                id=${ids[i]}
+                sd create --bundle "$B" "$id" >/dev/null || continue
+                st=$(status_of "$id")
+                [ "$st" = created ] || { echo "$id: state after create is \"$st\", not created" >>"$log"; }
+                sd start "$id" >/dev/null || { sd delete --force "$id" >/dev/null; continue; }
+                st=$(status_of "$id")
+                [ "$st" = running ] || { echo "$id: state after start is \"$st\", not running" >>"$log"; }
+                if ((i % 2 == 0)); then
+                        sd delete --force "$id" >/dev/null || continue
+                else
+                        sd kill "$id" KILL >/dev/null || continue
+                        for ((k = 0; k < 500; k++)); do
+                                st=$(status_of "$id")
+                                [ "$st" = stopped ] && break
+                                sleep 0.02
+                        done
+                        [ "$st" = stopped ] || echo "$id: not stopped 10 s after kill KILL (\"$st\")" >>"$log"
+                        sd delete "$id" >/dev/null || continue
+                fi
+                echo "done $id" >>"$TEST_TMPDIR/done"
+        done
+}
+
+t0=$SECONDS
+pids=()
+for ((w = 0; w < WORKERS; w++)); do
+        worker "$w" &
+        pids+=($!)
+done
+# Watchdog: a worker still running after TOTAL_TIMEOUT is stuck.
+hung=0
+for p in "${pids[@]}"; do
+        while kill -0 "$p" 2>/dev/null; do
+                if ((SECONDS - t0 > TOTAL_TIMEOUT)); then
+                        hung=1
+                        pkill -KILL -P "$p" 2>/dev/null
+                        kill -KILL "$p" 2>/dev/null
+                        break
+                fi
+                sleep 0.1
+        done
+        wait "$p" 2>/dev/null
+done
+elapsed=$((SECONDS - t0))
+diag "$N containers, $WORKERS workers: ${elapsed}s"
+
+ok_desc "all workers finished within ${TOTAL_TIMEOUT}s (no deadlock)" test "$hung" = 0
+
+errors=$(cat "$TEST_TMPDIR"/worker-[0-9]*.log 2>/dev/null)
+[ -z "$errors" ] || printf '%s\n' "$errors" | head -20 | while IFS= read -r l; do diag "$l"; done
+ok_desc "no sdrun call failed, timed out or reported a wrong state" test -z "$errors"
+
+done_n=0
+[ -s "$TEST_TMPDIR/done" ] && done_n=$(wc -l <"$TEST_TMPDIR/done")
+is "$done_n" "$N" "every container went through create, start and delete"
+
+# Leftovers, all at once: the prefix is in every id, unit name and cgroup path of this test.
+units=$(systemctl list-units --all --plain --no-legend --no-pager 2>/dev/null | grep -F -- "$prefix")
+is "$units" "" "no unit of the test's containers is loaded"
+
+cgroups=$(find /sys/fs/cgroup -maxdepth 6 -type d -name "*$prefix*" 2>/dev/null)
+is "$cgroups" "" "no cgroup of the test's containers remains"
+
+mounts=$(grep -F -- "$prefix" /proc/self/mountinfo)
+is "$mounts" "" "no mount naming the test's containers remains"
+
+states=$(find "$SDRUN_ROOT" -maxdepth 1 -name "$prefix*" 2>/dev/null)
+is "$states" "" "no state directory remains"
+
+procs=""
+for f in /proc/[0-9]*/cgroup; do
+        grep -qF -- "$prefix" "$f" 2>/dev/null || continue
+        f=${f#/proc/}
+        procs+=" ${f%/cgroup}"
+done
+is "$procs" "" "no process remains in a cgroup of the test's containers"
+
+listed=$("$SDRUN" --root "$SDRUN_ROOT" list -q 2>/dev/null | grep -cF -- "$prefix")
+is "$listed" 0 "sdrun list shows none of them"
+
+done_testing
