@@ -24,6 +24,7 @@
 #include "fileio.h"
 #include "hooks.h"
 #include "log.h"
+#include "error-util.h"
 #include "macro.h"
 #include "oci-config.h"
 #include "process-util.h"
@@ -50,24 +51,10 @@ void test_stop_at(const char *step) {
 #endif
 }
 
-static int errf(char **reterr, int r, const char *fmt, ...) _printf_(3, 4);
-static int errf(char **reterr, int r, const char *fmt, ...) {
-        va_list ap;
-
-        if (reterr) {
-                free(*reterr);
-                va_start(ap, fmt);
-                if (vasprintf(reterr, fmt, ap) < 0)
-                        *reterr = NULL;
-                va_end(ap);
-        }
-        return r < 0 ? r : -r;
-}
-
 /* Prefix an error message coming from a lower layer. */
 static int errwrap(char **reterr, int r, const char *prefix) {
         _cleanup_free_ char *inner = reterr ? TAKE_PTR(*reterr) : NULL;
-        return errf(reterr, r, "%s%s%s", prefix, *prefix ? ": " : "", inner ?: strerror(r < 0 ? -r : r));
+        return errorf(reterr, r, "%s%s%s", prefix, *prefix ? ": " : "", inner ?: strerror(r < 0 ? -r : r));
 }
 
 static bool is_paths_ns_sysctl_ok(const OciConfig *c, const char *key, char **reterr, size_t idx) {
@@ -75,7 +62,7 @@ static bool is_paths_ns_sysctl_ok(const OciConfig *c, const char *key, char **re
 
         if (strneq(key, "net.", 4)) {
                 if (!oci_config_has_namespace(c, OCI_NS_NETWORK, &path) || path) {
-                        errf(reterr, EINVAL,
+                        errorf(reterr, EINVAL,
                              "linux.sysctl: \"%s\" needs a new network namespace (the container shares the host's)", key);
                         return false;
                 }
@@ -83,7 +70,7 @@ static bool is_paths_ns_sysctl_ok(const OciConfig *c, const char *key, char **re
         }
         if (streq(key, "kernel.hostname") || streq(key, "kernel.domainname")) {
                 if (!oci_config_has_namespace(c, OCI_NS_UTS, &path) || path) {
-                        errf(reterr, EINVAL, "linux.sysctl: \"%s\" needs a new uts namespace", key);
+                        errorf(reterr, EINVAL, "linux.sysctl: \"%s\" needs a new uts namespace", key);
                         return false;
                 }
                 return true;
@@ -91,12 +78,12 @@ static bool is_paths_ns_sysctl_ok(const OciConfig *c, const char *key, char **re
         if (strneq(key, "kernel.msg", 10) || strneq(key, "kernel.sem", 10) || strneq(key, "kernel.shm", 10) ||
             strneq(key, "fs.mqueue.", 10)) {
                 if (!oci_config_has_namespace(c, OCI_NS_IPC, &path) || path) {
-                        errf(reterr, EINVAL, "linux.sysctl: \"%s\" needs a new ipc namespace", key);
+                        errorf(reterr, EINVAL, "linux.sysctl: \"%s\" needs a new ipc namespace", key);
                         return false;
                 }
                 return true;
         }
-        errf(reterr, EINVAL, "linux.sysctl: \"%s\" is not namespaced: setting it would change the host", key);
+        errorf(reterr, EINVAL, "linux.sysctl: \"%s\" is not namespaced: setting it would change the host", key);
         (void) idx;
         return false;
 }
@@ -105,9 +92,9 @@ static bool is_paths_ns_sysctl_ok(const OciConfig *c, const char *key, char **re
  * or mount exists. */
 static int validate_config(const OciConfig *c, const CreateOptions *o, char **reterr) {
         if (c->has_process && c->process.terminal && !o->console_socket)
-                return errf(reterr, EINVAL, "process.terminal is true: --console-socket is required");
+                return errorf(reterr, EINVAL, "process.terminal is true: --console-socket is required");
         if (o->console_socket && !(c->has_process && c->process.terminal))
-                return errf(reterr, EINVAL, "--console-socket given but process.terminal is false");
+                return errorf(reterr, EINVAL, "--console-socket given but process.terminal is false");
         for (size_t i = 0; i < c->linux_.n_sysctl; i++)
                 if (!is_paths_ns_sysctl_ok(c, c->linux_.sysctl[i].key, reterr, i))
                         return -EINVAL;
@@ -115,18 +102,18 @@ static int validate_config(const OciConfig *c, const CreateOptions *o, char **re
          * root. Never a valid id for the container's process. */
         if (c->has_process) {
                 if (c->process.user.uid == UINT32_MAX)
-                        return errf(reterr, EINVAL, "process.user.uid: %" PRIu32 " is not a valid user id",
+                        return errorf(reterr, EINVAL, "process.user.uid: %" PRIu32 " is not a valid user id",
                                     UINT32_MAX);
                 if (c->process.user.gid == UINT32_MAX)
-                        return errf(reterr, EINVAL, "process.user.gid: %" PRIu32 " is not a valid group id",
+                        return errorf(reterr, EINVAL, "process.user.gid: %" PRIu32 " is not a valid group id",
                                     UINT32_MAX);
                 for (size_t i = 0; i < c->process.user.n_additional_gids; i++)
                         if (c->process.user.additional_gids[i] == UINT32_MAX)
-                                return errf(reterr, EINVAL, "process.user.additionalGids[%zu]: %" PRIu32
+                                return errorf(reterr, EINVAL, "process.user.additionalGids[%zu]: %" PRIu32
                                             " is not a valid group id", i, UINT32_MAX);
         }
         if (!oci_config_has_namespace(c, OCI_NS_MOUNT, NULL))
-                return errf(reterr, EINVAL, "linux.namespaces: sdrun needs a mount namespace for the container");
+                return errorf(reterr, EINVAL, "linux.namespaces: sdrun needs a mount namespace for the container");
         return 0;
 }
 
@@ -154,7 +141,7 @@ static int bind_start_socket(Container *ct, int *ret, char **reterr) {
         if (s < 0)
                 return -errno;
         if (bind(s, (struct sockaddr *) &sa, sizeof sa) < 0 || listen(s, 4) < 0)
-                return errf(reterr, -errno, "create the start socket of \"%s\": %s", ct->id, strerror(errno));
+                return errorf(reterr, -errno, "create the start socket of \"%s\": %s", ct->id, strerror(errno));
         *ret = TAKE_FD(s);
         return 0;
 }
@@ -168,7 +155,7 @@ static int connect_start_socket(Container *ct, int *ret, char **reterr) {
         if (s < 0)
                 return -errno;
         if (connect(s, (struct sockaddr *) &sa, sizeof sa) < 0)
-                return errf(reterr, -errno, "container \"%s\" is not waiting to be started: %s", ct->id,
+                return errorf(reterr, -errno, "container \"%s\" is not waiting to be started: %s", ct->id,
                             strerror(errno));
         *ret = TAKE_FD(s);
         return 0;
@@ -293,27 +280,27 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
 
         bundle = realpath(o->bundle ?: ".", NULL);
         if (!bundle)
-                return errf(reterr, -errno, "--bundle: \"%s\": %s", o->bundle ?: ".", strerror(errno));
+                return errorf(reterr, -errno, "--bundle: \"%s\": %s", o->bundle ?: ".", strerror(errno));
         bundle_fd = open(bundle, O_DIRECTORY | O_CLOEXEC | O_RDONLY);
         if (bundle_fd < 0)
-                return errf(reterr, -errno, "--bundle: \"%s\": %s", bundle, strerror(errno));
+                return errorf(reterr, -errno, "--bundle: \"%s\": %s", bundle, strerror(errno));
         r = container_id_validate(o->id, reterr);
         if (r < 0)
                 return r;
 
         r = read_full_file_at(bundle_fd, "config.json", 16U << 20, &raw, &raw_len);
         if (r < 0)
-                return errf(reterr, r, "config.json: cannot read \"%s/config.json\": %s", bundle,
+                return errorf(reterr, r, "config.json: cannot read \"%s/config.json\": %s", bundle,
                             r == -EFBIG ? "file too large" : strerror(-r));
         {
                 _cleanup_free_ char *perr = NULL;
                 r = oci_config_parse(raw, raw_len, &c, &perr);
                 if (r < 0)
-                        return errf(reterr, r, "config.json: %s", perr ?: strerror(-r));
+                        return errorf(reterr, r, "config.json: %s", perr ?: strerror(-r));
         }
 
         if (!c->root_path)
-                return errf(reterr, EINVAL, "config.json: root.path: required");
+                return errorf(reterr, EINVAL, "config.json: root.path: required");
         {
                 _cleanup_free_ char *joined = NULL;
                 if (c->root_path[0] == '/')
@@ -325,9 +312,9 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
                 rootfs = realpath(joined, NULL);
                 struct stat st;
                 if (!rootfs || stat(rootfs, &st) < 0)
-                        return errf(reterr, -errno, "config.json: root.path: \"%s\": %s", joined, strerror(errno));
+                        return errorf(reterr, -errno, "config.json: root.path: \"%s\": %s", joined, strerror(errno));
                 if (!S_ISDIR(st.st_mode))
-                        return errf(reterr, ENOTDIR, "config.json: root.path: \"%s\" is not a directory", joined);
+                        return errorf(reterr, ENOTDIR, "config.json: root.path: \"%s\" is not a directory", joined);
         }
 
         r = validate_config(c, o, reterr);
@@ -341,7 +328,7 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
         log_set_context(o->id, unit);
         r = cgroup_detect_layout(&layout);
         if (r < 0)
-                return errf(reterr, r, "cannot determine the cgroup layout of /sys/fs/cgroup: %s", strerror(-r));
+                return errorf(reterr, r, "cannot determine the cgroup layout of /sys/fs/cgroup: %s", strerror(-r));
         if (c->linux_.resources.present) {
                 r = cgroup_props_from_resources(&c->linux_.resources, layout, &props, &writes, reterr);
                 if (r < 0)
@@ -383,7 +370,7 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
         if (r >= 0)
                 r = container_save(ct);
         if (r < 0) {
-                errf(reterr, r, "write state of \"%s\": %s", o->id, strerror(-r));
+                errorf(reterr, r, "write state of \"%s\": %s", o->id, strerror(-r));
                 goto fail;
         }
         test_stop_at("state");
@@ -395,7 +382,7 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
         /* The scope, with us in it, before the init exists: the init is born in the scope's cgroup. */
         r = cgroup_read_memberships(0, &orig, &n_orig);
         if (r < 0) {
-                errf(reterr, r, "read /proc/self/cgroup: %s", strerror(-r));
+                errorf(reterr, r, "read /proc/self/cgroup: %s", strerror(-r));
                 goto fail;
         }
         r = sdunit_bus_open(geteuid() != 0, &bus, reterr);
@@ -429,7 +416,7 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
                         cgroup_memberships_free(now, n_now);
                 }
                 if (!cgroup) {
-                        errf(reterr, EIO, "cannot find the cgroup of unit %s", unit);
+                        errorf(reterr, EIO, "cannot find the cgroup of unit %s", unit);
                         r = -EIO;
                         goto fail;
                 }
@@ -466,7 +453,7 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
                 goto fail;
         }
         if (in_scope) {
-                r = errf(reterr, EIO, "cannot leave the cgroup of unit %s", unit);
+                r = errorf(reterr, EIO, "cannot leave the cgroup of unit %s", unit);
                 goto fail;
         }
         listen_fd = safe_close(listen_fd);
@@ -480,23 +467,23 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
                 if (r == -ECHILD || r == -EPIPE) {
                         _cleanup_free_ char *how = NULL;
                         (void) init_process_describe_death(&ip, &how);
-                        errf(reterr, ECHILD, "container init %s during setup", how ?: "died");
+                        errorf(reterr, ECHILD, "container init %s during setup", how ?: "died");
                         r = -ECHILD;
                         goto fail;
                 }
                 if (r == -ETIMEDOUT) {
-                        errf(reterr, r, "container init did not finish its setup in %llu s",
+                        errorf(reterr, r, "container init did not finish its setup in %llu s",
                              (unsigned long long) (SETUP_TIMEOUT_USEC / USEC_PER_SEC));
                         goto fail;
                 }
                 if (r < 0) {
-                        errf(reterr, r, "sync with the container init: %s", strerror(-r));
+                        errorf(reterr, r, "sync with the container init: %s", strerror(-r));
                         goto fail;
                 }
 
                 if (m.type == SYNC_ERROR) {
                         r = m.error > 0 ? -m.error : -EIO;
-                        errf(reterr, r, "%s", m.payload ?: "container init failed");
+                        errorf(reterr, r, "%s", m.payload ?: "container init failed");
                         sync_msg_done(&m);
                         goto fail;
                 } else if (m.type == SYNC_PREPARED) {
@@ -526,7 +513,7 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
                         break;
                 } else {
                         sync_msg_done(&m);
-                        r = errf(reterr, EBADMSG, "unexpected message %d from the container init", (int) m.type);
+                        r = errorf(reterr, EBADMSG, "unexpected message %d from the container init", (int) m.type);
                         goto fail;
                 }
         }
@@ -534,21 +521,21 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
         /* The init is the final container process, blocked before exec: commit. */
         r = pid_get_start_time(ip.pid, &ct->pid_start_time);
         if (r < 0) {
-                errf(reterr, r, "container init vanished: %s", strerror(-r));
+                errorf(reterr, r, "container init vanished: %s", strerror(-r));
                 goto fail;
         }
         ct->pid = ip.pid;
         ct->recorded = CONTAINER_CREATED;
         r = container_save(ct);
         if (r < 0) {
-                errf(reterr, r, "write state of \"%s\": %s", o->id, strerror(-r));
+                errorf(reterr, r, "write state of \"%s\": %s", o->id, strerror(-r));
                 goto fail;
         }
         register_machine_end(machine_call);
         if (o->pid_file) {
                 r = write_pid_file(o->pid_file, ip.pid);
                 if (r < 0) {
-                        errf(reterr, r, "--pid-file: write \"%s\": %s", o->pid_file, strerror(-r));
+                        errorf(reterr, r, "--pid-file: write \"%s\": %s", o->pid_file, strerror(-r));
                         goto fail;
                 }
         }
@@ -568,7 +555,7 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
         if (r >= 0 && pidfd_wait_exit(ip.pidfd, 0) == 0)
                 r = -ESRCH; /* it closed its end by dying */
         if (r < 0) {
-                errf(reterr, r, "container init died before it was committed");
+                errorf(reterr, r, "container init died before it was committed");
                 goto fail;
         }
         cgroup_memberships_free(orig, n_orig);
@@ -681,20 +668,20 @@ int container_start(const char *root, const char *id, char **reterr) {
                 return r;
         st = container_status(ct);
         if (st != CONTAINER_CREATED)
-                return errf(reterr, EINVAL, "cannot start container \"%s\": it is %s, not created", id,
+                return errorf(reterr, EINVAL, "cannot start container \"%s\": it is %s, not created", id,
                             container_status_to_string(st));
         r = container_read_config(ct, &raw, &raw_len);
         if (r >= 0)
                 r = oci_config_parse(raw, raw_len, &c, NULL);
         if (r < 0)
-                return errf(reterr, r, "cannot read the config of container \"%s\"", id);
+                return errorf(reterr, r, "cannot read the config of container \"%s\"", id);
         if (!c->has_process)
-                return errf(reterr, EINVAL, "cannot start container \"%s\": config.json has no process", id);
+                return errorf(reterr, EINVAL, "cannot start container \"%s\": config.json has no process", id);
         log_debug("start %s: state and config loaded", id);
 
         pidfd = container_open_pidfd(ct);
         if (pidfd < 0)
-                return errf(reterr, ESRCH, "cannot start container \"%s\": its init is gone", id);
+                return errorf(reterr, ESRCH, "cannot start container \"%s\": its init is gone", id);
 
         r = build_hook_state(ct, CONTAINER_CREATED, container_ns_pid(c, ct->pid), &state_json);
         if (r < 0)
@@ -704,7 +691,7 @@ int container_start(const char *root, const char *id, char **reterr) {
                 return r;
         r = sync_send(conn, SYNC_START, 0, state_json, strlen(state_json) + 1, -EBADF);
         if (r < 0)
-                return errf(reterr, r, "cannot start container \"%s\": %s", id, strerror(-r));
+                return errorf(reterr, r, "cannot start container \"%s\": %s", id, strerror(-r));
 
         for (;;) {
                 SyncMsg m;
@@ -715,12 +702,12 @@ int container_start(const char *root, const char *id, char **reterr) {
                         break;
                 if (r < 0) {
                         kill_init_and_wait(pidfd);
-                        return errf(reterr, r, "start container \"%s\": %s", id,
+                        return errorf(reterr, r, "start container \"%s\": %s", id,
                                     r == -ETIMEDOUT ? "the init did not exec in time and was killed" : strerror(-r));
                 }
                 if (m.type == SYNC_ERROR || m.type == SYNC_EXEC_FAILED) {
                         r = m.error > 0 ? -m.error : -EIO;
-                        errf(reterr, r, "%s", m.payload ?: "container init failed to start");
+                        errorf(reterr, r, "%s", m.payload ?: "container init failed to start");
                         sync_msg_done(&m);
                         kill_init_and_wait(pidfd);
                         return r;
@@ -750,7 +737,7 @@ int container_start(const char *root, const char *id, char **reterr) {
                         if (asprintf(&how, "%s %d", si.si_code == CLD_EXITED ? "exited with status" : "was killed by signal",
                                      si.si_status) < 0)
                                 how = NULL;
-                return errf(reterr, ECHILD, "container \"%s\": the init %s before it could exec the process%s", id,
+                return errorf(reterr, ECHILD, "container \"%s\": the init %s before it could exec the process%s", id,
                             how ?: "died",
                             si.si_code != CLD_EXITED && si.si_status == SIGSYS ? " (seccomp)"
                             : c->linux_.seccomp.present && !c->process.no_new_privileges
@@ -761,7 +748,7 @@ int container_start(const char *root, const char *id, char **reterr) {
         ct->recorded = CONTAINER_RUNNING;
         r = container_save(ct);
         if (r < 0)
-                return errf(reterr, r, "write state of \"%s\": %s", id, strerror(-r));
+                return errorf(reterr, r, "write state of \"%s\": %s", id, strerror(-r));
 
         /* poststart: the user process has been executed; start has not returned yet. */
         if (c->hooks.n_hooks[OCI_HOOK_POSTSTART] > 0) {
@@ -801,20 +788,20 @@ int container_kill(const char *root, const char *id, int sig, bool all, char **r
                         return errwrap(reterr, r, "connect to systemd");
                 r = sdunit_kill_unit(bus, ct->unit, sig, reterr);
                 if (r == -ENOENT || (r < 0 && st == CONTAINER_STOPPED))
-                        return errf(reterr, ESRCH, "container \"%s\" is not running", id);
+                        return errorf(reterr, ESRCH, "container \"%s\" is not running", id);
                 if (r < 0)
                         return errwrap(reterr, r, "kill");
                 return 0;
         }
 
         if (st != CONTAINER_CREATED && st != CONTAINER_RUNNING && st != CONTAINER_PAUSED)
-                return errf(reterr, ESRCH, "container \"%s\" is not running (%s)", id, container_status_to_string(st));
+                return errorf(reterr, ESRCH, "container \"%s\" is not running (%s)", id, container_status_to_string(st));
         pidfd = container_open_pidfd(ct);
         if (pidfd < 0)
-                return errf(reterr, ESRCH, "container \"%s\" is not running", id);
+                return errorf(reterr, ESRCH, "container \"%s\" is not running", id);
         r = pidfd_send_sig(pidfd, sig);
         if (r < 0)
-                return errf(reterr, r, "kill container \"%s\": %s", id, strerror(-r));
+                return errorf(reterr, r, "kill container \"%s\": %s", id, strerror(-r));
         return 0;
 }
 
@@ -832,7 +819,7 @@ int container_delete(const char *root, const char *id, bool force, char **reterr
                 return r;
         st = container_status(ct);
         if (st != CONTAINER_STOPPED && !force)
-                return errf(reterr, EBUSY, "cannot delete container \"%s\" that is not stopped: %s", id,
+                return errorf(reterr, EBUSY, "cannot delete container \"%s\" that is not stopped: %s", id,
                             container_status_to_string(st));
 
         if (st != CONTAINER_STOPPED) {
@@ -858,6 +845,6 @@ int container_delete(const char *root, const char *id, bool force, char **reterr
 
         r = container_remove(ct);
         if (r < 0)
-                return errf(reterr, r, "remove state of \"%s\": %s", id, strerror(-r));
+                return errorf(reterr, r, "remove state of \"%s\": %s", id, strerror(-r));
         return 0;
 }

@@ -23,6 +23,7 @@
 #include "exec.h"
 #include "fileio.h"
 #include "log.h"
+#include "error-util.h"
 #include "macro.h"
 #include "oci-config.h"
 #include "process-util.h"
@@ -44,20 +45,6 @@
 #define EXEC_CHILD_STEP_TIMEOUT_USEC (60 * USEC_PER_SEC)
 #define PASSWD_SIZE_MAX (4U << 20)
 #define SHEBANG_DEPTH_MAX 5
-
-static int errf(char **reterr, int r, const char *fmt, ...) _printf_(3, 4);
-static int errf(char **reterr, int r, const char *fmt, ...) {
-        va_list ap;
-
-        if (reterr) {
-                free(*reterr);
-                va_start(ap, fmt);
-                if (vasprintf(reterr, fmt, ap) < 0)
-                        *reterr = NULL;
-                va_end(ap);
-        }
-        return r < 0 ? r : -r;
-}
 
 /* ---- building the process ---- */
 
@@ -168,29 +155,29 @@ static int build_process(const ExecOptions *o, OciProcess *config_process, bool 
         int r;
 
         if (!isempty(o->process_label))
-                return errf(reterr, EINVAL, "--process-label: sdrun has no SELinux support (see `sdrun features`)");
+                return errorf(reterr, EINVAL, "--process-label: sdrun has no SELinux support (see `sdrun features`)");
         if (!isempty(o->apparmor))
-                return errf(reterr, EINVAL, "--apparmor: sdrun has no AppArmor support (see `sdrun features`)");
+                return errorf(reterr, EINVAL, "--apparmor: sdrun has no AppArmor support (see `sdrun features`)");
 
         if (o->process_file) {
                 _cleanup_free_ char *raw = NULL, *perr = NULL;
                 size_t len = 0;
 
                 if (o->args && o->args[0])
-                        return errf(reterr, EINVAL, "--process and a command on the command line cannot be combined");
+                        return errorf(reterr, EINVAL, "--process and a command on the command line cannot be combined");
                 r = read_full_file_at(AT_FDCWD, o->process_file, 4U << 20, &raw, &len);
                 if (r < 0)
-                        return errf(reterr, r, "--process: cannot read \"%s\": %s", o->process_file,
+                        return errorf(reterr, r, "--process: cannot read \"%s\": %s", o->process_file,
                                     r == -EFBIG ? "file too large" : strerror(-r));
                 r = oci_process_parse(raw, len, ret_file_process, &perr);
                 if (r < 0)
-                        return errf(reterr, r, "--process: %s: %s", o->process_file, perr ?: strerror(-r));
+                        return errorf(reterr, r, "--process: %s: %s", o->process_file, perr ?: strerror(-r));
                 p = *ret_file_process;
                 if (o->tty)
                         p->terminal = true;
         } else {
                 if (!config_has_process)
-                        return errf(reterr, EINVAL,
+                        return errorf(reterr, EINVAL,
                                     "the container's config.json has no process to take defaults from: use --process");
                 p = config_process;
                 strv_free(p->args);
@@ -207,7 +194,7 @@ static int build_process(const ExecOptions *o, OciProcess *config_process, bool 
                 }
                 for (char **e = o->env; e && *e; e++) {
                         if (!strchr(*e, '=') || **e == '=')
-                                return errf(reterr, EINVAL, "--env: \"%s\" is not of the form KEY=VALUE", *e);
+                                return errorf(reterr, EINVAL, "--env: \"%s\" is not of the form KEY=VALUE", *e);
                         r = env_set(&p->env, *e);
                         if (r < 0)
                                 return r;
@@ -229,7 +216,7 @@ static int build_process(const ExecOptions *o, OciProcess *config_process, bool 
                 for (char **c = o->caps; c && *c; c++) {
                         int cap;
                         if (parse_cap(*c, &cap) < 0)
-                                return errf(reterr, EINVAL, "--cap: unknown capability \"%s\"", *c);
+                                return errorf(reterr, EINVAL, "--cap: unknown capability \"%s\"", *c);
                         OciCapabilities *k = &p->capabilities;
                         k->present = true;
                         /* As runc 1.1: bounding, effective and permitted; ambient only when the process has
@@ -247,14 +234,14 @@ static int build_process(const ExecOptions *o, OciProcess *config_process, bool 
         }
 
         if (!p->args || !p->args[0] || !*p->args[0])
-                return errf(reterr, EINVAL, "exec args cannot be empty: give a command or --process");
+                return errorf(reterr, EINVAL, "exec args cannot be empty: give a command or --process");
         if (p->cwd && p->cwd[0] != '/')
-                return errf(reterr, EINVAL, "process.cwd: \"%s\" is not an absolute path", p->cwd);
+                return errorf(reterr, EINVAL, "process.cwd: \"%s\" is not an absolute path", p->cwd);
         if (p->terminal && !o->console_socket)
-                return errf(reterr, EINVAL,
+                return errorf(reterr, EINVAL,
                             "cannot allocate a tty without --console-socket: sdrun does not proxy a terminal itself");
         if (!p->terminal && o->console_socket)
-                return errf(reterr, EINVAL, "cannot use --console-socket if no tty is allocated (give --tty)");
+                return errorf(reterr, EINVAL, "cannot use --console-socket if no tty is allocated (give --tty)");
         *ret = p;
         return 0;
 }
@@ -315,11 +302,11 @@ static int cgroup_plan_make(pid_t init_pid, CgroupPlan *ret, char **reterr) {
 
         r = cgroup_read_memberships(init_pid, &theirs, &n_theirs);
         if (r < 0)
-                return errf(reterr, r, "read /proc/%d/cgroup of the container init: %s", (int) init_pid, strerror(-r));
+                return errorf(reterr, r, "read /proc/%d/cgroup of the container init: %s", (int) init_pid, strerror(-r));
         r = cgroup_read_memberships(0, &ours, &n_ours);
         if (r < 0) {
                 cgroup_memberships_free(theirs, n_theirs);
-                return errf(reterr, r, "read /proc/self/cgroup: %s", strerror(-r));
+                return errorf(reterr, r, "read /proc/self/cgroup: %s", strerror(-r));
         }
         plan.v1 = calloc(n_theirs + 1, sizeof(CgroupMembership));
         if (!plan.v1) {
@@ -339,7 +326,7 @@ static int cgroup_plan_make(pid_t init_pid, CgroupPlan *ret, char **reterr) {
                         }
                         plan.unified_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                         if (plan.unified_fd < 0) {
-                                r = errf(reterr, -errno, "open the container's cgroup \"%s\": %s", dir, strerror(errno));
+                                r = errorf(reterr, -errno, "open the container's cgroup \"%s\": %s", dir, strerror(errno));
                                 goto finish;
                         }
                         continue;
@@ -380,12 +367,12 @@ static int cgroup_plan_attach_v1(const CgroupPlan *c, pid_t pid, char **reterr) 
                 if (r == -ENOENT)
                         continue; /* not mounted here */
                 if (r < 0)
-                        return errf(reterr, r, "cgroup hierarchy \"%s\": %s", c->v1[i].controllers, strerror(-r));
+                        return errorf(reterr, r, "cgroup hierarchy \"%s\": %s", c->v1[i].controllers, strerror(-r));
                 if (asprintf(&procs, "%s%s/cgroup.procs", mnt, c->v1[i].path) < 0)
                         return -ENOMEM;
                 r = write_string_file(procs, pidbuf);
                 if (r < 0)
-                        return errf(reterr, r, "join the container's cgroup: write %s to \"%s\": %s", pidbuf, procs,
+                        return errorf(reterr, r, "join the container's cgroup: write %s to \"%s\": %s", pidbuf, procs,
                                     strerror(-r));
         }
         return 0;
@@ -737,16 +724,16 @@ int container_exec(const ExecOptions *o, ExecProcess *ret, char **reterr) {
                 return r;
         st = container_status(ct);
         if (st == CONTAINER_PAUSED && !o->ignore_paused)
-                return errf(reterr, EBUSY, "cannot exec in a paused container (use --ignore-paused to override)");
+                return errorf(reterr, EBUSY, "cannot exec in a paused container (use --ignore-paused to override)");
         if (st != CONTAINER_RUNNING && st != CONTAINER_PAUSED)
-                return errf(reterr, EINVAL, "cannot exec in a %s container%s", container_status_to_string(st),
+                return errorf(reterr, EINVAL, "cannot exec in a %s container%s", container_status_to_string(st),
                             st == CONTAINER_CREATED ? ": start it first" : "");
 
         r = container_read_config(ct, &raw, &raw_len);
         if (r >= 0)
                 r = oci_config_parse(raw, raw_len, &c, NULL);
         if (r < 0)
-                return errf(reterr, r, "cannot read the config of container \"%s\": %s", o->id, strerror(-r));
+                return errorf(reterr, r, "cannot read the config of container \"%s\": %s", o->id, strerror(-r));
 
         r = build_process(o, &c->process, c->has_process, &file_process, &p, reterr);
         if (r < 0)
@@ -754,28 +741,28 @@ int container_exec(const ExecOptions *o, ExecProcess *ret, char **reterr) {
 
         init_pidfd = container_open_pidfd(ct);
         if (init_pidfd < 0)
-                return errf(reterr, ESRCH, "cannot exec in container \"%s\": its init is gone", o->id);
+                return errorf(reterr, ESRCH, "cannot exec in container \"%s\": its init is gone", o->id);
         r = init_namespaces(ct->pid, &ns_mask);
         if (r < 0)
-                return errf(reterr, r, "read the namespaces of the container init: %s", strerror(-r));
+                return errorf(reterr, r, "read the namespaces of the container init: %s", strerror(-r));
         r = cgroup_plan_make(ct->pid, &cg, reterr);
         if (r < 0)
                 goto finish;
         /* The init may have died (and its pid been reused) while we looked at /proc/PID. */
         if (pidfd_wait_exit(init_pidfd, 0) == 0) {
-                r = errf(reterr, ESRCH, "cannot exec in container \"%s\": its init is gone", o->id);
+                r = errorf(reterr, ESRCH, "cannot exec in container \"%s\": its init is gone", o->id);
                 goto finish;
         }
         if (c->linux_.seccomp.present) {
                 r = oci_seccomp_prepare(&c->linux_.seccomp, &filter, reterr);
                 if (r < 0) {
                         _cleanup_free_ char *inner = reterr ? TAKE_PTR(*reterr) : NULL;
-                        r = errf(reterr, r, "linux.seccomp: %s", inner ?: strerror(-r));
+                        r = errorf(reterr, r, "linux.seccomp: %s", inner ?: strerror(-r));
                         goto finish;
                 }
         }
         if (stat("/proc/self/exe", &self_st) < 0) {
-                r = errf(reterr, -errno, "stat /proc/self/exe: %s", strerror(errno));
+                r = errorf(reterr, -errno, "stat /proc/self/exe: %s", strerror(errno));
                 goto finish;
         }
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
@@ -787,12 +774,12 @@ int container_exec(const ExecOptions *o, ExecProcess *ret, char **reterr) {
          * can open /proc/PID/exe, /proc/PID/fd/... of the child while it runs our code in the container's
          * pid namespace. execve of the container's binary makes it dumpable again. */
         if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
-                r = errf(reterr, -errno, "prctl(PR_SET_DUMPABLE): %s", strerror(errno));
+                r = errorf(reterr, -errno, "prctl(PR_SET_DUMPABLE): %s", strerror(errno));
                 goto finish;
         }
         /* Children only: our own pid namespace does not change. */
         if ((ns_mask & CLONE_NEWPID) && setns(init_pidfd, CLONE_NEWPID) < 0) {
-                r = errf(reterr, -errno, "join the pid namespace of the container init: %s", strerror(errno));
+                r = errorf(reterr, -errno, "join the pid namespace of the container init: %s", strerror(errno));
                 goto finish;
         }
 
@@ -811,7 +798,7 @@ int container_exec(const ExecOptions *o, ExecProcess *ret, char **reterr) {
         };
         child = clone_into(cg.unified_fd, &child_pidfd);
         if (child < 0) {
-                r = errf(reterr, -errno, "clone the process into the container's cgroup: %s", strerror(errno));
+                r = errorf(reterr, -errno, "clone the process into the container's cgroup: %s", strerror(errno));
                 child = 0;
                 goto finish;
         }
@@ -839,23 +826,23 @@ int container_exec(const ExecOptions *o, ExecProcess *ret, char **reterr) {
                         _cleanup_free_ char *how = NULL;
                         child_kill_describe(child, child_pidfd, &how);
                         child = 0;
-                        r = errf(reterr, ECHILD, "unable to start container process: the process %s",
+                        r = errorf(reterr, ECHILD, "unable to start container process: the process %s",
                                  how ?: "died before it could exec");
                         goto finish;
                 }
                 if (r == -ETIMEDOUT) {
-                        r = errf(reterr, r, "unable to start container process: it did not exec within %llu s%s",
+                        r = errorf(reterr, r, "unable to start container process: it did not exec within %llu s%s",
                                  (unsigned long long) (EXEC_SETUP_TIMEOUT_USEC / USEC_PER_SEC),
                                  st == CONTAINER_PAUSED ? " (the container is paused)" : "");
                         goto kill;
                 }
                 if (r < 0) {
-                        r = errf(reterr, r, "sync with the exec'd process: %s", strerror(-r));
+                        r = errorf(reterr, r, "sync with the exec'd process: %s", strerror(-r));
                         goto kill;
                 }
                 if (m.type == SYNC_ERROR) {
                         r = m.error > 0 ? -m.error : -EIO;
-                        errf(reterr, r, "unable to start container process: %s", m.payload ?: "setup failed");
+                        errorf(reterr, r, "unable to start container process: %s", m.payload ?: "setup failed");
                         sync_msg_done(&m);
                         goto kill;
                 } else if (m.type == SYNC_CONSOLE) {
@@ -872,14 +859,14 @@ int container_exec(const ExecOptions *o, ExecProcess *ret, char **reterr) {
                         sync_msg_done(&m);
                         if (r < 0) {
                                 _cleanup_free_ char *inner = reterr ? TAKE_PTR(*reterr) : NULL;
-                                r = errf(reterr, r, "linux.seccomp.listenerPath: %s", inner ?: strerror(-r));
+                                r = errorf(reterr, r, "linux.seccomp.listenerPath: %s", inner ?: strerror(-r));
                                 goto kill;
                         }
                         (void) sync_send(sv[0], SYNC_SECCOMP_FD_DONE, 0, NULL, 0, -EBADF);
                 } else {
                         int t = (int) m.type;
                         sync_msg_done(&m);
-                        r = errf(reterr, EBADMSG, "unexpected message %d from the exec'd process", t);
+                        r = errorf(reterr, EBADMSG, "unexpected message %d from the exec'd process", t);
                         goto kill;
                 }
         }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "fileio.h"
+#include "error-util.h"
 #include "macro.h"
 #include "process.h"
 
@@ -30,20 +31,6 @@ struct kernel_sched_attr {
 };
 
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
-static int fail(char **reterr, int r, const char *fmt, ...) _printf_(3, 4);
-static int fail(char **reterr, int r, const char *fmt, ...) {
-        va_list ap;
-
-        if (reterr) {
-                free(*reterr);
-                va_start(ap, fmt);
-                if (vasprintf(reterr, fmt, ap) < 0)
-                        *reterr = NULL;
-                va_end(ap);
-        }
-        return r < 0 ? r : -r;
-}
 
 static const char *env_get(char **env, const char *name) {
         size_t n = strlen(name);
@@ -72,16 +59,16 @@ int process_find_executable(const OciProcess *p, char **ret, char **reterr) {
         int r;
 
         if (!p->args || !p->args[0] || !*p->args[0])
-                return fail(reterr, EINVAL, "process.args: must not be empty");
+                return errorf(reterr, EINVAL, "process.args: must not be empty");
         name = p->args[0];
 
         if (strchr(name, '/')) {
                 r = check_executable(name);
                 if (r == -ENOENT)
-                        return fail(reterr, r, "process.args[0]: exec: \"%s\": stat %s: no such file or directory",
+                        return errorf(reterr, r, "process.args[0]: exec: \"%s\": stat %s: no such file or directory",
                                     name, name);
                 if (r < 0)
-                        return fail(reterr, r, "process.args[0]: exec: \"%s\": %s", name,
+                        return errorf(reterr, r, "process.args[0]: exec: \"%s\": %s", name,
                                     r == -EACCES || r == -EISDIR ? "permission denied" : strerror(-r));
                 *ret = strdup(name);
                 return *ret ? 0 : -ENOMEM;
@@ -108,8 +95,8 @@ int process_find_executable(const OciProcess *p, char **ret, char **reterr) {
                         first_error = r;
         }
         if (first_error == -EACCES || first_error == -EISDIR)
-                return fail(reterr, EACCES, "process.args[0]: exec: \"%s\": permission denied", name);
-        return fail(reterr, ENOENT, "process.args[0]: exec: \"%s\": executable file not found in $PATH",
+                return errorf(reterr, EACCES, "process.args[0]: exec: \"%s\": permission denied", name);
+        return errorf(reterr, ENOENT, "process.args[0]: exec: \"%s\": executable file not found in $PATH",
                     name);
 }
 
@@ -120,7 +107,7 @@ int process_apply_rlimits(const OciProcess *p, char **reterr) {
                         .rlim_max = p->rlimits[i].hard == UINT64_MAX ? RLIM_INFINITY : p->rlimits[i].hard,
                 };
                 if (setrlimit(p->rlimits[i].type, &rl) < 0)
-                        return fail(reterr, -errno, "process.rlimits[%zu]: setrlimit(%d, %llu, %llu): %s%s", i,
+                        return errorf(reterr, -errno, "process.rlimits[%zu]: setrlimit(%d, %llu, %llu): %s%s", i,
                                     p->rlimits[i].type, (unsigned long long) p->rlimits[i].soft,
                                     (unsigned long long) p->rlimits[i].hard, strerror(errno),
                                     errno == EPERM ? " (raising a hard limit needs CAP_SYS_RESOURCE)" : "");
@@ -137,7 +124,7 @@ int process_apply_oom_score_adj(const OciProcess *p, char **reterr) {
         snprintf(buf, sizeof buf, "%d", p->oom_score_adj);
         r = write_string_file("/proc/self/oom_score_adj", buf);
         if (r < 0)
-                return fail(reterr, r, "process.oomScoreAdj: write %s to /proc/self/oom_score_adj: %s", buf,
+                return errorf(reterr, r, "process.oomScoreAdj: write %s to /proc/self/oom_score_adj: %s", buf,
                             strerror(-r));
         return 0;
 }
@@ -155,7 +142,7 @@ int process_apply_scheduler(const OciProcess *p, char **reterr) {
         attr.sched_deadline = p->scheduler.deadline;
         attr.sched_period = p->scheduler.period;
         if (syscall(SYS_sched_setattr, 0, &attr, 0) < 0)
-                return fail(reterr, -errno, "process.scheduler: sched_setattr: %s", strerror(errno));
+                return errorf(reterr, -errno, "process.scheduler: sched_setattr: %s", strerror(errno));
         return 0;
 }
 
@@ -165,7 +152,7 @@ int process_apply_io_priority(const OciProcess *p, char **reterr) {
                 return 0;
         int prio = (p->io_priority.klass << IOPRIO_CLASS_SHIFT) | p->io_priority.priority;
         if (syscall(SYS_ioprio_set, 1 /* IOPRIO_WHO_PROCESS */, 0, prio) < 0)
-                return fail(reterr, -errno, "process.ioPriority: ioprio_set: %s", strerror(errno));
+                return errorf(reterr, -errno, "process.ioPriority: ioprio_set: %s", strerror(errno));
         return 0;
 }
 
@@ -207,9 +194,9 @@ int process_apply_cpu_affinity(const char *cpus, const char *field, char **reter
                 return 0;
         r = cpu_list_parse(cpus, &set, sizeof set);
         if (r < 0)
-                return fail(reterr, r, "%s: invalid cpu list \"%s\"", field, cpus);
+                return errorf(reterr, r, "%s: invalid cpu list \"%s\"", field, cpus);
         if (sched_setaffinity(0, sizeof set, &set) < 0)
-                return fail(reterr, -errno, "%s: sched_setaffinity(\"%s\"): %s", field, cpus, strerror(errno));
+                return errorf(reterr, -errno, "%s: sched_setaffinity(\"%s\"): %s", field, cpus, strerror(errno));
         return 0;
 }
 
@@ -217,7 +204,7 @@ int process_apply_personality(const OciLinux *l, char **reterr) {
         if (!l->personality.present)
                 return 0;
         if (personality(l->personality.domain) < 0)
-                return fail(reterr, -errno, "linux.personality: %s", strerror(errno));
+                return errorf(reterr, -errno, "linux.personality: %s", strerror(errno));
         return 0;
 }
 
@@ -229,14 +216,14 @@ int process_apply_memory_policy(const OciLinux *l, char **reterr) {
         if (!isempty(l->memory_policy.nodes)) {
                 cpu_set_t set;
                 if (cpu_list_parse(l->memory_policy.nodes, &set, sizeof set) < 0)
-                        return fail(reterr, EINVAL, "linux.memoryPolicy.nodes: invalid node list \"%s\"",
+                        return errorf(reterr, EINVAL, "linux.memoryPolicy.nodes: invalid node list \"%s\"",
                                     l->memory_policy.nodes);
                 memcpy(mask, &set, MIN(sizeof mask, sizeof set));
         }
         if (syscall(SYS_set_mempolicy, l->memory_policy.mode | (int) l->memory_policy.flags,
                     isempty(l->memory_policy.nodes) ? NULL : mask,
                     isempty(l->memory_policy.nodes) ? 0UL : (unsigned long) (sizeof mask * 8)) < 0)
-                return fail(reterr, -errno, "linux.memoryPolicy: set_mempolicy: %s", strerror(errno));
+                return errorf(reterr, -errno, "linux.memoryPolicy: set_mempolicy: %s", strerror(errno));
         return 0;
 }
 
