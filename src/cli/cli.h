@@ -54,5 +54,5 @@ int cli_container_json(Container *ct, ContainerStatus st, cJSON **ret);
 /* Block the signals a foreground run/exec forwards and return a signalfd for them. */
 int cli_block_forwarded_signals(void);
 /* Wait for a child, forwarding the signals read from sfd to it (pidfd); its exit status as a shell
- * reports it (128 + signal when killed), or -errno. */
-int cli_wait_forwarding_signals(pid_t pid, int pidfd, int sfd);
+ * reports it (128 + signal when killed), or -errno. master >= 0: a pty master to proxy to our stdio. */
+int cli_wait_forwarding_signals(pid_t pid, int pidfd, int sfd, int master);

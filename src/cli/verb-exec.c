@@ -213,7 +213,7 @@ int verb_exec(int argc, char *argv[]) {
                 safe_close(ep.pidfd);
                 return EXIT_SUCCESS;
         }
-        status = cli_wait_forwarding_signals(ep.pid, ep.pidfd, sfd);
+        status = cli_wait_forwarding_signals(ep.pid, ep.pidfd, sfd, -EBADF);
         if (status < 0)
                 status = EXIT_EXEC_FAILED;
         safe_close(ep.pidfd);

@@ -15,7 +15,7 @@
 int verb_run(int argc, char *argv[]) {
         CreateOptions o = {};
         _cleanup_free_ char *err = NULL;
-        _cleanup_close_ int pidfd = -EBADF;
+        _cleanup_close_ int pidfd = -EBADF, master = -EBADF;
         bool detach = false, keep = false;
         pid_t pid = 0;
         int r, status;
@@ -23,6 +23,9 @@ int verb_run(int argc, char *argv[]) {
         if (cli_parse_create_options("run", argc, argv, &o, &detach, &keep) < 0)
                 return EXIT_FAILURE;
         log_set_context(o.id, NULL);
+        /* In the foreground with process.terminal and no --console-socket, the pty is ours to proxy. */
+        if (!detach && !o.console_socket)
+                o.ret_console_master = &master;
         r = container_create(&o, &pid, &pidfd, &err);
         if (r < 0) {
                 log_error_errno(r, "run %s: %s", o.id, err ?: strerror(-r));
@@ -43,7 +46,7 @@ int verb_run(int argc, char *argv[]) {
                 return EXIT_SUCCESS;
 
         _cleanup_close_ int sfd = cli_block_forwarded_signals();
-        status = cli_wait_forwarding_signals(pid, pidfd, sfd);
+        status = cli_wait_forwarding_signals(pid, pidfd, sfd, master);
         if (status < 0)
                 status = 255;
         if (!keep) {

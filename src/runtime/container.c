@@ -91,7 +91,7 @@ static bool is_paths_ns_sysctl_ok(const OciConfig *c, const char *key, char **re
 /* Everything that can be refused from config.json alone is refused here, before any state, unit, process
  * or mount exists. */
 static int validate_config(const OciConfig *c, const CreateOptions *o, char **reterr) {
-        if (c->has_process && c->process.terminal && !o->console_socket)
+        if (c->has_process && c->process.terminal && !o->console_socket && !o->ret_console_master)
                 return errorf(reterr, EINVAL, "process.terminal is true: --console-socket is required");
         if (o->console_socket && !(c->has_process && c->process.terminal))
                 return errorf(reterr, EINVAL, "--console-socket given but process.terminal is false");
@@ -442,7 +442,7 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
                 .listen_fds = listen_fds,
                 .start_listen_fd = listen_fd,
                 .close_in_init_fd = ct->lock_fd,
-                .has_console_socket = !!o->console_socket,
+                .has_console_socket = o->console_socket || o->ret_console_master,
         };
         r = bootstrap_clone_init(&bp, &ip, reterr);
         /* Back to where we came from: only the init (and what it forks) belongs to the container. */
@@ -502,7 +502,11 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
                         if (r < 0)
                                 continue; /* the init died: the next receive says how */
                 } else if (m.type == SYNC_CONSOLE) {
-                        r = console_send_master(o->console_socket, m.fd, reterr);
+                        if (o->ret_console_master) {
+                                *o->ret_console_master = TAKE_FD(m.fd);
+                                r = 0;
+                        } else
+                                r = console_send_master(o->console_socket, m.fd, reterr);
                         sync_msg_done(&m);
                         if (r < 0)
                                 goto fail;

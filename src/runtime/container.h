@@ -13,6 +13,9 @@ typedef struct CreateOptions {
         const char *bundle; /* NULL: the current directory */
         const char *pid_file;
         const char *console_socket;
+        /* Foreground `run` with process.terminal and no --console-socket: keep the pty master here instead
+         * (the caller proxies it to its own terminal, as runc does). */
+        int *ret_console_master;
         bool no_pivot;
         bool no_new_keyring;
         unsigned preserve_fds;

@@ -171,8 +171,24 @@ like "$out" '/dev/console' "terminal: /dev/console exists"
 like "$out" 'c[rw-]+ .* 136, +0 .*/dev/console' "terminal: /dev/console is the pty (136, 0)"
 no_leftovers "$id"
 
-rc=0; err=$(sd run --bundle "$B" "$(new_id tty)" 2>&1) || rc=$?
-is "$rc" 1 "terminal without --console-socket is refused"
-like "$err" 'terminal.*--console-socket' "terminal without --console-socket: $err"
+id=$(new_id tty); track_container "$id"
+rc=0; err=$(sd create --bundle "$B" "$id" 2>&1) || rc=$?
+is "$rc" 1 "create: terminal without --console-socket is refused"
+like "$err" 'terminal.*--console-socket' "create: terminal without --console-socket: $err"
+rc=0; err=$(sd run --detach --bundle "$B" "$id" 2>&1) || rc=$?
+is "$rc" 1 "run --detach: terminal without --console-socket is refused"
+no_leftovers "$id"
+
+# A foreground run with process.terminal and no --console-socket proxies the pty to its own terminal, as
+# runc does: what is typed reaches the container's shell, the window size follows, the status comes back.
+id=$(new_id tty); track_container "$id"
+bundle_set "$B" '.process.args=["sh"]'
+out=$( (sleep 0.5; printf 'stty size; echo "in-$((40+2))"; tty; exit 7\n') |
+        script -qec "stty rows 31 cols 101; $SDRUN --root $SDRUN_ROOT run --bundle $B $id; echo rc=\$?" /dev/null 2>&1 | tr -d '\r')
+like "$out" $'\n31 101\n' "foreground terminal: the window size follows ours"
+like "$out" $'\nin-42\n' "foreground terminal: input reaches the container's shell"
+like "$out" $'\n/dev/pts/0\n' "foreground terminal: the shell's stdio is the container's pty"
+like "$out" 'rc=7' "foreground terminal: the exit status comes back"
+no_leftovers "$id"
 
 done_testing
