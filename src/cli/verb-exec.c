@@ -191,6 +191,10 @@ int verb_exec(int argc, char *argv[]) {
                 sfd = cli_block_forwarded_signals();
         }
 
+        /* In the foreground, --tty without --console-socket: the pty is ours to proxy (as runc does). */
+        _cleanup_close_ int master = -EBADF;
+        if (!o.detach && !o.console_socket)
+                o.ret_console_master = &master;
         r = container_exec(&o, &ep, &err);
         if (r < 0) {
                 log_error_errno(r, "exec failed: %s", err ?: strerror(-r));
@@ -213,7 +217,7 @@ int verb_exec(int argc, char *argv[]) {
                 safe_close(ep.pidfd);
                 return EXIT_SUCCESS;
         }
-        status = cli_wait_forwarding_signals(ep.pid, ep.pidfd, sfd, -EBADF);
+        status = cli_wait_forwarding_signals(ep.pid, ep.pidfd, sfd, master);
         if (status < 0)
                 status = EXIT_EXEC_FAILED;
         safe_close(ep.pidfd);

@@ -237,9 +237,8 @@ static int build_process(const ExecOptions *o, OciProcess *config_process, bool 
                 return errorf(reterr, EINVAL, "exec args cannot be empty: give a command or --process");
         if (p->cwd && p->cwd[0] != '/')
                 return errorf(reterr, EINVAL, "process.cwd: \"%s\" is not an absolute path", p->cwd);
-        if (p->terminal && !o->console_socket)
-                return errorf(reterr, EINVAL,
-                            "cannot allocate a tty without --console-socket: sdrun does not proxy a terminal itself");
+        if (p->terminal && !o->console_socket && !o->ret_console_master)
+                return errorf(reterr, EINVAL, "cannot allocate tty if sdrun will detach without setting console socket");
         if (!p->terminal && o->console_socket)
                 return errorf(reterr, EINVAL, "cannot use --console-socket if no tty is allocated (give --tty)");
         *ret = p;
@@ -846,7 +845,11 @@ int container_exec(const ExecOptions *o, ExecProcess *ret, char **reterr) {
                         sync_msg_done(&m);
                         goto kill;
                 } else if (m.type == SYNC_CONSOLE) {
-                        r = console_send_master(o->console_socket, m.fd, reterr);
+                        if (o->ret_console_master) {
+                                *o->ret_console_master = TAKE_FD(m.fd);
+                                r = 0;
+                        } else
+                                r = console_send_master(o->console_socket, m.fd, reterr);
                         sync_msg_done(&m);
                         if (r < 0)
                                 goto kill;

@@ -21,6 +21,8 @@ typedef struct ExecOptions {
         char **args;              /* COMMAND ARGS (NULL-terminated); used when process_file is NULL */
         bool tty;                 /* --tty */
         const char *console_socket;
+        /* Foreground --tty without --console-socket: keep the pty master here for the caller to proxy. */
+        int *ret_console_master;
         bool detach;
         const char *cwd;
         char **env; /* --env K=V, appended */

@@ -190,6 +190,13 @@ is "$rc" 0 "exec --tty --console-socket: exit status"
 like "$(tr -d '\r' <"$TEST_TMPDIR/console.out")" '/dev/pts/[0-9]+.*stdin-is-tty' "exec --tty: the process runs on a pty of the container's devpts"
 rc=0; err=$(sd exec -t -d "$id" true 2>&1) || rc=$?
 like "$rc:$err" '^1:.*cannot allocate tty' "--tty --detach without --console-socket: clear error"
+# In the foreground, --tty without --console-socket proxies the pty to sdrun's own terminal (as runc does).
+out=$( (sleep 0.5; printf 'echo "typed-$((20+3))"; tty; exit 5\n') |
+        script -qec "stty rows 27 cols 99; $SDRUN --root $SDRUN_ROOT exec -t $id sh -c 'stty size; sh'; echo rc=\$?" /dev/null 2>&1 | tr -d '\r')
+like "$out" $'(^|\n)27 99\n' "exec --tty in the foreground: the window size follows ours"
+like "$out" $'\ntyped-23\n' "exec --tty in the foreground: input reaches the process"
+like "$out" '/dev/pts/[0-9]+' "exec --tty in the foreground: the process runs on a pty of the container"
+like "$out" 'rc=5' "exec --tty in the foreground: the exit status comes back"
 
 # ---------------------------------------------------------------------------------------------------------
 # errors
