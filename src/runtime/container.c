@@ -162,7 +162,7 @@ static int connect_start_socket(Container *ct, int *ret, char **reterr) {
 }
 
 static int write_pid_file(const char *path, pid_t pid) {
-        _cleanup_free_ char *abs = NULL, *dir = NULL;
+        _cleanup_free_ char *dir = NULL;
         char buf[32];
         int r;
 

@@ -565,8 +565,6 @@ int rootfs_prepare(const RootfsContext *ctx, char **reterr) {
         /* As runc: the default devices, linux.devices and the /dev links, unless /dev is bind-mounted from
          * elsewhere (then it is what it is); without a /dev mount they go into the rootfs's own /dev. */
         if (setup_dev) {
-                _cleanup_close_ int shm_fd = -EBADF;
-
                 r = devices_create(root_fd, config, ctx->new_userns, reterr);
                 if (r < 0)
                         return r;

@@ -20,7 +20,7 @@
 #define CASES TEST_SRCDIR "/tests/unit/oci-config-cases"
 
 static OciConfig *load_case(const char *name) {
-        _cleanup_close_ int dfd = -EBADF, fd = -EBADF;
+        _cleanup_close_ int dfd = -EBADF;
         _cleanup_free_ char *buf = NULL, *err = NULL;
         OciConfig *c = NULL;
         size_t size = 0;
