@@ -1,42 +1,28 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* linux.resources -> systemd unit properties and cgroup file writes, as plain data (no D-Bus, no cgroupfs
+ * I/O): memory, cpu, pids, blockIO, devices (with the default devices), hugetlb, network, rdma, unified.
+ * org.systemd.property.* annotations are in cgroup-props-annotations.c, the cgroupfs side (applying the
+ * writes, the freezer) in cgroup-fs.c. */
 
 #include <assert.h>
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "cgroup-props.h"
 #include "cgroup-util.h"
+#include "error-util.h"
 #include "fileio.h"
 #include "macro.h"
 #include "oci-config.h"
 #include "unit-property.h"
 
 #define CPU_LIST_MAX 8192
-#define CGROUPFS "/sys/fs/cgroup"
-
-_printf_(3, 4) static int fail(char **reterr, int r, const char *fmt, ...) {
-        va_list ap;
-
-        if (!reterr)
-                return r;
-        free(*reterr);
-        va_start(ap, fmt);
-        if (vasprintf(reterr, fmt, ap) < 0)
-                *reterr = NULL;
-        va_end(ap);
-        return r;
-}
 
 /* ---------------------------------------------------------------------------------------------------- */
 /* File writes */
@@ -178,7 +164,7 @@ static int mem_value(int64_t v, const char *path, uint64_t *ret, char **reterr) 
                 return 0;
         }
         if (v < 0)
-                return fail(reterr, -EINVAL, "%s: %" PRIi64 " is negative (use -1 for unlimited)", path, v);
+                return errorf(reterr, -EINVAL, "%s: %" PRIi64 " is negative (use -1 for unlimited)", path, v);
         *ret = (uint64_t) v;
         return 0;
 }
@@ -221,32 +207,32 @@ static int map_memory(const OciResources *r, bool v2, UnitPropertyList *props, C
                 int64_t swap = r->memory.swap, limit = r->memory.has_limit ? r->memory.limit : 0;
 
                 if (swap < -1)
-                        return fail(reterr, -EINVAL,
-                                    "linux.resources.memory.swap: %" PRIi64 " is negative (use -1 for unlimited)",
-                                    swap);
+                        return errorf(reterr, -EINVAL,
+                                      "linux.resources.memory.swap: %" PRIi64 " is negative (use -1 for unlimited)",
+                                      swap);
                 if (v2) {
                         /* OCI swap is memory+swap; v2's memory.swap.max is swap alone. */
                         if (swap == -1)
                                 v = UINT64_MAX;
                         else if (limit == 0 || limit == -1)
-                                return fail(reterr, -EINVAL,
-                                            "linux.resources.memory.swap: a memory+swap limit (%" PRIi64
-                                            ") needs linux.resources.memory.limit on cgroup v2",
-                                            swap);
+                                return errorf(reterr, -EINVAL,
+                                              "linux.resources.memory.swap: a memory+swap limit (%" PRIi64
+                                              ") needs linux.resources.memory.limit on cgroup v2",
+                                              swap);
                         else if (limit > swap)
-                                return fail(reterr, -EINVAL,
-                                            "linux.resources.memory.swap: memory+swap limit %" PRIi64
-                                            " is lower than linux.resources.memory.limit %" PRIi64,
-                                            swap, limit);
+                                return errorf(reterr, -EINVAL,
+                                              "linux.resources.memory.swap: memory+swap limit %" PRIi64
+                                              " is lower than linux.resources.memory.limit %" PRIi64,
+                                              swap, limit);
                         else
                                 v = (uint64_t) (swap - limit);
                         k = unit_property_add_u64(props, "MemorySwapMax", v);
                 } else {
                         if (swap != -1 && limit > 0 && limit > swap)
-                                return fail(reterr, -EINVAL,
-                                            "linux.resources.memory.swap: memory+swap limit %" PRIi64
-                                            " is lower than linux.resources.memory.limit %" PRIi64,
-                                            swap, limit);
+                                return errorf(reterr, -EINVAL,
+                                              "linux.resources.memory.swap: memory+swap limit %" PRIi64
+                                              " is lower than linux.resources.memory.limit %" PRIi64,
+                                              swap, limit);
                         k = add_writef(w, "memory", "memory.memsw.limit_in_bytes", "%" PRIi64, swap);
                 }
                 if (k < 0)
@@ -263,9 +249,9 @@ static int map_memory(const OciResources *r, bool v2, UnitPropertyList *props, C
 
         if (r->memory.has_swappiness) {
                 if (r->memory.swappiness > 100)
-                        return fail(reterr, -EINVAL,
-                                    "linux.resources.memory.swappiness: %" PRIu64 " is out of range [0, 100]",
-                                    r->memory.swappiness);
+                        return errorf(reterr, -EINVAL,
+                                      "linux.resources.memory.swappiness: %" PRIu64 " is out of range [0, 100]",
+                                      r->memory.swappiness);
                 if (!v2) {
                         k = add_writef(w, "memory", "memory.swappiness", "%" PRIu64, r->memory.swappiness);
                         if (k < 0)
@@ -301,8 +287,8 @@ static int add_cpu_mask(UnitPropertyList *props, const char *name, const char *l
         if (k == -ENOMEM)
                 return k;
         if (k < 0)
-                return fail(reterr, -EINVAL, "%s: \"%s\" is not a valid list (e.g. \"0-3,6\"; at most %d)", path,
-                            list, CPU_LIST_MAX - 1);
+                return errorf(reterr, -EINVAL, "%s: \"%s\" is not a valid list (e.g. \"0-3,6\"; at most %d)", path,
+                              list, CPU_LIST_MAX - 1);
         if (n == 0)
                 return 0;
         return unit_property_add_bytes(props, name, mask, n);
@@ -325,9 +311,9 @@ static int map_cpu(const OciResources *r, bool v2, UnitPropertyList *props, Cgro
 
         if (r->cpu.has_period && r->cpu.period != 0) {
                 if (r->cpu.period < 1000 || r->cpu.period > 1000000)
-                        return fail(reterr, -EINVAL,
-                                    "linux.resources.cpu.period: %" PRIu64 " us is out of range [1000, 1000000]",
-                                    r->cpu.period);
+                        return errorf(reterr, -EINVAL,
+                                      "linux.resources.cpu.period: %" PRIu64 " us is out of range [1000, 1000000]",
+                                      r->cpu.period);
                 k = unit_property_add_u64(props, "CPUQuotaPeriodUSec", r->cpu.period);
                 if (k < 0)
                         return k;
@@ -340,16 +326,16 @@ static int map_cpu(const OciResources *r, bool v2, UnitPropertyList *props, Cgro
                 if (r->cpu.quota == -1)
                         per_sec = UINT64_MAX;
                 else if (r->cpu.quota < 0)
-                        return fail(reterr, -EINVAL,
-                                    "linux.resources.cpu.quota: %" PRIi64 " is negative (use -1 for unlimited)",
-                                    r->cpu.quota);
+                        return errorf(reterr, -EINVAL,
+                                      "linux.resources.cpu.quota: %" PRIi64 " is negative (use -1 for unlimited)",
+                                      r->cpu.quota);
                 else {
                         /* Round up so that systemd's quota = per_sec * period / 1s is not below the request. */
                         unsigned __int128 q = (unsigned __int128) (uint64_t) r->cpu.quota * USEC_PER_SEC;
                         q = (q + period - 1) / period;
                         if (q >= UINT64_MAX)
-                                return fail(reterr, -ERANGE, "linux.resources.cpu.quota: %" PRIi64 " is too large",
-                                            r->cpu.quota);
+                                return errorf(reterr, -ERANGE, "linux.resources.cpu.quota: %" PRIi64 " is too large",
+                                              r->cpu.quota);
                         per_sec = (uint64_t) q;
                 }
                 k = unit_property_add_u64(props, "CPUQuotaPerSecUSec", per_sec);
@@ -367,9 +353,9 @@ static int map_cpu(const OciResources *r, bool v2, UnitPropertyList *props, Cgro
         if ((r->cpu.has_realtime_runtime && r->cpu.realtime_runtime != 0) ||
             (r->cpu.has_realtime_period && r->cpu.realtime_period != 0)) {
                 if (v2)
-                        return fail(reterr, -EOPNOTSUPP,
-                                    "linux.resources.cpu.realtimeRuntime/realtimePeriod: real-time CPU bandwidth "
-                                    "is a cgroup v1 feature; cgroup v2 has no cpu.rt_* files");
+                        return errorf(reterr, -EOPNOTSUPP,
+                                      "linux.resources.cpu.realtimeRuntime/realtimePeriod: real-time CPU bandwidth "
+                                      "is a cgroup v1 feature; cgroup v2 has no cpu.rt_* files");
                 /* period first: the kernel checks runtime <= period. */
                 if (r->cpu.has_realtime_period && r->cpu.realtime_period != 0) {
                         k = add_writef(w, "cpu", "cpu.rt_period_us", "%" PRIu64, r->cpu.realtime_period);
@@ -385,8 +371,8 @@ static int map_cpu(const OciResources *r, bool v2, UnitPropertyList *props, Cgro
 
         if (r->cpu.has_idle) {
                 if (r->cpu.idle != 0 && r->cpu.idle != 1)
-                        return fail(reterr, -EINVAL, "linux.resources.cpu.idle: %" PRIi64 " is not 0 or 1",
-                                    r->cpu.idle);
+                        return errorf(reterr, -EINVAL, "linux.resources.cpu.idle: %" PRIi64 " is not 0 or 1",
+                                      r->cpu.idle);
                 k = add_writef(w, v2 ? "" : "cpu", "cpu.idle", "%" PRIi64, r->cpu.idle);
                 if (k < 0)
                         return k;
@@ -438,8 +424,8 @@ static int map_throttle(const OciBlockIoDevice *d, size_t n, bool v2, const char
 
         for (size_t i = 0; i < n; i++) {
                 if (d[i].major < 0 || d[i].minor < 0)
-                        return fail(reterr, -EINVAL, "linux.resources.blockIO.%s[%zu]: major and minor are required",
-                                    json, i);
+                        return errorf(reterr, -EINVAL, "linux.resources.blockIO.%s[%zu]: major and minor are required",
+                                      json, i);
                 if (v2_name && (v2 || v1_name)) {
                         _cleanup_free_ char *p = NULL;
                         k = dev_path(&p, d[i].major, d[i].minor);
@@ -466,8 +452,8 @@ static int map_block_io(const OciResources *r, bool v2, UnitPropertyList *props,
 
         if (r->block_io.has_weight && r->block_io.weight != 0) {
                 if (r->block_io.weight < 10 || r->block_io.weight > 1000)
-                        return fail(reterr, -EINVAL, "linux.resources.blockIO.weight: %u is out of range [10, 1000]",
-                                    r->block_io.weight);
+                        return errorf(reterr, -EINVAL, "linux.resources.blockIO.weight: %u is out of range [10, 1000]",
+                                      r->block_io.weight);
                 k = v2 ? unit_property_add_u64(props, "IOWeight", cgroup_blkio_weight_to_io_weight(r->block_io.weight))
                        : unit_property_add_u64(props, "BlockIOWeight", r->block_io.weight);
                 if (k < 0)
@@ -475,8 +461,8 @@ static int map_block_io(const OciResources *r, bool v2, UnitPropertyList *props,
         }
         if (r->block_io.has_leaf_weight && r->block_io.leaf_weight != 0) {
                 if (v2)
-                        return fail(reterr, -EOPNOTSUPP,
-                                    "linux.resources.blockIO.leafWeight: cgroup v2 has no leaf weight");
+                        return errorf(reterr, -EOPNOTSUPP,
+                                      "linux.resources.blockIO.leafWeight: cgroup v2 has no leaf weight");
                 k = add_writef(w, "blkio", "blkio.leaf_weight", "%u", r->block_io.leaf_weight);
                 if (k < 0)
                         return k;
@@ -487,14 +473,14 @@ static int map_block_io(const OciResources *r, bool v2, UnitPropertyList *props,
                 _cleanup_free_ char *p = NULL;
 
                 if (d->major < 0 || d->minor < 0)
-                        return fail(reterr, -EINVAL,
-                                    "linux.resources.blockIO.weightDevice[%zu]: major and minor are required", i);
+                        return errorf(reterr, -EINVAL,
+                                      "linux.resources.blockIO.weightDevice[%zu]: major and minor are required", i);
                 if (d->has_weight) {
                         if (d->weight < 10 || d->weight > 1000)
-                                return fail(reterr, -EINVAL,
-                                            "linux.resources.blockIO.weightDevice[%zu].weight: %u is out of range "
-                                            "[10, 1000]",
-                                            i, d->weight);
+                                return errorf(reterr, -EINVAL,
+                                              "linux.resources.blockIO.weightDevice[%zu].weight: %u is out of range "
+                                              "[10, 1000]",
+                                              i, d->weight);
                         k = dev_path(&p, d->major, d->minor);
                         if (k < 0)
                                 return k;
@@ -506,10 +492,10 @@ static int map_block_io(const OciResources *r, bool v2, UnitPropertyList *props,
                 }
                 if (d->has_leaf_weight) {
                         if (v2)
-                                return fail(reterr, -EOPNOTSUPP,
-                                            "linux.resources.blockIO.weightDevice[%zu].leafWeight: cgroup v2 has no "
-                                            "leaf weight",
-                                            i);
+                                return errorf(reterr, -EOPNOTSUPP,
+                                              "linux.resources.blockIO.weightDevice[%zu].leafWeight: cgroup v2 has no "
+                                              "leaf weight",
+                                              i);
                         k = add_writef(w, "blkio", "blkio.leaf_weight_device", "%" PRIi64 ":%" PRIi64 " %u",
                                        d->major, d->minor, d->leaf_weight);
                         if (k < 0)
@@ -642,10 +628,10 @@ static int dev_rule_to_allow(const DevRule *d, size_t idx, UnitPropertyList *pro
         access_to_string(d->access, acc);
         if (d->major < 0) {
                 if (d->minor >= 0)
-                        return fail(reterr, -EOPNOTSUPP,
-                                    "linux.resources.devices[%zu]: a rule for minor %" PRIi64
-                                    " of every major cannot be expressed with systemd's DeviceAllow=",
-                                    idx, d->minor);
+                        return errorf(reterr, -EOPNOTSUPP,
+                                      "linux.resources.devices[%zu]: a rule for minor %" PRIi64
+                                      " of every major cannot be expressed with systemd's DeviceAllow=",
+                                      idx, d->minor);
                 if (asprintf(&spec, "%s-*", kind) < 0)
                         return -ENOMEM;
         } else if (d->minor < 0) {
@@ -654,12 +640,12 @@ static int dev_rule_to_allow(const DevRule *d, size_t idx, UnitPropertyList *pro
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0)
-                        return fail(reterr, -EOPNOTSUPP,
-                                    "linux.resources.devices[%zu]: %c %" PRIi64
-                                    ":*: systemd's DeviceAllow= names a major by its /proc/devices group, and "
-                                    "major %" PRIi64 " has %s",
-                                    idx, d->type, d->major, d->major,
-                                    r == -ENOTUNIQ ? "no name of its own there" : "no entry there");
+                        return errorf(reterr, -EOPNOTSUPP,
+                                      "linux.resources.devices[%zu]: %c %" PRIi64
+                                      ":*: systemd's DeviceAllow= names a major by its /proc/devices group, and "
+                                      "major %" PRIi64 " has %s",
+                                      idx, d->type, d->major, d->major,
+                                      r == -ENOTUNIQ ? "no name of its own there" : "no entry there");
                 if (asprintf(&spec, "%s-%s", kind, name) < 0)
                         return -ENOMEM;
         } else if (asprintf(&spec, "/dev/%s/%" PRIi64 ":%" PRIi64, kind, d->major, d->minor) < 0)
@@ -781,8 +767,8 @@ static int map_devices(const OciResources *r, bool v2, UnitPropertyList *props, 
         for (size_t i = 0; i < r->n_devices; i++) {
                 const OciDeviceCgroup *d = &r->devices[i];
                 if (d->type != 'a' && d->type != 'c' && d->type != 'b')
-                        return fail(reterr, -EINVAL, "linux.resources.devices[%zu].type: \"%c\" is not a, c or b", i,
-                                    d->type);
+                        return errorf(reterr, -EINVAL, "linux.resources.devices[%zu].type: \"%c\" is not a, c or b", i,
+                                      d->type);
         }
 
         k = dev_rules_evaluate(r, &default_allow, &list, &n, &bad);
@@ -790,11 +776,11 @@ static int map_devices(const OciResources *r, bool v2, UnitPropertyList *props, 
                 return k;
         if (k == -EOPNOTSUPP) {
                 if (v2)
-                        return fail(reterr, -EOPNOTSUPP,
-                                    "linux.resources.devices[%zu]: this deny rule narrows an earlier allow, which "
-                                    "systemd's DevicePolicy=/DeviceAllow= (an allow list) cannot express, and on "
-                                    "cgroup v2 device access is a BPF program owned by systemd",
-                                    bad);
+                        return errorf(reterr, -EOPNOTSUPP,
+                                      "linux.resources.devices[%zu]: this deny rule narrows an earlier allow, which "
+                                      "systemd's DevicePolicy=/DeviceAllow= (an allow list) cannot express, and on "
+                                      "cgroup v2 device access is a BPF program owned by systemd",
+                                      bad);
                 /* v1: leave the devices controller to us (no DevicePolicy=) and replay the rules in order. */
                 return dev_rules_to_writes(r, w);
         }
@@ -868,7 +854,6 @@ int cgroup_props_add_default_devices(UnitPropertyList *props, CgroupFileWrites *
         return 0;
 }
 
-
 /* ---------------------------------------------------------------------------------------------------- */
 /* Hugetlb, network, rdma, unified */
 
@@ -888,10 +873,10 @@ static int map_hugetlb(const OciResources *r, bool v2, CgroupFileWrites *w, char
                 int k;
 
                 if (!page_size_valid(h->page_size))
-                        return fail(reterr, -EINVAL,
-                                    "linux.resources.hugepageLimits[%zu].pageSize: \"%s\" is not of the form "
-                                    "<number><K|M|G>B",
-                                    i, strna(h->page_size));
+                        return errorf(reterr, -EINVAL,
+                                      "linux.resources.hugepageLimits[%zu].pageSize: \"%s\" is not of the form "
+                                      "<number><K|M|G>B",
+                                      i, strna(h->page_size));
                 if (asprintf(&file, "hugetlb.%s.%s", h->page_size, v2 ? "max" : "limit_in_bytes") < 0)
                         return -ENOMEM;
                 k = add_writef(w, v2 ? "" : "hugetlb", file, "%" PRIu64, h->limit);
@@ -907,9 +892,9 @@ static int map_network(const OciResources *r, bool v2, CgroupFileWrites *w, char
         if (!r->network.present || (!r->network.has_class_id && r->network.n_priorities == 0))
                 return 0;
         if (v2)
-                return fail(reterr, -EOPNOTSUPP,
-                            "linux.resources.network: net_cls and net_prio are cgroup v1 controllers; cgroup v2 "
-                            "has neither (use a BPF or nftables cgroup match instead)");
+                return errorf(reterr, -EOPNOTSUPP,
+                              "linux.resources.network: net_cls and net_prio are cgroup v1 controllers; cgroup v2 "
+                              "has neither (use a BPF or nftables cgroup match instead)");
         if (r->network.has_class_id) {
                 k = add_writef(w, "net_cls", "net_cls.classid", "%" PRIu32, r->network.class_id);
                 if (k < 0)
@@ -918,8 +903,8 @@ static int map_network(const OciResources *r, bool v2, CgroupFileWrites *w, char
         for (size_t i = 0; i < r->network.n_priorities; i++) {
                 const OciNetPriority *p = &r->network.priorities[i];
                 if (isempty(p->name) || strpbrk(p->name, " \n/"))
-                        return fail(reterr, -EINVAL, "linux.resources.network.priorities[%zu].name: \"%s\" is not "
-                                    "an interface name", i, strempty(p->name));
+                        return errorf(reterr, -EINVAL, "linux.resources.network.priorities[%zu].name: \"%s\" is not "
+                                      "an interface name", i, strempty(p->name));
                 k = add_writef(w, "net_prio", "net_prio.ifpriomap", "%s %" PRIu32, p->name, p->priority);
                 if (k < 0)
                         return k;
@@ -934,8 +919,8 @@ static int map_rdma(const OciResources *r, bool v2, CgroupFileWrites *w, char **
                 int k;
 
                 if (isempty(d->device) || strpbrk(d->device, " \n"))
-                        return fail(reterr, -EINVAL, "linux.resources.rdma: \"%s\" is not a device name",
-                                    strempty(d->device));
+                        return errorf(reterr, -EINVAL, "linux.resources.rdma: \"%s\" is not a device name",
+                                      strempty(d->device));
                 if (!d->has_hca_handles && !d->has_hca_objects)
                         continue;
                 if (d->has_hca_handles)
@@ -983,10 +968,10 @@ static int map_unified(const OciResources *r, bool v2, UnitPropertyList *props, 
         if (r->n_unified == 0)
                 return 0;
         if (!v2)
-                return fail(reterr, -EOPNOTSUPP,
-                            "linux.resources.unified: \"%s\": unified keys need the cgroup v2 (unified) layout, "
-                            "this host uses cgroup v1 controllers",
-                            r->unified[0].key);
+                return errorf(reterr, -EOPNOTSUPP,
+                              "linux.resources.unified: \"%s\": unified keys need the cgroup v2 (unified) layout, "
+                              "this host uses cgroup v1 controllers",
+                              r->unified[0].key);
 
         for (size_t i = 0; i < r->n_unified; i++) {
                 const char *key = r->unified[i].key, *val = strempty(r->unified[i].value);
@@ -996,14 +981,14 @@ static int map_unified(const OciResources *r, bool v2, UnitPropertyList *props, 
                 if (isempty(key) || strchr(key, '/') || !strchr(key, '.') || key[0] == '.' ||
                     streq(key, "cgroup.procs") || streq(key, "cgroup.threads") ||
                     streq(key, "cgroup.subtree_control"))
-                        return fail(reterr, -EINVAL, "linux.resources.unified: \"%s\" is not a cgroup file sdrun "
-                                    "may write", strempty(key));
+                        return errorf(reterr, -EINVAL, "linux.resources.unified: \"%s\" is not a cgroup file sdrun "
+                                      "may write", strempty(key));
 
                 for (size_t j = 0; j < ELEMENTSOF(simple); j++)
                         if (streq(key, simple[j].key)) {
                                 if (parse_max(val, &v) < 0)
-                                        return fail(reterr, -EINVAL, "linux.resources.unified.%s: \"%s\" is not a "
-                                                    "number or \"max\"", key, val);
+                                        return errorf(reterr, -EINVAL, "linux.resources.unified.%s: \"%s\" is not a "
+                                                      "number or \"max\"", key, val);
                                 k = unit_property_add_u64(props, simple[j].property, v);
                                 if (k < 0)
                                         return k;
@@ -1011,8 +996,8 @@ static int map_unified(const OciResources *r, bool v2, UnitPropertyList *props, 
                         }
                 if (!done && streq(key, "cpu.weight")) {
                         if (parse_max(val, &v) < 0 || v < 1 || v > 10000)
-                                return fail(reterr, -EINVAL, "linux.resources.unified.cpu.weight: \"%s\" is not in "
-                                            "[1, 10000]", val);
+                                return errorf(reterr, -EINVAL, "linux.resources.unified.cpu.weight: \"%s\" is not in "
+                                              "[1, 10000]", val);
                         k = unit_property_add_u64(props, "CPUWeight", v);
                         if (k < 0)
                                 return k;
@@ -1023,8 +1008,8 @@ static int map_unified(const OciResources *r, bool v2, UnitPropertyList *props, 
                         unsigned long long period = 100000;
                         int nf = sscanf(val, "%31s %llu", quota, &period);
                         if (nf < 1 || period < 1000 || period > 1000000 || parse_max(quota, &v) < 0)
-                                return fail(reterr, -EINVAL, "linux.resources.unified.cpu.max: \"%s\" is not "
-                                            "\"<quota|max> [period]\"", val);
+                                return errorf(reterr, -EINVAL, "linux.resources.unified.cpu.max: \"%s\" is not "
+                                              "\"<quota|max> [period]\"", val);
                         if (v != UINT64_MAX) {
                                 unsigned __int128 q = ((unsigned __int128) v * USEC_PER_SEC + period - 1) / period;
                                 v = q >= UINT64_MAX ? UINT64_MAX - 1 : (uint64_t) q;
@@ -1083,518 +1068,6 @@ int cgroup_props_from_resources(const OciResources *r, CgroupLayout layout, Unit
         if (k >= 0)
                 k = map_unified(r, v2, props, ret_writes, reterr); /* last: unified keys win */
         if (k == -ENOMEM)
-                return fail(reterr, k, "linux.resources: out of memory");
+                return errorf(reterr, k, "linux.resources: out of memory");
         return k;
-}
-
-/* ---------------------------------------------------------------------------------------------------- */
-/* Annotations */
-
-#define ANNOTATION_PREFIX "org.systemd.property."
-
-static bool endswith_local(const char *s, const char *suffix) {
-        size_t a = strlen(s), b = strlen(suffix);
-        return a >= b && streq(s + a - b, suffix);
-}
-
-static const char *skip_space(const char *p) {
-        while (isspace((unsigned char) *p))
-                p++;
-        return p;
-}
-
-/* A quoted GVariant string at *p ('x' or "x", with \\, \' and \" escapes); advances *p past it. */
-static int parse_quoted(const char **p, char **ret) {
-        char q = **p;
-        const char *s = *p + 1;
-        _cleanup_free_ char *out = malloc(strlen(s) + 1);
-        size_t n = 0;
-
-        if (!out)
-                return -ENOMEM;
-        if (q != '\'' && q != '"')
-                return -EINVAL;
-        for (; *s && *s != q; s++) {
-                if (*s == '\\' && s[1])
-                        s++;
-                out[n++] = *s;
-        }
-        if (*s != q)
-                return -EINVAL;
-        out[n] = 0;
-        *p = s + 1;
-        *ret = TAKE_PTR(out);
-        return 0;
-}
-
-static int parse_strv(const char *p, char ***ret) {
-        char **l = NULL;
-        size_t n = 0;
-        int r;
-
-        p = skip_space(p);
-        if (*p != '[')
-                return -EINVAL;
-        p = skip_space(p + 1);
-        l = calloc(1, sizeof(char *));
-        if (!l)
-                return -ENOMEM;
-        while (*p != ']') {
-                char *s = NULL, **nl;
-
-                r = parse_quoted(&p, &s);
-                if (r < 0)
-                        goto fail;
-                nl = reallocarray(l, n + 2, sizeof(char *));
-                if (!nl) {
-                        free(s);
-                        r = -ENOMEM;
-                        goto fail;
-                }
-                l = nl;
-                l[n++] = s;
-                l[n] = NULL;
-                p = skip_space(p);
-                if (*p == ',')
-                        p = skip_space(p + 1);
-                else if (*p != ']') {
-                        r = -EINVAL;
-                        goto fail;
-                }
-        }
-        if (*skip_space(p + 1) != 0) {
-                r = -EINVAL;
-                goto fail;
-        }
-        *ret = l;
-        return 0;
-fail:
-        for (size_t i = 0; i < n; i++)
-                free(l[i]);
-        free(l);
-        return r;
-}
-
-static int parse_i64_full(const char *s, int64_t *ret) {
-        char *end;
-        s = skip_space(s);
-        if (!*s)
-                return -EINVAL;
-        errno = 0;
-        long long v = strtoll(s, &end, 0);
-        if (errno != 0 || *skip_space(end) != 0)
-                return -EINVAL;
-        *ret = v;
-        return 0;
-}
-
-static int parse_u64_full(const char *s, uint64_t *ret) {
-        char *end;
-        s = skip_space(s);
-        if (!isdigit((unsigned char) *s))
-                return -EINVAL;
-        errno = 0;
-        unsigned long long v = strtoull(s, &end, 0);
-        if (errno != 0 || *skip_space(end) != 0)
-                return -EINVAL;
-        *ret = v;
-        return 0;
-}
-
-static int parse_double_full(const char *s, double *ret) {
-        char *end;
-        s = skip_space(s);
-        if (!*s)
-                return -EINVAL;
-        errno = 0;
-        double v = strtod(s, &end);
-        if (errno != 0 || *skip_space(end) != 0)
-                return -EINVAL;
-        *ret = v;
-        return 0;
-}
-
-/* Seconds ("5", "1.5", "uint64 5", "@t 5", "double 0.5") -> microseconds. */
-static int parse_seconds(const char *v, uint64_t *ret) {
-        static const char *const prefixes[] = { "uint64 ", "@t ", "int64 ", "@x ", "uint32 ", "@u ", "int32 ",
-                                                "@i ", "double ", "@d " };
-        double d;
-
-        for (size_t i = 0; i < ELEMENTSOF(prefixes); i++)
-                if (strneq(v, prefixes[i], strlen(prefixes[i]))) {
-                        v += strlen(prefixes[i]);
-                        break;
-                }
-        if (parse_double_full(v, &d) < 0 || d < 0 || d * 1e6 >= 18446744073709551615.0)
-                return -EINVAL;
-        *ret = (uint64_t) (d * 1e6 + 0.5);
-        return 0;
-}
-
-static int add_annotation_value(UnitPropertyList *props, const char *name, const char *v) {
-        static const struct {
-                const char *prefix;
-                UnitPropertyKind kind;
-        } typed[] = {
-                { "uint64 ", UNIT_PROP_UINT64 }, { "@t ", UNIT_PROP_UINT64 }, { "int64 ", UNIT_PROP_INT64 },
-                { "@x ", UNIT_PROP_INT64 },      { "uint32 ", UNIT_PROP_UINT32 }, { "@u ", UNIT_PROP_UINT32 },
-                { "int32 ", UNIT_PROP_INT32 },   { "@i ", UNIT_PROP_INT32 },  { "double ", UNIT_PROP_DOUBLE },
-                { "@d ", UNIT_PROP_DOUBLE },     { "@s ", UNIT_PROP_STRING }, { "string ", UNIT_PROP_STRING },
-                { "@b ", UNIT_PROP_BOOL },       { "boolean ", UNIT_PROP_BOOL }, { "@as ", UNIT_PROP_STRV },
-        };
-        UnitPropertyKind kind = _UNIT_PROP_KIND_MAX;
-        uint64_t u;
-        int64_t x;
-        double d;
-        int r;
-
-        v = skip_space(v);
-        for (size_t i = 0; i < ELEMENTSOF(typed); i++)
-                if (strneq(v, typed[i].prefix, strlen(typed[i].prefix))) {
-                        kind = typed[i].kind;
-                        v = skip_space(v + strlen(typed[i].prefix));
-                        break;
-                }
-
-        if (kind == _UNIT_PROP_KIND_MAX) {
-                /* Untyped: infer from the text. */
-                if (streq(v, "true") || streq(v, "false"))
-                        kind = UNIT_PROP_BOOL;
-                else if (*v == '\'' || *v == '"')
-                        kind = UNIT_PROP_STRING;
-                else if (*v == '[')
-                        kind = UNIT_PROP_STRV;
-                else if (parse_u64_full(v, &u) >= 0)
-                        kind = UNIT_PROP_UINT64;
-                else if (parse_i64_full(v, &x) >= 0)
-                        kind = UNIT_PROP_INT64;
-                else
-                        return -EINVAL;
-        }
-
-        switch (kind) {
-        case UNIT_PROP_BOOL:
-                if (!streq(v, "true") && !streq(v, "false"))
-                        return -EINVAL;
-                return unit_property_add_bool(props, name, streq(v, "true"));
-        case UNIT_PROP_STRING: {
-                _cleanup_free_ char *s = NULL;
-                const char *p = v;
-                r = parse_quoted(&p, &s);
-                if (r < 0)
-                        return r;
-                if (*skip_space(p) != 0)
-                        return -EINVAL;
-                return unit_property_add_string(props, name, s);
-        }
-        case UNIT_PROP_STRV: {
-                char **l = NULL;
-                r = parse_strv(v, &l);
-                if (r < 0)
-                        return r;
-                r = unit_property_add_strv(props, name, l);
-                for (char **i = l; *i; i++)
-                        free(*i);
-                free(l);
-                return r;
-        }
-        case UNIT_PROP_UINT64:
-                if (parse_u64_full(v, &u) < 0)
-                        return -EINVAL;
-                return unit_property_add_u64(props, name, u);
-        case UNIT_PROP_UINT32:
-                if (parse_u64_full(v, &u) < 0 || u > UINT32_MAX)
-                        return -EINVAL;
-                return unit_property_add_u32(props, name, (uint32_t) u);
-        case UNIT_PROP_INT64:
-                if (parse_i64_full(v, &x) < 0)
-                        return -EINVAL;
-                return unit_property_add_i64(props, name, x);
-        case UNIT_PROP_INT32:
-                if (parse_i64_full(v, &x) < 0 || x < INT32_MIN || x > INT32_MAX)
-                        return -EINVAL;
-                return unit_property_add_i32(props, name, (int32_t) x);
-        case UNIT_PROP_DOUBLE:
-                if (parse_double_full(v, &d) < 0)
-                        return -EINVAL;
-                return unit_property_add_double(props, name, d);
-        default:
-                return -EINVAL;
-        }
-}
-
-int cgroup_props_from_annotations(const OciKeyValue *a, size_t n, UnitPropertyList *props, char **reterr) {
-        int r;
-
-        assert(props);
-
-        for (size_t i = 0; i < n; i++) {
-                const char *key = a[i].key, *name;
-                _cleanup_free_ char *renamed = NULL;
-
-                if (!key || !strneq(key, ANNOTATION_PREFIX, STRLEN(ANNOTATION_PREFIX)))
-                        continue;
-                name = key + STRLEN(ANNOTATION_PREFIX);
-                if (isempty(name) || !isupper((unsigned char) name[0]))
-                        return fail(reterr, -EINVAL, "annotations.%s: \"%s\" is not a systemd property name", key,
-                                    name);
-                for (const char *c = name; *c; c++)
-                        if (!isalnum((unsigned char) *c))
-                                return fail(reterr, -EINVAL, "annotations.%s: \"%s\" is not a systemd property name",
-                                            key, name);
-
-                if (endswith_local(name, "Sec") && !endswith_local(name, "USec")) {
-                        uint64_t usec;
-
-                        if (asprintf(&renamed, "%.*sUSec", (int) (strlen(name) - 3), name) < 0)
-                                return -ENOMEM;
-                        if (parse_seconds(strempty(a[i].value), &usec) < 0)
-                                return fail(reterr, -EINVAL,
-                                            "annotations.%s: \"%s\" is not a number of seconds (it becomes %s=, in "
-                                            "microseconds)",
-                                            key, strempty(a[i].value), renamed);
-                        r = unit_property_add_u64(props, renamed, usec);
-                } else
-                        r = add_annotation_value(props, name, strempty(a[i].value));
-                if (r == -ENOMEM)
-                        return r;
-                if (r < 0)
-                        return fail(reterr, -EINVAL,
-                                    "annotations.%s: \"%s\" is not a GVariant value sdrun understands (e.g. "
-                                    "\"uint64 5\", \"'text'\", \"true\", \"['a', 'b']\")",
-                                    key, strempty(a[i].value));
-        }
-        return 0;
-}
-
-/* ---------------------------------------------------------------------------------------------------- */
-/* Applying file writes */
-
-static int unified_base(const char *root, CgroupLayout layout, char **ret) {
-        switch (layout) {
-        case CGROUP_LAYOUT_UNIFIED:
-                return (*ret = strdup(root)) ? 0 : -ENOMEM;
-        case CGROUP_LAYOUT_HYBRID:
-                return asprintf(ret, "%s/unified", root) < 0 ? -ENOMEM : 0;
-        default:
-                return -EOPNOTSUPP;
-        }
-}
-
-/* The processes of the unit, from the hierarchy systemd tracks it in. */
-static int read_unit_procs(const char *root, const char *cg, CgroupLayout layout, char **ret) {
-        _cleanup_free_ char *p = NULL;
-        if (asprintf(&p, "%s/%s%s/cgroup.procs", root, layout == CGROUP_LAYOUT_HYBRID ? "unified" : "systemd", cg) <
-            0)
-                return -ENOMEM;
-        return read_full_file_at(AT_FDCWD, p, 4 << 20, ret, NULL);
-}
-
-static int copy_parent_cpuset(const char *dir) {
-        static const char *const files[] = { "cpuset.cpus", "cpuset.mems" };
-
-        for (size_t i = 0; i < ELEMENTSOF(files); i++) {
-                _cleanup_free_ char *mine = NULL, *parent = NULL, *pv = NULL, *cur = NULL;
-                int r;
-
-                if (asprintf(&mine, "%s/%s", dir, files[i]) < 0 || asprintf(&parent, "%s/../%s", dir, files[i]) < 0)
-                        return -ENOMEM;
-                r = read_full_file_at(AT_FDCWD, mine, 1 << 16, &cur, NULL);
-                if (r < 0)
-                        return r;
-                if (!isempty(cur) && !streq(cur, "\n"))
-                        continue;
-                r = read_full_file_at(AT_FDCWD, parent, 1 << 16, &pv, NULL);
-                if (r < 0)
-                        return r;
-                r = write_string_file(mine, pv);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
-}
-
-/* v1 controllers systemd does not manage have no directory for the unit: create it (level by level, so
- * cpuset gets cpus/mems copied down) and move the unit's processes in. */
-static int ensure_v1_dir(const char *root, const char *controller, const char *cg, CgroupLayout layout,
-                         char **reterr) {
-        _cleanup_free_ char *dir = NULL, *procs = NULL;
-        int r;
-
-        if (asprintf(&dir, "%s/%s%s", root, controller, cg) < 0)
-                return -ENOMEM;
-        if (access(dir, F_OK) == 0)
-                return 0;
-
-        size_t base = strlen(root) + 1 + strlen(controller);
-        for (char *p = dir + base + 1;; p++) {
-                if (*p != '/' && *p != 0)
-                        continue;
-                char saved = *p;
-                *p = 0;
-                if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
-                        r = -errno;
-                        *p = saved;
-                        return fail(reterr, r, "create cgroup %s: %s", dir, strerror(-r));
-                }
-                if (streq(controller, "cpuset")) {
-                        r = copy_parent_cpuset(dir);
-                        if (r < 0) {
-                                fail(reterr, r, "initialise cpuset.cpus/cpuset.mems of %s: %s", dir, strerror(-r));
-                                *p = saved;
-                                return r;
-                        }
-                }
-                *p = saved;
-                if (saved == 0)
-                        break;
-        }
-
-        r = read_unit_procs(root, cg, layout, &procs);
-        if (r < 0)
-                return fail(reterr, r, "read the processes of cgroup %s: %s", cg, strerror(-r));
-        _cleanup_free_ char *target = NULL;
-        if (asprintf(&target, "%s/cgroup.procs", dir) < 0)
-                return -ENOMEM;
-        for (char *line = strtok(procs, "\n"); line; line = strtok(NULL, "\n")) {
-                r = write_string_file(target, line);
-                if (r < 0 && r != -ESRCH)
-                        return fail(reterr, r, "move process %s into %s: %s", line, target, strerror(-r));
-        }
-        return 0;
-}
-
-int cgroup_apply_file_writes_at(const char *root, const CgroupFileWrites *w, const char *cg, CgroupLayout layout,
-                                char **reterr) {
-        int r;
-
-        assert(root);
-        assert(cg);
-
-        if (!w)
-                return 0;
-        /* Refuse a list that does not fit the layout before writing anything. */
-        for (size_t i = 0; i < w->n_items; i++) {
-                const CgroupFileWrite *e = &w->items[i];
-                if (isempty(e->controller) && layout != CGROUP_LAYOUT_UNIFIED && layout != CGROUP_LAYOUT_HYBRID)
-                        return fail(reterr, -EOPNOTSUPP, "cgroup file %s: needs cgroup v2, this host has %s",
-                                    e->file, cgroup_layout_to_string(layout));
-                if (!isempty(e->controller) && layout == CGROUP_LAYOUT_UNIFIED)
-                        return fail(reterr, -EOPNOTSUPP,
-                                    "cgroup file %s: the %s controller is cgroup v1, this host has cgroup v2",
-                                    e->file, e->controller);
-        }
-        for (size_t i = 0; i < w->n_items; i++) {
-                const CgroupFileWrite *e = &w->items[i];
-                _cleanup_free_ char *dir = NULL, *path = NULL;
-
-                if (isempty(e->controller)) {
-                        _cleanup_free_ char *base = NULL;
-                        r = unified_base(root, layout, &base);
-                        if (r == -EOPNOTSUPP)
-                                return fail(reterr, r, "cgroup file %s: needs cgroup v2, this host has %s", e->file,
-                                            cgroup_layout_to_string(layout));
-                        if (r < 0)
-                                return r;
-                        if (asprintf(&dir, "%s%s", base, cg) < 0)
-                                return -ENOMEM;
-                } else {
-                        if (layout == CGROUP_LAYOUT_UNIFIED)
-                                return fail(reterr, -EOPNOTSUPP,
-                                            "cgroup file %s: the %s controller is cgroup v1, this host has cgroup v2",
-                                            e->file, e->controller);
-                        r = ensure_v1_dir(root, e->controller, cg, layout, reterr);
-                        if (r < 0)
-                                return r;
-                        if (asprintf(&dir, "%s/%s%s", root, e->controller, cg) < 0)
-                                return -ENOMEM;
-                }
-                if (asprintf(&path, "%s/%s", dir, e->file) < 0)
-                        return -ENOMEM;
-                r = write_string_file(path, e->value);
-                if (r < 0)
-                        return fail(reterr, r, "write \"%s\" to %s: %s", e->value, path,
-                                    r == -ENOENT ? "no such file (controller not enabled for this cgroup?)"
-                                                 : strerror(-r));
-        }
-        return 0;
-}
-
-int cgroup_apply_file_writes(const CgroupFileWrites *w, const char *unit_cgroup_path, CgroupLayout layout,
-                             char **reterr) {
-        return cgroup_apply_file_writes_at(CGROUPFS, w, unit_cgroup_path, layout, reterr);
-}
-
-/* ---------------------------------------------------------------------------------------------------- */
-/* Freezer */
-
-static uint64_t now_usec(void) {
-        struct timespec ts;
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / NSEC_PER_USEC;
-}
-
-static int read_frozen(int fd) {
-        char buf[256];
-        ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
-        if (n < 0)
-                return -errno;
-        buf[n] = 0;
-        const char *f = strstr(buf, "frozen ");
-        if (!f)
-                return -ENOENT;
-        return f[7] == '1';
-}
-
-int cgroup_freeze(const char *unit_cgroup_path, CgroupLayout layout, bool freeze, uint64_t timeout_usec,
-                  char **reterr) {
-        _cleanup_free_ char *base = NULL, *events = NULL, *ctl = NULL;
-        _cleanup_close_ int fd = -EBADF;
-        uint64_t deadline = now_usec() + timeout_usec;
-        int r;
-
-        assert(unit_cgroup_path);
-
-        r = unified_base(CGROUPFS, layout, &base);
-        if (r == -EOPNOTSUPP)
-                return fail(reterr, r, "%s cgroup %s: needs the cgroup v2 freezer, this host has %s only",
-                            freeze ? "freeze" : "thaw", unit_cgroup_path, cgroup_layout_to_string(layout));
-        if (r < 0)
-                return r;
-        if (asprintf(&events, "%s%s/cgroup.events", base, unit_cgroup_path) < 0 ||
-            asprintf(&ctl, "%s%s/cgroup.freeze", base, unit_cgroup_path) < 0)
-                return -ENOMEM;
-
-        fd = open(events, O_RDONLY | O_CLOEXEC);
-        if (fd < 0) {
-                r = -errno;
-                return fail(reterr, r, "%s cgroup %s: open %s: %s", freeze ? "freeze" : "thaw", unit_cgroup_path,
-                            events, strerror(-r));
-        }
-        r = write_string_file(ctl, freeze ? "1" : "0");
-        if (r < 0)
-                return fail(reterr, r, "%s cgroup %s: write %s: %s", freeze ? "freeze" : "thaw", unit_cgroup_path,
-                            ctl, strerror(-r));
-
-        /* cgroup.events signals every change with POLLPRI. */
-        for (;;) {
-                r = read_frozen(fd);
-                if (r < 0)
-                        return fail(reterr, r, "%s cgroup %s: read %s: %s", freeze ? "freeze" : "thaw",
-                                    unit_cgroup_path, events, strerror(-r));
-                if (r == freeze)
-                        return 0;
-                uint64_t now = now_usec();
-                if (now >= deadline)
-                        return fail(reterr, -ETIMEDOUT, "%s cgroup %s: still %s after %" PRIu64 " ms",
-                                    freeze ? "freeze" : "thaw", unit_cgroup_path, freeze ? "not frozen" : "frozen",
-                                    timeout_usec / USEC_PER_MSEC);
-                struct pollfd p = { .fd = fd, .events = POLLPRI };
-                uint64_t ms = (deadline - now + 999) / 1000;
-                if (poll(&p, 1, (int) MIN(ms, (uint64_t) INT_MAX)) < 0 && errno != EINTR) {
-                        r = -errno;
-                        return fail(reterr, r, "%s cgroup %s: poll %s: %s", freeze ? "freeze" : "thaw",
-                                    unit_cgroup_path, events, strerror(-r));
-                }
-        }
 }

@@ -3,7 +3,9 @@
 
 /* linux.resources and org.systemd.property.* annotations -> systemd unit properties (plain data, no
  * D-Bus), plus the cgroup file writes for what systemd cannot express. Pure mapping functions are
- * unit-tested without a bus (tests/unit/test-cgroup-props.c). */
+ * unit-tested without a bus (tests/unit/test-cgroup-props.c). Implemented in cgroup-props.c (resources,
+ * file-write list, conversions), cgroup-props-annotations.c (annotations) and cgroup-fs.c (applying the
+ * writes to cgroupfs, the freezer). */
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -33,7 +33,7 @@ static const char *const features_hooks[] = {
         "prestart", "createRuntime", "createContainer", "startContainer", "poststart", "poststop",
 };
 
-/* bootstrap.c creates or joins these (linux.namespaces[].type; oci-config.c parses them). */
+/* bootstrap.c creates or joins these (linux.namespaces[].type; oci-config-linux.c parses them). */
 static const char *const features_namespaces[] = {
         "cgroup", "ipc", "mount", "network", "pid", "time", "user", "uts",
 };
@@ -128,7 +128,7 @@ static const SeccompFlagInfo features_seccomp_flags[] = {
 #define FEATURES_IDMAP_MOUNTS false
 #define FEATURES_NET_DEVICES false
 
-/* Config annotations that change what sdrun does (cgroup-props.c: org.systemd.property.NAME sets a unit
+/* Config annotations that change what sdrun does (cgroup-props-annotations.c: org.systemd.property.NAME sets a unit
  * property of the container's scope, see sdrun-systemd(7)). A trailing "." marks a prefix. */
 static const char *const features_unsafe_annotations[] = {
         "org.systemd.property.",

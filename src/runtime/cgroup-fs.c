@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The cgroupfs side of cgroup-props.h: writing the CgroupFileWrites that cgroup-props.c produced into the
+ * unit's cgroup (creating the directories of the v1 controllers systemd does not manage), and the cgroup v2
+ * freezer. */
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup-props.h"
+#include "cgroup-util.h"
+#include "error-util.h"
+#include "fileio.h"
+#include "macro.h"
+
+#define CGROUPFS "/sys/fs/cgroup"
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* Applying file writes */
+
+static int unified_base(const char *root, CgroupLayout layout, char **ret) {
+        switch (layout) {
+        case CGROUP_LAYOUT_UNIFIED:
+                return (*ret = strdup(root)) ? 0 : -ENOMEM;
+        case CGROUP_LAYOUT_HYBRID:
+                return asprintf(ret, "%s/unified", root) < 0 ? -ENOMEM : 0;
+        default:
+                return -EOPNOTSUPP;
+        }
+}
+
+/* The processes of the unit, from the hierarchy systemd tracks it in. */
+static int read_unit_procs(const char *root, const char *cg, CgroupLayout layout, char **ret) {
+        _cleanup_free_ char *p = NULL;
+        if (asprintf(&p, "%s/%s%s/cgroup.procs", root, layout == CGROUP_LAYOUT_HYBRID ? "unified" : "systemd", cg) <
+            0)
+                return -ENOMEM;
+        return read_full_file_at(AT_FDCWD, p, 4 << 20, ret, NULL);
+}
+
+static int copy_parent_cpuset(const char *dir) {
+        static const char *const files[] = { "cpuset.cpus", "cpuset.mems" };
+
+        for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+                _cleanup_free_ char *mine = NULL, *parent = NULL, *pv = NULL, *cur = NULL;
+                int r;
+
+                if (asprintf(&mine, "%s/%s", dir, files[i]) < 0 || asprintf(&parent, "%s/../%s", dir, files[i]) < 0)
+                        return -ENOMEM;
+                r = read_full_file_at(AT_FDCWD, mine, 1 << 16, &cur, NULL);
+                if (r < 0)
+                        return r;
+                if (!isempty(cur) && !streq(cur, "\n"))
+                        continue;
+                r = read_full_file_at(AT_FDCWD, parent, 1 << 16, &pv, NULL);
+                if (r < 0)
+                        return r;
+                r = write_string_file(mine, pv);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* v1 controllers systemd does not manage have no directory for the unit: create it (level by level, so
+ * cpuset gets cpus/mems copied down) and move the unit's processes in. */
+static int ensure_v1_dir(const char *root, const char *controller, const char *cg, CgroupLayout layout,
+                         char **reterr) {
+        _cleanup_free_ char *dir = NULL, *procs = NULL;
+        int r;
+
+        if (asprintf(&dir, "%s/%s%s", root, controller, cg) < 0)
+                return -ENOMEM;
+        if (access(dir, F_OK) == 0)
+                return 0;
+
+        size_t base = strlen(root) + 1 + strlen(controller);
+        for (char *p = dir + base + 1;; p++) {
+                if (*p != '/' && *p != 0)
+                        continue;
+                char saved = *p;
+                *p = 0;
+                if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+                        r = -errno;
+                        *p = saved;
+                        return errorf(reterr, r, "create cgroup %s: %s", dir, strerror(-r));
+                }
+                if (streq(controller, "cpuset")) {
+                        r = copy_parent_cpuset(dir);
+                        if (r < 0) {
+                                errorf(reterr, r, "initialise cpuset.cpus/cpuset.mems of %s: %s", dir, strerror(-r));
+                                *p = saved;
+                                return r;
+                        }
+                }
+                *p = saved;
+                if (saved == 0)
+                        break;
+        }
+
+        r = read_unit_procs(root, cg, layout, &procs);
+        if (r < 0)
+                return errorf(reterr, r, "read the processes of cgroup %s: %s", cg, strerror(-r));
+        _cleanup_free_ char *target = NULL;
+        if (asprintf(&target, "%s/cgroup.procs", dir) < 0)
+                return -ENOMEM;
+        for (char *line = strtok(procs, "\n"); line; line = strtok(NULL, "\n")) {
+                r = write_string_file(target, line);
+                if (r < 0 && r != -ESRCH)
+                        return errorf(reterr, r, "move process %s into %s: %s", line, target, strerror(-r));
+        }
+        return 0;
+}
+
+int cgroup_apply_file_writes_at(const char *root, const CgroupFileWrites *w, const char *cg, CgroupLayout layout,
+                                char **reterr) {
+        int r;
+
+        assert(root);
+        assert(cg);
+
+        if (!w)
+                return 0;
+        /* Refuse a list that does not fit the layout before writing anything. */
+        for (size_t i = 0; i < w->n_items; i++) {
+                const CgroupFileWrite *e = &w->items[i];
+                if (isempty(e->controller) && layout != CGROUP_LAYOUT_UNIFIED && layout != CGROUP_LAYOUT_HYBRID)
+                        return errorf(reterr, -EOPNOTSUPP, "cgroup file %s: needs cgroup v2, this host has %s",
+                                      e->file, cgroup_layout_to_string(layout));
+                if (!isempty(e->controller) && layout == CGROUP_LAYOUT_UNIFIED)
+                        return errorf(reterr, -EOPNOTSUPP,
+                                      "cgroup file %s: the %s controller is cgroup v1, this host has cgroup v2",
+                                      e->file, e->controller);
+        }
+        for (size_t i = 0; i < w->n_items; i++) {
+                const CgroupFileWrite *e = &w->items[i];
+                _cleanup_free_ char *dir = NULL, *path = NULL;
+
+                if (isempty(e->controller)) {
+                        _cleanup_free_ char *base = NULL;
+                        r = unified_base(root, layout, &base);
+                        if (r == -EOPNOTSUPP)
+                                return errorf(reterr, r, "cgroup file %s: needs cgroup v2, this host has %s", e->file,
+                                              cgroup_layout_to_string(layout));
+                        if (r < 0)
+                                return r;
+                        if (asprintf(&dir, "%s%s", base, cg) < 0)
+                                return -ENOMEM;
+                } else {
+                        if (layout == CGROUP_LAYOUT_UNIFIED)
+                                return errorf(reterr, -EOPNOTSUPP,
+                                              "cgroup file %s: the %s controller is cgroup v1, this host has cgroup v2",
+                                              e->file, e->controller);
+                        r = ensure_v1_dir(root, e->controller, cg, layout, reterr);
+                        if (r < 0)
+                                return r;
+                        if (asprintf(&dir, "%s/%s%s", root, e->controller, cg) < 0)
+                                return -ENOMEM;
+                }
+                if (asprintf(&path, "%s/%s", dir, e->file) < 0)
+                        return -ENOMEM;
+                r = write_string_file(path, e->value);
+                if (r < 0)
+                        return errorf(reterr, r, "write \"%s\" to %s: %s", e->value, path,
+                                      r == -ENOENT ? "no such file (controller not enabled for this cgroup?)"
+                                                 : strerror(-r));
+        }
+        return 0;
+}
+
+int cgroup_apply_file_writes(const CgroupFileWrites *w, const char *unit_cgroup_path, CgroupLayout layout,
+                             char **reterr) {
+        return cgroup_apply_file_writes_at(CGROUPFS, w, unit_cgroup_path, layout, reterr);
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* Freezer */
+
+static uint64_t now_usec(void) {
+        struct timespec ts;
+        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / NSEC_PER_USEC;
+}
+
+static int read_frozen(int fd) {
+        char buf[256];
+        ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+        if (n < 0)
+                return -errno;
+        buf[n] = 0;
+        const char *f = strstr(buf, "frozen ");
+        if (!f)
+                return -ENOENT;
+        return f[7] == '1';
+}
+
+int cgroup_freeze(const char *unit_cgroup_path, CgroupLayout layout, bool freeze, uint64_t timeout_usec,
+                  char **reterr) {
+        _cleanup_free_ char *base = NULL, *events = NULL, *ctl = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        uint64_t deadline = now_usec() + timeout_usec;
+        int r;
+
+        assert(unit_cgroup_path);
+
+        r = unified_base(CGROUPFS, layout, &base);
+        if (r == -EOPNOTSUPP)
+                return errorf(reterr, r, "%s cgroup %s: needs the cgroup v2 freezer, this host has %s only",
+                              freeze ? "freeze" : "thaw", unit_cgroup_path, cgroup_layout_to_string(layout));
+        if (r < 0)
+                return r;
+        if (asprintf(&events, "%s%s/cgroup.events", base, unit_cgroup_path) < 0 ||
+            asprintf(&ctl, "%s%s/cgroup.freeze", base, unit_cgroup_path) < 0)
+                return -ENOMEM;
+
+        fd = open(events, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+                r = -errno;
+                return errorf(reterr, r, "%s cgroup %s: open %s: %s", freeze ? "freeze" : "thaw", unit_cgroup_path,
+                              events, strerror(-r));
+        }
+        r = write_string_file(ctl, freeze ? "1" : "0");
+        if (r < 0)
+                return errorf(reterr, r, "%s cgroup %s: write %s: %s", freeze ? "freeze" : "thaw", unit_cgroup_path,
+                              ctl, strerror(-r));
+
+        /* cgroup.events signals every change with POLLPRI. */
+        for (;;) {
+                r = read_frozen(fd);
+                if (r < 0)
+                        return errorf(reterr, r, "%s cgroup %s: read %s: %s", freeze ? "freeze" : "thaw",
+                                      unit_cgroup_path, events, strerror(-r));
+                if (r == freeze)
+                        return 0;
+                uint64_t now = now_usec();
+                if (now >= deadline)
+                        return errorf(reterr, -ETIMEDOUT, "%s cgroup %s: still %s after %" PRIu64 " ms",
+                                      freeze ? "freeze" : "thaw", unit_cgroup_path, freeze ? "not frozen" : "frozen",
+                                      timeout_usec / USEC_PER_MSEC);
+                struct pollfd p = { .fd = fd, .events = POLLPRI };
+                uint64_t ms = (deadline - now + 999) / 1000;
+                if (poll(&p, 1, (int) MIN(ms, (uint64_t) INT_MAX)) < 0 && errno != EINTR) {
+                        r = -errno;
+                        return errorf(reterr, r, "%s cgroup %s: poll %s: %s", freeze ? "freeze" : "thaw",
+                                      unit_cgroup_path, events, strerror(-r));
+                }
+        }
+}

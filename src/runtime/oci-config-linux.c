@@ -1,0 +1,702 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* config.json "linux": namespaces, ID mappings, devices, sysctl, seccomp, rootfs propagation, Intel RDT,
+ * memory policy, personality, time offsets and network devices; "linux.resources" is in
+ * oci-config-resources.c. The parsing rules are those described at the top of oci-config.c. */
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/personality.h>
+
+#include <cjson/cJSON.h>
+
+#include "macro.h"
+#include "oci-config-internal.h"
+#include "oci-config.h"
+#include "oci-json.h"
+
+/* ---- enum tables (values from the kernel / libseccomp headers' ABI) ---- */
+
+const char *const namespace_names[_OCI_NS_MAX] = {
+        [OCI_NS_PID] = "pid",         [OCI_NS_NETWORK] = "network", [OCI_NS_MOUNT] = "mount",
+        [OCI_NS_IPC] = "ipc",         [OCI_NS_UTS] = "uts",         [OCI_NS_USER] = "user",
+        [OCI_NS_CGROUP] = "cgroup",   [OCI_NS_TIME] = "time",
+};
+
+static const char *const seccomp_action_names[_OCI_SECCOMP_ACTION_MAX] = {
+        [OCI_SECCOMP_KILL] = "SCMP_ACT_KILL",
+        [OCI_SECCOMP_KILL_PROCESS] = "SCMP_ACT_KILL_PROCESS",
+        [OCI_SECCOMP_KILL_THREAD] = "SCMP_ACT_KILL_THREAD",
+        [OCI_SECCOMP_TRAP] = "SCMP_ACT_TRAP",
+        [OCI_SECCOMP_ERRNO] = "SCMP_ACT_ERRNO",
+        [OCI_SECCOMP_TRACE] = "SCMP_ACT_TRACE",
+        [OCI_SECCOMP_ALLOW] = "SCMP_ACT_ALLOW",
+        [OCI_SECCOMP_LOG] = "SCMP_ACT_LOG",
+        [OCI_SECCOMP_NOTIFY] = "SCMP_ACT_NOTIFY",
+};
+
+static const char *const seccomp_op_names[_OCI_SECCOMP_OP_MAX] = {
+        [OCI_SECCOMP_OP_NE] = "SCMP_CMP_NE", [OCI_SECCOMP_OP_LT] = "SCMP_CMP_LT",
+        [OCI_SECCOMP_OP_LE] = "SCMP_CMP_LE", [OCI_SECCOMP_OP_EQ] = "SCMP_CMP_EQ",
+        [OCI_SECCOMP_OP_GE] = "SCMP_CMP_GE", [OCI_SECCOMP_OP_GT] = "SCMP_CMP_GT",
+        [OCI_SECCOMP_OP_MASKED_EQ] = "SCMP_CMP_MASKED_EQ",
+};
+
+static const char *const seccomp_arch_names[] = {
+        "SCMP_ARCH_X86",      "SCMP_ARCH_X86_64",      "SCMP_ARCH_X32",         "SCMP_ARCH_ARM",
+        "SCMP_ARCH_AARCH64",  "SCMP_ARCH_LOONGARCH64", "SCMP_ARCH_M68K",        "SCMP_ARCH_MIPS",
+        "SCMP_ARCH_MIPS64",   "SCMP_ARCH_MIPS64N32",   "SCMP_ARCH_MIPSEL",      "SCMP_ARCH_MIPSEL64",
+        "SCMP_ARCH_MIPSEL64N32", "SCMP_ARCH_PPC",      "SCMP_ARCH_PPC64",       "SCMP_ARCH_PPC64LE",
+        "SCMP_ARCH_S390",     "SCMP_ARCH_S390X",       "SCMP_ARCH_SH",          "SCMP_ARCH_SHEB",
+        "SCMP_ARCH_PARISC",   "SCMP_ARCH_PARISC64",    "SCMP_ARCH_RISCV64",
+};
+
+static const char *const seccomp_flag_names[] = {
+        "SECCOMP_FILTER_FLAG_TSYNC",
+        "SECCOMP_FILTER_FLAG_LOG",
+        "SECCOMP_FILTER_FLAG_SPEC_ALLOW",
+        "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV",
+};
+
+/* <linux/mempolicy.h> (an enum there, and older headers lack the newest modes) */
+enum {
+        OCI_MPOL_DEFAULT = 0,
+        OCI_MPOL_PREFERRED = 1,
+        OCI_MPOL_BIND = 2,
+        OCI_MPOL_INTERLEAVE = 3,
+        OCI_MPOL_LOCAL = 4,
+        OCI_MPOL_PREFERRED_MANY = 5,
+        OCI_MPOL_WEIGHTED_INTERLEAVE = 6,
+        OCI_MPOL_F_NUMA_BALANCING = 1 << 13,
+        OCI_MPOL_F_RELATIVE_NODES = 1 << 14,
+        OCI_MPOL_F_STATIC_NODES = 1 << 15,
+};
+
+static const NameValue mpol_mode_table[] = {
+        { "MPOL_DEFAULT", OCI_MPOL_DEFAULT },
+        { "MPOL_BIND", OCI_MPOL_BIND },
+        { "MPOL_INTERLEAVE", OCI_MPOL_INTERLEAVE },
+        { "MPOL_WEIGHTED_INTERLEAVE", OCI_MPOL_WEIGHTED_INTERLEAVE },
+        { "MPOL_PREFERRED", OCI_MPOL_PREFERRED },
+        { "MPOL_PREFERRED_MANY", OCI_MPOL_PREFERRED_MANY },
+        { "MPOL_LOCAL", OCI_MPOL_LOCAL },
+};
+
+static const NameValue mpol_flag_table[] = {
+        { "MPOL_F_NUMA_BALANCING", OCI_MPOL_F_NUMA_BALANCING },
+        { "MPOL_F_RELATIVE_NODES", OCI_MPOL_F_RELATIVE_NODES },
+        { "MPOL_F_STATIC_NODES", OCI_MPOL_F_STATIC_NODES },
+};
+
+static const NameValue personality_domain_table[] = {
+        { "LINUX", PER_LINUX },
+        { "LINUX32", PER_LINUX32 },
+};
+
+static const char *const rootfs_propagation_names[] = { "private", "shared", "slave", "unbindable" };
+
+const char *oci_namespace_type_to_string(OciNamespaceType t) {
+        return t >= 0 && t < _OCI_NS_MAX ? namespace_names[t] : NULL;
+}
+
+const char *oci_seccomp_action_to_string(OciSeccompAction a) {
+        return a >= 0 && a < _OCI_SECCOMP_ACTION_MAX ? seccomp_action_names[a] : NULL;
+}
+
+const char *oci_seccomp_op_to_string(OciSeccompOp o) {
+        return o >= 0 && o < _OCI_SECCOMP_OP_MAX ? seccomp_op_names[o] : NULL;
+}
+
+static int strv_index(const char *const *names, size_t n, const char *s) {
+        for (size_t i = 0; i < n; i++)
+                if (names[i] && streq(names[i], s))
+                        return (int) i;
+        return -1;
+}
+
+/* ---- linux: namespaces, mappings, devices ---- */
+
+static int field_namespace_type(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        const char *s;
+        int r, i;
+
+        r = oci_json_get_string(v, p, &s, reterr);
+        if (r < 0)
+                return r;
+        i = strv_index(namespace_names, _OCI_NS_MAX, s);
+        if (i < 0)
+                return oci_json_error(reterr, p, "unknown namespace \"%s\"", s);
+        *(OciNamespaceType *) dst = (OciNamespaceType) i;
+        return 0;
+}
+
+static int parse_namespace(const cJSON *v, const OciJsonPath *p, void *elem, char **reterr) {
+        static const OciJsonField table[] = {
+                FIELD("type", field_namespace_type, OciNamespace, type, OCI_JSON_MANDATORY),
+                FIELD("path", oci_json_field_absolute_path, OciNamespace, path, 0),
+                {},
+        };
+        return oci_json_dispatch(v, p, table, elem, reterr);
+}
+
+static int parse_namespaces(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        OciLinux *l = dst;
+        int r;
+
+        r = oci_json_parse_array(v, p, sizeof(OciNamespace), (void **) &l->namespaces, &l->n_namespaces,
+                                 parse_namespace, reterr);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < l->n_namespaces; i++)
+                for (size_t j = 0; j < i; j++)
+                        if (l->namespaces[i].type == l->namespaces[j].type) {
+                                const OciJsonPath ep = OCI_JSON_INDEX(p, i), tp = OCI_JSON_KEY(&ep, "type");
+                                return oci_json_error(reterr, &tp, "duplicate namespace \"%s\" (also in entry %zu)",
+                                                      namespace_names[l->namespaces[i].type], j);
+                        }
+        return 0;
+}
+
+static int parse_linux_uid_mappings(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        OciLinux *l = dst;
+        return oci_json_parse_array(v, p, sizeof(OciIdMapping), (void **) &l->uid_mappings, &l->n_uid_mappings,
+                                    parse_id_mapping, reterr);
+}
+
+static int parse_linux_gid_mappings(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        OciLinux *l = dst;
+        return oci_json_parse_array(v, p, sizeof(OciIdMapping), (void **) &l->gid_mappings, &l->n_gid_mappings,
+                                    parse_id_mapping, reterr);
+}
+
+static int field_device_type(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        const char *s;
+        int r;
+
+        r = oci_json_get_string(v, p, &s, reterr);
+        if (r < 0)
+                return r;
+        if (strlen(s) != 1 || !strchr("cbup", s[0]))
+                return oci_json_error(reterr, p, "unknown device type \"%s\" (expected c, b, u or p)", s);
+        *(char *) dst = s[0];
+        return 0;
+}
+
+/* Device numbers: int64 in the schema; Linux dev_t holds 32-bit majors and minors. */
+int field_device_number(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        int64_t s;
+        int r;
+
+        r = oci_json_get_signed(v, p, 0, UINT32_MAX, &s, reterr);
+        if (r < 0)
+                return r;
+        *(int64_t *) dst = s;
+        return 0;
+}
+
+static int field_file_mode(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        uint64_t u;
+        int r;
+
+        /* Decimal in JSON; permission bits and setuid/setgid/sticky only (the schema says max 511). */
+        r = oci_json_get_unsigned(v, p, 07777, &u, reterr);
+        if (r < 0)
+                return r;
+        *(uint32_t *) dst = (uint32_t) u;
+        return 0;
+}
+
+static int parse_device(const cJSON *v, const OciJsonPath *p, void *elem, char **reterr) {
+        static const OciJsonField table[] = {
+                FIELD("type", field_device_type, OciDevice, type, OCI_JSON_MANDATORY),
+                FIELD("path", oci_json_field_absolute_path, OciDevice, path, OCI_JSON_MANDATORY),
+                FIELD("major", field_device_number, OciDevice, major, 0),
+                FIELD("minor", field_device_number, OciDevice, minor, 0),
+                FIELD_HAS("fileMode", field_file_mode, OciDevice, file_mode, has_file_mode, 0),
+                FIELD_HAS("uid", oci_json_field_uint32, OciDevice, uid, has_uid, 0),
+                FIELD_HAS("gid", oci_json_field_uint32, OciDevice, gid, has_gid, 0),
+                {},
+        };
+        OciDevice *d = elem;
+        int r;
+
+        d->major = d->minor = -1;
+        r = oci_json_dispatch(v, p, table, elem, reterr);
+        if (r < 0)
+                return r;
+        if (d->type != 'p' && (d->major < 0 || d->minor < 0)) {
+                const OciJsonPath mp = OCI_JSON_KEY(p, d->major < 0 ? "major" : "minor");
+                return oci_json_error(reterr, &mp, "required for device type '%c'", d->type);
+        }
+        return 0;
+}
+
+static int parse_devices(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        OciLinux *l = dst;
+        return oci_json_parse_array(v, p, sizeof(OciDevice), (void **) &l->devices, &l->n_devices, parse_device,
+                                    reterr);
+}
+
+/* ---- linux: sysctl, seccomp, the rest ---- */
+
+typedef __typeof__(((OciLinux *) NULL)->intel_rdt) OciIntelRdt;
+typedef __typeof__(((OciLinux *) NULL)->memory_policy) OciMemoryPolicy;
+typedef __typeof__(((OciLinux *) NULL)->personality) OciPersonality;
+
+/* sysctl keys become paths under /proc/sys ('.' or '/' separated): refuse empty components, which also
+ * rules out "..", so that no key can leave /proc/sys. */
+static int check_sysctl_key(const char *key, const OciJsonPath *p, char **reterr) {
+        bool empty_component = true;
+
+        for (const char *c = key; *c; c++) {
+                if (*c == '.' || *c == '/') {
+                        if (empty_component)
+                                break;
+                        empty_component = true;
+                } else
+                        empty_component = false;
+        }
+        if (empty_component)
+                return oci_json_error(reterr, p, "invalid sysctl name");
+        return 0;
+}
+
+static int parse_sysctl(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        OciLinux *l = dst;
+        return parse_string_map(v, p, &l->sysctl, &l->n_sysctl, check_sysctl_key, reterr);
+}
+
+static int field_seccomp_action(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        const char *s;
+        int r, i;
+
+        r = oci_json_get_string(v, p, &s, reterr);
+        if (r < 0)
+                return r;
+        i = strv_index(seccomp_action_names, _OCI_SECCOMP_ACTION_MAX, s);
+        if (i < 0)
+                return oci_json_error(reterr, p, "unknown seccomp action \"%s\"", s);
+        *(OciSeccompAction *) dst = (OciSeccompAction) i;
+        return 0;
+}
+
+static int field_seccomp_op(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        const char *s;
+        int r, i;
+
+        r = oci_json_get_string(v, p, &s, reterr);
+        if (r < 0)
+                return r;
+        i = strv_index(seccomp_op_names, _OCI_SECCOMP_OP_MAX, s);
+        if (i < 0)
+                return oci_json_error(reterr, p, "unknown seccomp operator \"%s\"", s);
+        *(OciSeccompOp *) dst = (OciSeccompOp) i;
+        return 0;
+}
+
+static int field_enum_strv(const cJSON *v, const OciJsonPath *p, char ***dst, const char *const *names, size_t n,
+                           const char *what, char **reterr) {
+        size_t i = 0;
+        int r;
+
+        r = oci_json_field_strv(v, p, dst, reterr);
+        if (r < 0)
+                return r;
+        for (char **s = *dst; *s; s++, i++)
+                if (strv_index(names, n, *s) < 0) {
+                        const OciJsonPath ep = OCI_JSON_INDEX(p, i);
+                        return oci_json_error(reterr, &ep, "unknown %s \"%s\"", what, *s);
+                }
+        return 0;
+}
+
+static int field_seccomp_arches(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        return field_enum_strv(v, p, dst, seccomp_arch_names, ELEMENTSOF(seccomp_arch_names),
+                               "seccomp architecture", reterr);
+}
+
+static int field_seccomp_flags(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        return field_enum_strv(v, p, dst, seccomp_flag_names, ELEMENTSOF(seccomp_flag_names), "seccomp flag",
+                               reterr);
+}
+
+static int field_syscall_names(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        size_t i = 0;
+        int r;
+
+        r = oci_json_field_strv(v, p, dst, reterr);
+        if (r < 0)
+                return r;
+        if (!(*(char ***) dst)[0])
+                return oci_json_error(reterr, p, "must contain at least one system call name");
+        for (char **s = *(char ***) dst; *s; s++, i++)
+                if (isempty(*s)) {
+                        const OciJsonPath ep = OCI_JSON_INDEX(p, i);
+                        return oci_json_error(reterr, &ep, "empty system call name");
+                }
+        return 0;
+}
+
+static int field_seccomp_arg_index(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        uint64_t u;
+        int r;
+
+        r = oci_json_get_unsigned(v, p, 5, &u, reterr);
+        if (r < 0)
+                return r;
+        *(uint32_t *) dst = (uint32_t) u;
+        return 0;
+}
+
+static int parse_seccomp_arg(const cJSON *v, const OciJsonPath *p, void *elem, char **reterr) {
+        static const OciJsonField table[] = {
+                FIELD("index", field_seccomp_arg_index, OciSeccompArg, index, OCI_JSON_MANDATORY),
+                FIELD("value", oci_json_field_uint64, OciSeccompArg, value, OCI_JSON_MANDATORY),
+                FIELD("valueTwo", oci_json_field_uint64, OciSeccompArg, value_two, 0),
+                FIELD("op", field_seccomp_op, OciSeccompArg, op, OCI_JSON_MANDATORY),
+                {},
+        };
+        return oci_json_dispatch(v, p, table, elem, reterr);
+}
+
+static int parse_seccomp_args(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        OciSyscall *s = dst;
+        return oci_json_parse_array(v, p, sizeof(OciSeccompArg), (void **) &s->args, &s->n_args, parse_seccomp_arg,
+                                    reterr);
+}
+
+static bool seccomp_action_takes_errno(OciSeccompAction a) {
+        return a == OCI_SECCOMP_ERRNO || a == OCI_SECCOMP_TRACE;
+}
+
+static int parse_syscall(const cJSON *v, const OciJsonPath *p, void *elem, char **reterr) {
+        static const OciJsonField table[] = {
+                FIELD("names", field_syscall_names, OciSyscall, names, OCI_JSON_MANDATORY),
+                FIELD("action", field_seccomp_action, OciSyscall, action, OCI_JSON_MANDATORY),
+                FIELD_HAS("errnoRet", oci_json_field_uint32, OciSyscall, errno_ret, has_errno_ret, 0),
+                FIELD_SELF("args", parse_seccomp_args, 0),
+                {},
+        };
+        OciSyscall *s = elem;
+        int r;
+
+        r = oci_json_dispatch(v, p, table, elem, reterr);
+        if (r < 0)
+                return r;
+        if (s->has_errno_ret && !seccomp_action_takes_errno(s->action)) {
+                const OciJsonPath ep = OCI_JSON_KEY(p, "errnoRet");
+                return oci_json_error(reterr, &ep, "only valid with SCMP_ACT_ERRNO or SCMP_ACT_TRACE, not %s",
+                                      seccomp_action_names[s->action]);
+        }
+        return 0;
+}
+
+static int parse_syscalls(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        OciSeccomp *s = dst;
+        return oci_json_parse_array(v, p, sizeof(OciSyscall), (void **) &s->syscalls, &s->n_syscalls, parse_syscall,
+                                    reterr);
+}
+
+static int parse_seccomp(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        static const OciJsonField table[] = {
+                FIELD("defaultAction", field_seccomp_action, OciSeccomp, default_action, OCI_JSON_MANDATORY),
+                FIELD_HAS("defaultErrnoRet", oci_json_field_uint32, OciSeccomp, default_errno_ret,
+                          has_default_errno_ret, 0),
+                FIELD("architectures", field_seccomp_arches, OciSeccomp, architectures, 0),
+                FIELD("flags", field_seccomp_flags, OciSeccomp, flags, 0),
+                FIELD("listenerPath", oci_json_field_absolute_path, OciSeccomp, listener_path, 0),
+                FIELD("listenerMetadata", oci_json_field_string, OciSeccomp, listener_metadata, 0),
+                FIELD_SELF("syscalls", parse_syscalls, 0),
+                {},
+        };
+        OciSeccomp *s = dst;
+        int r;
+
+        s->present = true;
+        r = oci_json_dispatch(v, p, table, dst, reterr);
+        if (r < 0)
+                return r;
+
+        if (s->has_default_errno_ret && !seccomp_action_takes_errno(s->default_action)) {
+                const OciJsonPath ep = OCI_JSON_KEY(p, "defaultErrnoRet");
+                return oci_json_error(reterr, &ep, "only valid with SCMP_ACT_ERRNO or SCMP_ACT_TRACE, not %s",
+                                      seccomp_action_names[s->default_action]);
+        }
+        if (s->listener_metadata && !s->listener_path) {
+                const OciJsonPath ep = OCI_JSON_KEY(p, "listenerMetadata");
+                return oci_json_error(reterr, &ep, "must not be set without listenerPath");
+        }
+        /* SCMP_ACT_NOTIFY needs somebody to hand the notification fd to. */
+        if (!s->listener_path) {
+                if (s->default_action == OCI_SECCOMP_NOTIFY) {
+                        const OciJsonPath ep = OCI_JSON_KEY(p, "defaultAction");
+                        return oci_json_error(reterr, &ep, "SCMP_ACT_NOTIFY requires listenerPath");
+                }
+                const OciJsonPath sp = OCI_JSON_KEY(p, "syscalls");
+                for (size_t i = 0; i < s->n_syscalls; i++)
+                        if (s->syscalls[i].action == OCI_SECCOMP_NOTIFY) {
+                                const OciJsonPath ep = OCI_JSON_INDEX(&sp, i), ap = OCI_JSON_KEY(&ep, "action");
+                                return oci_json_error(reterr, &ap, "SCMP_ACT_NOTIFY requires %s",
+                                                      "linux.seccomp.listenerPath");
+                        }
+        }
+        return 0;
+}
+
+static int field_rootfs_propagation(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        int r;
+
+        r = oci_json_field_string(v, p, dst, reterr);
+        if (r < 0)
+                return r;
+        if (strv_index(rootfs_propagation_names, ELEMENTSOF(rootfs_propagation_names), *(char **) dst) < 0)
+                return oci_json_error(reterr, p,
+                                      "unknown propagation \"%s\" (expected private, shared, slave or unbindable)",
+                                      *(char **) dst);
+        return 0;
+}
+
+static int field_mem_bw_schema(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        int r;
+
+        r = oci_json_field_string(v, p, dst, reterr);
+        if (r < 0)
+                return r;
+        if (!strneq(*(char **) dst, "MB:", 3) || strchr(*(char **) dst, '\n'))
+                return oci_json_error(reterr, p, "must start with \"MB:\" and be a single line");
+        return 0;
+}
+
+static int parse_intel_rdt(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        static const OciJsonField table[] = {
+                FIELD("closID", oci_json_field_string, OciIntelRdt, clos_id, 0),
+                FIELD("schemata", oci_json_field_strv, OciIntelRdt, schemata, 0),
+                FIELD("l3CacheSchema", oci_json_field_string, OciIntelRdt, l3_cache_schema, 0),
+                FIELD("memBwSchema", field_mem_bw_schema, OciIntelRdt, mem_bw_schema, 0),
+                FIELD("enableMonitoring", oci_json_field_bool, OciIntelRdt, enable_monitoring, 0),
+                {},
+        };
+        ((OciIntelRdt *) dst)->present = true;
+        return oci_json_dispatch(v, p, table, dst, reterr);
+}
+
+static int field_mpol_mode(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        return get_enum(v, p, mpol_mode_table, ELEMENTSOF(mpol_mode_table), "memory policy mode", dst, reterr);
+}
+
+static int field_mpol_flags(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        const cJSON *e;
+        size_t i = 0;
+        int r;
+
+        r = oci_json_check_type(v, p, cJSON_Array, reterr);
+        if (r < 0)
+                return r;
+        cJSON_ArrayForEach(e, v) {
+                const OciJsonPath ep = OCI_JSON_INDEX(p, i++);
+                int bit;
+                r = get_enum(e, &ep, mpol_flag_table, ELEMENTSOF(mpol_flag_table), "memory policy flag", &bit,
+                             reterr);
+                if (r < 0)
+                        return r;
+                *(unsigned *) dst |= (unsigned) bit;
+        }
+        return 0;
+}
+
+static int parse_memory_policy(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        static const OciJsonField table[] = {
+                FIELD("mode", field_mpol_mode, OciMemoryPolicy, mode, OCI_JSON_MANDATORY),
+                FIELD("nodes", field_cpu_list, OciMemoryPolicy, nodes, 0),
+                FIELD("flags", field_mpol_flags, OciMemoryPolicy, flags, 0),
+                {},
+        };
+        OciMemoryPolicy *m = dst;
+        bool has_nodes;
+        int r;
+
+        m->present = true;
+        r = oci_json_dispatch(v, p, table, dst, reterr);
+        if (r < 0)
+                return r;
+
+        /* set_mempolicy(2): DEFAULT and LOCAL take no nodes; BIND, INTERLEAVE, WEIGHTED_INTERLEAVE and
+         * PREFERRED_MANY need at least one; PREFERRED takes zero (= local) or more. */
+        has_nodes = m->nodes && m->nodes[strspn(m->nodes, " ")];
+        const OciJsonPath np = OCI_JSON_KEY(p, "nodes");
+        if ((m->mode == OCI_MPOL_DEFAULT || m->mode == OCI_MPOL_LOCAL) && has_nodes)
+                return oci_json_error(reterr, &np, "must be empty for this mode");
+        if ((m->mode == OCI_MPOL_BIND || m->mode == OCI_MPOL_INTERLEAVE || m->mode == OCI_MPOL_WEIGHTED_INTERLEAVE ||
+             m->mode == OCI_MPOL_PREFERRED_MANY) &&
+            !has_nodes)
+                return oci_json_error(reterr, &np, "at least one node is required for this mode");
+        if ((m->flags & OCI_MPOL_F_STATIC_NODES) && (m->flags & OCI_MPOL_F_RELATIVE_NODES)) {
+                const OciJsonPath fp = OCI_JSON_KEY(p, "flags");
+                return oci_json_error(reterr, &fp, "MPOL_F_STATIC_NODES and MPOL_F_RELATIVE_NODES are exclusive");
+        }
+        return 0;
+}
+
+static int field_personality_domain(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        int d, r;
+
+        r = get_enum(v, p, personality_domain_table, ELEMENTSOF(personality_domain_table), "personality domain",
+                     &d, reterr);
+        if (r < 0)
+                return r;
+        *(unsigned long *) dst = (unsigned long) d;
+        return 0;
+}
+
+static int field_personality_flags(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        _cleanup_(oci_strv_freep) char **flags = NULL;
+        int r;
+
+        /* runtime-spec: "Currently no flag values are supported." Any entry is therefore unknown. */
+        r = oci_json_field_strv(v, p, &flags, reterr);
+        if (r < 0)
+                return r;
+        if (flags[0]) {
+                const OciJsonPath ep = OCI_JSON_INDEX(p, 0);
+                return oci_json_error(reterr, &ep, "unknown personality flag \"%s\"", flags[0]);
+        }
+        return 0;
+}
+
+static int parse_personality(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        static const OciJsonField table[] = {
+                FIELD("domain", field_personality_domain, OciPersonality, domain, OCI_JSON_MANDATORY),
+                FIELD_SELF("flags", field_personality_flags, 0),
+                {},
+        };
+        ((OciPersonality *) dst)->present = true;
+        return oci_json_dispatch(v, p, table, dst, reterr);
+}
+
+static int field_nanosecs(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        uint64_t u;
+        int r;
+
+        r = oci_json_get_unsigned(v, p, 999999999, &u, reterr);
+        if (r < 0)
+                return r;
+        *(uint32_t *) dst = (uint32_t) u;
+        return 0;
+}
+
+static int parse_time_offset(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        static const OciJsonField table[] = {
+                FIELD("secs", oci_json_field_int64, OciTimeOffset, secs, 0),
+                FIELD("nanosecs", field_nanosecs, OciTimeOffset, nanosecs, 0),
+                {},
+        };
+        ((OciTimeOffset *) dst)->present = true;
+        return oci_json_dispatch(v, p, table, dst, reterr);
+}
+
+static int parse_time_offsets(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        static const OciJsonField table[] = {
+                FIELD("boottime", parse_time_offset, OciLinux, time_boottime, 0),
+                FIELD("monotonic", parse_time_offset, OciLinux, time_monotonic, 0),
+                {},
+        };
+        const cJSON *m;
+        int r;
+
+        /* The keys name clocks: an unknown clock cannot be ignored like an unknown property, the offset
+         * would silently not apply. Only CLOCK_BOOTTIME and CLOCK_MONOTONIC can be offset (time_namespaces(7)). */
+        r = oci_json_check_type(v, p, cJSON_Object, reterr);
+        if (r < 0)
+                return r;
+        cJSON_ArrayForEach(m, v)
+                if (m->string && !streq(m->string, "boottime") && !streq(m->string, "monotonic")) {
+                        const OciJsonPath kp = OCI_JSON_KEY(p, m->string);
+                        return oci_json_error(reterr, &kp, "unknown clock (only boottime and monotonic)");
+                }
+        return oci_json_dispatch(v, p, table, dst, reterr);
+}
+
+/* Interface names (IFNAMSIZ 16 with the NUL; no '/', ':' or blanks; not "." or ".."), "%d" templates allowed. */
+static int check_ifname(const char *name, const OciJsonPath *p, char **reterr) {
+        if (isempty(name) || strlen(name) > 15 || streq(name, ".") || streq(name, "..") || strpbrk(name, "/: \t\n"))
+                return oci_json_error(reterr, p, "invalid network interface name \"%s\"", name);
+        return 0;
+}
+
+static int parse_net_devices(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        static const OciJsonField table[] = {
+                FIELD("name", oci_json_field_string, OciKeyValue, value, 0),
+                {},
+        };
+        OciLinux *l = dst;
+        const cJSON *m;
+        size_t n = 0, i = 0;
+        int r;
+
+        r = oci_json_check_type(v, p, cJSON_Object, reterr);
+        if (r < 0)
+                return r;
+        cJSON_ArrayForEach(m, v) {
+                r = oci_json_check_key(m, p, /* require_nonempty= */ true, reterr);
+                if (r < 0)
+                        return r;
+                n++;
+        }
+        r = check_no_duplicate_keys(v, p, reterr);
+        if (r < 0)
+                return r;
+        if (n == 0)
+                return 0;
+        l->net_devices = calloc(n, sizeof(OciKeyValue));
+        if (!l->net_devices)
+                return -ENOMEM;
+        l->n_net_devices = n;
+        cJSON_ArrayForEach(m, v) {
+                const OciJsonPath kp = OCI_JSON_KEY(p, m->string);
+                OciKeyValue *kv = &l->net_devices[i++];
+
+                r = check_ifname(m->string, &kp, reterr);
+                if (r < 0)
+                        return r;
+                kv->key = strdup(m->string);
+                if (!kv->key)
+                        return -ENOMEM;
+                r = oci_json_dispatch(m, &kp, table, kv, reterr);
+                if (r < 0)
+                        return r;
+                if (kv->value && !isempty(kv->value)) {
+                        const OciJsonPath np = OCI_JSON_KEY(&kp, "name");
+                        r = check_ifname(kv->value, &np, reterr);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
+int parse_linux(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        static const OciJsonField table[] = {
+                FIELD_SELF("namespaces", parse_namespaces, 0),
+                FIELD_SELF("uidMappings", parse_linux_uid_mappings, 0),
+                FIELD_SELF("gidMappings", parse_linux_gid_mappings, 0),
+                FIELD_SELF("devices", parse_devices, 0),
+                FIELD_SELF("netDevices", parse_net_devices, 0),
+                FIELD("cgroupsPath", oci_json_field_string, OciLinux, cgroups_path, 0),
+                FIELD("resources", parse_resources, OciLinux, resources, 0),
+                FIELD_SELF("sysctl", parse_sysctl, 0),
+                FIELD("seccomp", parse_seccomp, OciLinux, seccomp, 0),
+                FIELD("rootfsPropagation", field_rootfs_propagation, OciLinux, rootfs_propagation, 0),
+                FIELD("maskedPaths", oci_json_field_absolute_path_strv, OciLinux, masked_paths, 0),
+                FIELD("readonlyPaths", oci_json_field_absolute_path_strv, OciLinux, readonly_paths, 0),
+                FIELD("mountLabel", oci_json_field_string, OciLinux, mount_label, 0),
+                FIELD("intelRdt", parse_intel_rdt, OciLinux, intel_rdt, 0),
+                FIELD("memoryPolicy", parse_memory_policy, OciLinux, memory_policy, 0),
+                FIELD("personality", parse_personality, OciLinux, personality, 0),
+                FIELD_SELF("timeOffsets", parse_time_offsets, 0),
+                {},
+        };
+        ((OciLinux *) dst)->present = true;
+        return oci_json_dispatch(v, p, table, dst, reterr);
+}

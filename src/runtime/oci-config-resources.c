@@ -1,0 +1,386 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* config.json "linux.resources": device rules, memory, cpu, pids, blockIO, hugepage limits, network, rdma
+ * and unified (mapped to unit properties by cgroup-props.c). The parsing rules are those described at the
+ * top of oci-config.c. */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "macro.h"
+#include "oci-config-internal.h"
+#include "oci-config.h"
+#include "oci-json.h"
+
+static int field_cgroup_device_type(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        const char *s;
+        int r;
+
+        r = oci_json_get_string(v, p, &s, reterr);
+        if (r < 0)
+                return r;
+        if (strlen(s) != 1 || !strchr("acb", s[0]))
+                return oci_json_error(reterr, p, "unknown device type \"%s\" (expected a, c or b)", s);
+        *(char *) dst = s[0];
+        return 0;
+}
+
+/* major/minor of a device rule: a device number, or -1 for "all" (the '*' of the cgroup v1 syntax). */
+static int field_cgroup_device_number(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        int64_t s;
+        int r;
+
+        r = oci_json_get_signed(v, p, -1, UINT32_MAX, &s, reterr);
+        if (r < 0)
+                return r;
+        *(int64_t *) dst = s;
+        return 0;
+}
+
+static int field_cgroup_device_access(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        const char *s;
+        bool rd = false, wr = false, mk = false;
+        char *a = dst;
+        int r;
+
+        r = oci_json_get_string(v, p, &s, reterr);
+        if (r < 0)
+                return r;
+        if (isempty(s))
+                return oci_json_error(reterr, p, "must be a non-empty combination of 'r', 'w' and 'm'");
+        for (const char *c = s; *c; c++) {
+                bool *b = *c == 'r' ? &rd : *c == 'w' ? &wr : *c == 'm' ? &mk : NULL;
+                if (!b || *b)
+                        return oci_json_error(reterr, p, "invalid access \"%s\" (a combination of 'r', 'w' and 'm')",
+                                              s);
+                *b = true;
+        }
+        size_t n = 0;
+        if (rd)
+                a[n++] = 'r';
+        if (wr)
+                a[n++] = 'w';
+        if (mk)
+                a[n++] = 'm';
+        a[n] = 0;
+        return 0;
+}
+
+static int parse_cgroup_device(const cJSON *v, const OciJsonPath *p, void *elem, char **reterr) {
+        static const OciJsonField table[] = {
+                FIELD("allow", oci_json_field_bool, OciDeviceCgroup, allow, OCI_JSON_MANDATORY),
+                FIELD("type", field_cgroup_device_type, OciDeviceCgroup, type, 0),
+                FIELD("major", field_cgroup_device_number, OciDeviceCgroup, major, 0),
+                FIELD("minor", field_cgroup_device_number, OciDeviceCgroup, minor, 0),
+                FIELD("access", field_cgroup_device_access, OciDeviceCgroup, access, 0),
+                {},
+        };
+        OciDeviceCgroup *d = elem;
+
+        d->type = 'a';
+        d->major = d->minor = -1;
+        strcpy(d->access, "rwm");
+        return oci_json_dispatch(v, p, table, elem, reterr);
+}
+
+static int parse_resources_devices(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        OciResources *res = dst;
+        return oci_json_parse_array(v, p, sizeof(OciDeviceCgroup), (void **) &res->devices, &res->n_devices,
+                                    parse_cgroup_device, reterr);
+}
+
+/* Memory amounts: bytes, or -1 for unlimited. */
+static int field_memory_amount(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        int64_t s;
+        int r;
+
+        r = oci_json_get_signed(v, p, -1, INT64_MAX, &s, reterr);
+        if (r < 0)
+                return r;
+        *(int64_t *) dst = s;
+        return 0;
+}
+
+static int field_swappiness(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        return oci_json_get_unsigned(v, p, 100, dst, reterr);
+}
+
+typedef __typeof__(((OciResources *) NULL)->memory) OciMemory;
+typedef __typeof__(((OciResources *) NULL)->cpu) OciCpu;
+typedef __typeof__(((OciResources *) NULL)->pids) OciPids;
+typedef __typeof__(((OciResources *) NULL)->block_io) OciBlockIo;
+typedef __typeof__(((OciResources *) NULL)->network) OciNetwork;
+
+static int parse_memory(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        static const OciJsonField table[] = {
+                FIELD_HAS("limit", field_memory_amount, OciMemory, limit, has_limit, 0),
+                FIELD_HAS("reservation", field_memory_amount, OciMemory, reservation, has_reservation, 0),
+                FIELD_HAS("swap", field_memory_amount, OciMemory, swap, has_swap, 0),
+                FIELD_HAS("kernel", field_memory_amount, OciMemory, kernel, has_kernel, 0),
+                FIELD_HAS("kernelTCP", field_memory_amount, OciMemory, kernel_tcp, has_kernel_tcp, 0),
+                FIELD_HAS("swappiness", field_swappiness, OciMemory, swappiness, has_swappiness, 0),
+                FIELD_HAS("disableOOMKiller", oci_json_field_bool, OciMemory, disable_oom_killer,
+                          has_disable_oom_killer, 0),
+                FIELD_HAS("useHierarchy", oci_json_field_bool, OciMemory, use_hierarchy, has_use_hierarchy, 0),
+                FIELD_HAS("checkBeforeUpdate", oci_json_field_bool, OciMemory, check_before_update,
+                          has_check_before_update, 0),
+                {},
+        };
+        ((OciMemory *) dst)->present = true;
+        return oci_json_dispatch(v, p, table, dst, reterr);
+}
+
+static int field_idle(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        return oci_json_get_signed(v, p, 0, 1, dst, reterr);
+}
+
+static int parse_cpu(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        static const OciJsonField table[] = {
+                FIELD_HAS("shares", oci_json_field_uint64, OciCpu, shares, has_shares, 0),
+                FIELD_HAS("quota", field_memory_amount /* -1 or >= 0 */, OciCpu, quota, has_quota, 0),
+                FIELD_HAS("burst", oci_json_field_uint64, OciCpu, burst, has_burst, 0),
+                FIELD_HAS("period", oci_json_field_uint64, OciCpu, period, has_period, 0),
+                FIELD_HAS("realtimeRuntime", field_memory_amount /* -1 or >= 0 */, OciCpu, realtime_runtime,
+                          has_realtime_runtime, 0),
+                FIELD_HAS("realtimePeriod", oci_json_field_uint64, OciCpu, realtime_period, has_realtime_period,
+                          0),
+                FIELD("cpus", field_cpu_list, OciCpu, cpus, 0),
+                FIELD("mems", field_cpu_list, OciCpu, mems, 0),
+                FIELD_HAS("idle", field_idle, OciCpu, idle, has_idle, 0),
+                {},
+        };
+        OciCpu *cpu = dst;
+        int r;
+
+        cpu->present = true;
+        r = oci_json_dispatch(v, p, table, dst, reterr);
+        if (r < 0)
+                return r;
+        if (cpu->has_burst && cpu->has_quota && cpu->quota > 0 && cpu->burst > (uint64_t) cpu->quota) {
+                const OciJsonPath bp = OCI_JSON_KEY(p, "burst");
+                return oci_json_error(reterr, &bp, "must not be larger than quota");
+        }
+        return 0;
+}
+
+static int parse_pids(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        static const OciJsonField table[] = {
+                FIELD_HAS("limit", field_memory_amount /* -1 (max) or >= 0 */, OciPids, limit, has_limit,
+                          OCI_JSON_MANDATORY),
+                {},
+        };
+        ((OciPids *) dst)->present = true;
+        return oci_json_dispatch(v, p, table, dst, reterr);
+}
+
+static int field_blkio_weight(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        uint64_t u;
+        int r;
+
+        r = oci_json_get_unsigned(v, p, UINT16_MAX, &u, reterr);
+        if (r < 0)
+                return r;
+        if (u < 10 || u > 1000)
+                return oci_json_error(reterr, p, "value %" PRIu64 " out of range (10..1000)", u);
+        *(uint16_t *) dst = (uint16_t) u;
+        return 0;
+}
+
+static int parse_weight_device(const cJSON *v, const OciJsonPath *p, void *elem, char **reterr) {
+        static const OciJsonField table[] = {
+                FIELD("major", field_device_number, OciBlockIoDevice, major, OCI_JSON_MANDATORY),
+                FIELD("minor", field_device_number, OciBlockIoDevice, minor, OCI_JSON_MANDATORY),
+                FIELD_HAS("weight", field_blkio_weight, OciBlockIoDevice, weight, has_weight, 0),
+                FIELD_HAS("leafWeight", field_blkio_weight, OciBlockIoDevice, leaf_weight, has_leaf_weight, 0),
+                {},
+        };
+        OciBlockIoDevice *d = elem;
+        int r;
+
+        r = oci_json_dispatch(v, p, table, elem, reterr);
+        if (r < 0)
+                return r;
+        if (!d->has_weight && !d->has_leaf_weight)
+                return oci_json_error(reterr, p, "at least one of \"weight\" and \"leafWeight\" is required");
+        return 0;
+}
+
+static int parse_throttle_device(const cJSON *v, const OciJsonPath *p, void *elem, char **reterr) {
+        static const OciJsonField table[] = {
+                FIELD("major", field_device_number, OciBlockIoDevice, major, OCI_JSON_MANDATORY),
+                FIELD("minor", field_device_number, OciBlockIoDevice, minor, OCI_JSON_MANDATORY),
+                FIELD("rate", oci_json_field_uint64, OciBlockIoDevice, rate, OCI_JSON_MANDATORY),
+                {},
+        };
+        return oci_json_dispatch(v, p, table, elem, reterr);
+}
+
+#define DEFINE_BLKIO_ARRAY(fn, member, elem_fn)                                                               \
+        static int fn(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {                       \
+                OciBlockIo *b = dst;                                                                          \
+                return oci_json_parse_array(v, p, sizeof(OciBlockIoDevice), (void **) &b->member,            \
+                                            &b->n_##member, elem_fn, reterr);                                 \
+        }
+DEFINE_BLKIO_ARRAY(parse_weight_devices, weight_device, parse_weight_device)
+DEFINE_BLKIO_ARRAY(parse_throttle_read_bps, throttle_read_bps, parse_throttle_device)
+DEFINE_BLKIO_ARRAY(parse_throttle_write_bps, throttle_write_bps, parse_throttle_device)
+DEFINE_BLKIO_ARRAY(parse_throttle_read_iops, throttle_read_iops, parse_throttle_device)
+DEFINE_BLKIO_ARRAY(parse_throttle_write_iops, throttle_write_iops, parse_throttle_device)
+
+static int parse_block_io(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        static const OciJsonField table[] = {
+                FIELD_HAS("weight", field_blkio_weight, OciBlockIo, weight, has_weight, 0),
+                FIELD_HAS("leafWeight", field_blkio_weight, OciBlockIo, leaf_weight, has_leaf_weight, 0),
+                FIELD_SELF("weightDevice", parse_weight_devices, 0),
+                FIELD_SELF("throttleReadBpsDevice", parse_throttle_read_bps, 0),
+                FIELD_SELF("throttleWriteBpsDevice", parse_throttle_write_bps, 0),
+                FIELD_SELF("throttleReadIOPSDevice", parse_throttle_read_iops, 0),
+                FIELD_SELF("throttleWriteIOPSDevice", parse_throttle_write_iops, 0),
+                {},
+        };
+        ((OciBlockIo *) dst)->present = true;
+        return oci_json_dispatch(v, p, table, dst, reterr);
+}
+
+static int field_page_size(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        const char *s;
+        size_t n;
+        int r;
+
+        r = oci_json_field_string(v, p, dst, reterr);
+        if (r < 0)
+                return r;
+        s = *(char **) dst;
+        n = strspn(s, "0123456789");
+        /* ^[1-9][0-9]*[KMG]B$ */
+        if (n == 0 || s[0] == '0' || !s[n] || !strchr("KMG", s[n]) || s[n + 1] != 'B' || s[n + 2] != 0)
+                return oci_json_error(reterr, p, "invalid page size \"%s\" (expected e.g. 2MB, 1GB, 64KB)", s);
+        return 0;
+}
+
+static int parse_hugepage_limit(const cJSON *v, const OciJsonPath *p, void *elem, char **reterr) {
+        static const OciJsonField table[] = {
+                FIELD("pageSize", field_page_size, OciHugepageLimit, page_size, OCI_JSON_MANDATORY),
+                FIELD("limit", oci_json_field_uint64, OciHugepageLimit, limit, OCI_JSON_MANDATORY),
+                {},
+        };
+        return oci_json_dispatch(v, p, table, elem, reterr);
+}
+
+static int parse_hugepage_limits(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        OciResources *res = dst;
+        return oci_json_parse_array(v, p, sizeof(OciHugepageLimit), (void **) &res->hugepage_limits,
+                                    &res->n_hugepage_limits, parse_hugepage_limit, reterr);
+}
+
+static int parse_net_priority(const cJSON *v, const OciJsonPath *p, void *elem, char **reterr) {
+        static const OciJsonField table[] = {
+                FIELD("name", oci_json_field_nonempty_string, OciNetPriority, name, OCI_JSON_MANDATORY),
+                FIELD("priority", oci_json_field_uint32, OciNetPriority, priority, OCI_JSON_MANDATORY),
+                {},
+        };
+        return oci_json_dispatch(v, p, table, elem, reterr);
+}
+
+static int parse_net_priorities(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        OciNetwork *n = dst;
+        return oci_json_parse_array(v, p, sizeof(OciNetPriority), (void **) &n->priorities, &n->n_priorities,
+                                    parse_net_priority, reterr);
+}
+
+static int parse_network(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        static const OciJsonField table[] = {
+                FIELD_HAS("classID", oci_json_field_uint32, OciNetwork, class_id, has_class_id, 0),
+                FIELD_SELF("priorities", parse_net_priorities, 0),
+                {},
+        };
+        ((OciNetwork *) dst)->present = true;
+        return oci_json_dispatch(v, p, table, dst, reterr);
+}
+
+static int parse_rdma_entry(const cJSON *v, const OciJsonPath *p, OciRdma *e, char **reterr) {
+        static const OciJsonField table[] = {
+                FIELD_HAS("hcaHandles", oci_json_field_uint32, OciRdma, hca_handles, has_hca_handles, 0),
+                FIELD_HAS("hcaObjects", oci_json_field_uint32, OciRdma, hca_objects, has_hca_objects, 0),
+                {},
+        };
+        int r;
+
+        r = oci_json_dispatch(v, p, table, e, reterr);
+        if (r < 0)
+                return r;
+        if (!e->has_hca_handles && !e->has_hca_objects)
+                return oci_json_error(reterr, p, "at least one of \"hcaHandles\" and \"hcaObjects\" is required");
+        return 0;
+}
+
+static int parse_rdma(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        OciResources *res = dst;
+        const cJSON *m;
+        size_t n = 0, i = 0;
+        int r;
+
+        r = oci_json_check_type(v, p, cJSON_Object, reterr);
+        if (r < 0)
+                return r;
+        cJSON_ArrayForEach(m, v) {
+                r = oci_json_check_key(m, p, /* require_nonempty= */ true, reterr);
+                if (r < 0)
+                        return r;
+                n++;
+        }
+        r = check_no_duplicate_keys(v, p, reterr);
+        if (r < 0)
+                return r;
+        if (n == 0)
+                return 0;
+        res->rdma = calloc(n, sizeof(OciRdma));
+        if (!res->rdma)
+                return -ENOMEM;
+        res->n_rdma = n;
+        cJSON_ArrayForEach(m, v) {
+                const OciJsonPath kp = OCI_JSON_KEY(p, m->string);
+                res->rdma[i].device = strdup(m->string);
+                if (!res->rdma[i].device)
+                        return -ENOMEM;
+                r = parse_rdma_entry(m, &kp, &res->rdma[i], reterr);
+                if (r < 0)
+                        return r;
+                i++;
+        }
+        return 0;
+}
+
+/* unified: keys name files in the container's cgroup directory; refuse anything that could leave it. */
+static int check_unified_key(const char *key, const OciJsonPath *p, char **reterr) {
+        if (strchr(key, '/') || key[0] == '.')
+                return oci_json_error(reterr, p, "not a cgroup file name");
+        return 0;
+}
+
+static int parse_unified(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        OciResources *res = dst;
+        return parse_string_map(v, p, &res->unified, &res->n_unified, check_unified_key, reterr);
+}
+
+int parse_resources(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        static const OciJsonField table[] = {
+                FIELD_SELF("devices", parse_resources_devices, 0),
+                FIELD("memory", parse_memory, OciResources, memory, 0),
+                FIELD("cpu", parse_cpu, OciResources, cpu, 0),
+                FIELD("pids", parse_pids, OciResources, pids, 0),
+                FIELD("blockIO", parse_block_io, OciResources, block_io, 0),
+                FIELD_SELF("hugepageLimits", parse_hugepage_limits, 0),
+                FIELD("network", parse_network, OciResources, network, 0),
+                FIELD_SELF("rdma", parse_rdma, 0),
+                FIELD_SELF("unified", parse_unified, 0),
+                {},
+        };
+        ((OciResources *) dst)->present = true;
+        return oci_json_dispatch(v, p, table, dst, reterr);
+}
