@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "console.h"
 #include "fileio.h"
 #include "macro.h"
 #include "process-util.h"
@@ -31,12 +32,6 @@ int cli_block_forwarded_signals(void) {
                 return -errno;
         int fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
         return fd < 0 ? -errno : fd;
-}
-
-static void copy_winsize(int from, int to) {
-        struct winsize ws;
-        if (ioctl(from, TIOCGWINSZ, &ws) == 0)
-                (void) ioctl(to, TIOCSWINSZ, &ws);
 }
 
 /* Move what is readable on `in` to `out`; false on EOF or error. */
@@ -61,7 +56,7 @@ int cli_wait_forwarding_signals(pid_t pid, int pidfd, int sfd, int master) {
                 struct termios raw = saved;
                 cfmakeraw(&raw);
                 restore = tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0;
-                copy_winsize(STDIN_FILENO, master);
+                console_copy_winsize(STDIN_FILENO, master);
         }
 
         /* A process whose main thread was killed (a seccomp KILL_THREAD of the leader) lives on while
@@ -90,7 +85,7 @@ int cli_wait_forwarding_signals(pid_t pid, int pidfd, int sfd, int master) {
                         struct signalfd_siginfo ssi;
                         while (read(sfd, &ssi, sizeof ssi) == sizeof ssi) {
                                 if (ssi.ssi_signo == SIGWINCH && master >= 0)
-                                        copy_winsize(STDIN_FILENO, master);
+                                        console_copy_winsize(STDIN_FILENO, master);
                                 else if (ssi.ssi_signo != SIGCHLD && ssi.ssi_signo != SIGPIPE)
                                         (void) pidfd_send_sig(pidfd, (int) ssi.ssi_signo);
                         }

@@ -98,3 +98,10 @@ int console_make_controlling(int slave_fd) {
                         return -errno;
         return 0;
 }
+
+void console_copy_winsize(int from_fd, int to_fd) {
+        struct winsize ws;
+
+        if (ioctl(from_fd, TIOCGWINSZ, &ws) == 0 && (ws.ws_row > 0 || ws.ws_col > 0))
+                (void) ioctl(to_fd, TIOCSWINSZ, &ws);
+}

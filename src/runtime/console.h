@@ -8,3 +8,5 @@ int console_send_master(const char *socket_path, int master_fd, char **reterr);
 int console_open_pty(unsigned rows, unsigned cols, int *ret_master, int *ret_slave, char **reterr);
 /* In the init: make slave the controlling terminal and stdio. */
 int console_make_controlling(int slave_fd);
+/* Give to_fd (a pty) the window size of from_fd (a terminal), if it has one. */
+void console_copy_winsize(int from_fd, int to_fd);

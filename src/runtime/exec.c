@@ -846,6 +846,8 @@ int container_exec(const ExecOptions *o, ExecProcess *ret, char **reterr) {
                         goto kill;
                 } else if (m.type == SYNC_CONSOLE) {
                         if (o->ret_console_master) {
+                                /* Sized before the process can ask: our caller proxies it to its terminal. */
+                                console_copy_winsize(STDIN_FILENO, m.fd);
                                 *o->ret_console_master = TAKE_FD(m.fd);
                                 r = 0;
                         } else

@@ -1,0 +1,140 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Namespaces and the rest of the process (issue 3): a user namespace with id mappings, joining namespaces
+# by path (network, pid: the stage1 path of the bootstrap), a time namespace with offsets, the scheduler,
+# ioPriority, execCPUAffinity, personality, --no-pivot through the real binary, and a config without a
+# process (create accepts it, start refuses it clearly). Checked inside the container and from the host.
+. "$(dirname "$0")/lib.sh"
+
+require_root
+require_systemd
+
+sd() { "$SDRUN" --root "$SDRUN_ROOT" "$@"; }
+status_of() { sd state "$1" 2>/dev/null | jq -r .status; }
+
+B=$TEST_TMPDIR/b
+make_bundle "$B" || bail "make_bundle failed"
+bundle_set "$B" 'del(.linux.resources)'
+cp "$B/config.json" "$TEST_TMPDIR/base.json"
+reset_bundle() { cp "$TEST_TMPDIR/base.json" "$B/config.json"; }
+
+# run_sh JQ CMD: run the bundle edited by JQ with process.args=["sh","-c",CMD]; output in $out, status in $rc
+run_sh() {
+        local id
+        id=$(new_id ns); track_container "$id"
+        reset_bundle
+        bundle_set "$B" "$1 | .process.args=[\"sh\",\"-c\",\$c]" --arg c "$2"
+        rc=0; out=$(sd run --bundle "$B" "$id" 2>"$TEST_TMPDIR/err") || rc=$?
+        [ $rc = 0 ] || diag "run failed ($rc): $(cat "$TEST_TMPDIR/err")"
+        no_leftovers "$id"
+}
+
+# ---------------------------------------------------------------------------------------------------------
+# a user namespace with id mappings: root inside is 100000 outside. As with runc, the mapped root must be
+# able to reach the rootfs: the test directory is made traversable.
+chmod 0755 "$TEST_TMPDIR" "$B"
+
+id=$(new_id userns); track_container "$id"
+reset_bundle
+bundle_set "$B" '.linux.namespaces += [{type: "user"}] |
+        .linux.uidMappings=[{containerID: 0, hostID: 100000, size: 65536}] |
+        .linux.gidMappings=[{containerID: 0, hostID: 100000, size: 65536}] |
+        .process.args=["sleep","30"]'
+ok_desc "userns: run --detach" sd run --detach --bundle "$B" "$id"
+pid=$(sd state "$id" | jq -r .pid)
+wait_for test -n "$(cat "/proc/$pid/uid_map" 2>/dev/null)"
+like "$(awk '/^Uid:/ {print $2}' "/proc/$pid/status")" '^100000$' "userns: the init runs as host uid 100000"
+like "$(tr -s ' ' <"/proc/$pid/uid_map")" '^ *0 100000 65536' "userns: uid_map written by the runtime"
+like "$(tr -s ' ' <"/proc/$pid/gid_map")" '^ *0 100000 65536' "userns: gid_map written by the runtime"
+isnt_host() { [ "$(readlink "/proc/$pid/ns/user")" != "$(readlink /proc/self/ns/user)" ]; }
+ok_desc "userns: the init is in its own user namespace" isnt_host
+ok_desc "userns: delete --force" sd delete --force "$id"
+no_leftovers "$id"
+
+run_sh '.linux.namespaces += [{type: "user"}] |
+        .linux.uidMappings=[{containerID: 0, hostID: 100000, size: 65536}] |
+        .linux.gidMappings=[{containerID: 0, hostID: 100000, size: 65536}]' \
+        'id -u; id -g; cat /dev/null && echo devnull-ok; awk "{print \$1, \$2, \$3}" /proc/self/uid_map'
+is "$out" $'0\n0\ndevnull-ok\n0 100000 65536' "userns: root inside, devices usable (bound from the host), the map seen inside"
+
+# ---------------------------------------------------------------------------------------------------------
+# joining namespaces by path: a network namespace made with ip netns, and the pid namespace of a container
+
+netns=sdt-ns-$$
+if ip netns add "$netns" 2>/dev/null; then
+        cleanup_add ip netns delete "$netns"
+        ip netns exec "$netns" ip link set lo up
+        ip -n "$netns" link add sdt-dummy0 type dummy 2>/dev/null || true
+        run_sh ".linux.namespaces |= map(if .type == \"network\" then .path = \"/run/netns/$netns\" else . end)" \
+                'stat -L -c %i /proc/self/ns/net; ls /sys/class/net | sort | paste -sd,'
+        lines=(); while IFS= read -r l; do lines+=("$l"); done <<<"$out"
+        is "${lines[0]:-}" "$(stat -L -c %i "/run/netns/$netns")" "netns by path: the container is in the given network namespace"
+        like "${lines[1]:-}" 'lo' "netns by path: sysfs shows that namespace's interfaces: ${lines[1]:-}"
+else
+        ok_desc "ip netns add works" false
+fi
+
+ida=$(new_id pidA); track_container "$ida"
+reset_bundle
+bundle_set "$B" '.process.args=["sleep","30"]'
+ok_desc "pid ns by path: first container runs" sd run --detach --bundle "$B" "$ida"
+pida=$(sd state "$ida" | jq -r .pid)
+run_sh ".linux.namespaces |= map(if .type == \"pid\" then .path = \"/proc/$pida/ns/pid\" else . end)" \
+        'ps -o pid,args | grep -v "ps -o" | grep "sleep 30" | awk "{print \$1}"; echo self=$$'
+lines=(); while IFS= read -r l; do lines+=("$l"); done <<<"$out"
+is "${lines[0]:-}" 1 "pid ns by path: the second container sees the first one's init as pid 1"
+unlike "${lines[1]:-}" '^self=1$' "pid ns by path: the second container's process is not pid 1 there (${lines[1]:-})"
+ok_desc "pid ns by path: delete the first container" sd delete --force "$ida"
+no_leftovers "$ida"
+
+# ---------------------------------------------------------------------------------------------------------
+# a time namespace with offsets (written before the init exists, by the stage1 child)
+
+host_up=$(cut -d. -f1 /proc/uptime)
+run_sh '.linux.namespaces += [{type: "time"}] | .linux.timeOffsets={boottime: {secs: 86400, nanosecs: 0}, monotonic: {secs: 3600, nanosecs: 0}}' \
+        'cut -d. -f1 /proc/uptime; readlink /proc/self/ns/time'
+lines=(); while IFS= read -r l; do lines+=("$l"); done <<<"$out"
+ok_desc "time namespace: boottime is 86400 s ahead inside (${lines[0]:-?} vs host $host_up)" \
+        test "${lines[0]:-0}" -ge $((host_up + 86000))
+isnt() { [ "$1" != "$2" ]; }
+ok_desc "time namespace: the process is in its own time namespace" isnt "${lines[1]:-}" "$(readlink /proc/self/ns/time)"
+
+# ---------------------------------------------------------------------------------------------------------
+# scheduler, ioPriority, execCPUAffinity, personality
+
+run_sh '.process.scheduler={policy: "SCHED_BATCH", nice: 5}' 'grep -E "^policy" /proc/self/sched | tr -s " "; cut -d" " -f19 /proc/self/stat'
+is "$out" $'policy : 3\n5' "scheduler: SCHED_BATCH (policy 3) with nice 5"
+run_sh '.process.ioPriority={class: "IOPRIO_CLASS_IDLE", priority: 0}' 'ionice'
+like "$out" '^idle' "ioPriority: IOPRIO_CLASS_IDLE (ionice inside: $out)"
+run_sh '.process.ioPriority={class: "IOPRIO_CLASS_BE", priority: 6}' 'ionice'
+like "$out" 'best-effort.*6' "ioPriority: IOPRIO_CLASS_BE 6 (ionice inside: $out)"
+run_sh '.process.execCPUAffinity={initial: "0", final: "0"}' 'grep Cpus_allowed_list /proc/self/status | tr -d "\t "'
+is "$out" "Cpus_allowed_list:0" "execCPUAffinity.final: the process runs on CPU 0 only"
+run_sh '.linux.personality={domain: "LINUX32"}' 'uname -m'
+like "$out" '^i[3-6]86$' "personality LINUX32: uname -m says $out"
+
+# ---------------------------------------------------------------------------------------------------------
+# --no-pivot (ramfs roots): MS_MOVE + chroot through the real binary
+
+id=$(new_id nopivot); track_container "$id"
+reset_bundle
+bundle_set "$B" '.process.args=["sh","-c","pwd; readlink /proc/self/cwd; test -x /bin/busybox && echo inside"]'
+rc=0; out=$(sd run --no-pivot --bundle "$B" "$id" 2>&1) || rc=$?
+is "$rc:$out" $'0:/\n/\ninside' "--no-pivot: the container runs in its rootfs, cwd /"
+no_leftovers "$id"
+
+# ---------------------------------------------------------------------------------------------------------
+# no process: create accepts it (the spec requires process only for start); start refuses it clearly
+
+id=$(new_id noproc); track_container "$id"
+reset_bundle
+bundle_set "$B" 'del(.process)'
+ok_desc "no process: create succeeds" sd create --bundle "$B" "$id"
+is "$(status_of "$id")" created "no process: the container is created"
+rc=0; err=$(sd start "$id" 2>&1) || rc=$?
+is "$rc" 1 "no process: start fails"
+like "$err" 'no process' "no process: start says why: $err"
+ok_desc "no process: delete --force" sd delete --force "$id"
+no_leftovers "$id"
+
+done_testing
