@@ -152,6 +152,7 @@ static int lock_exclusive(int fd, uint64_t timeout_usec) {
 }
 
 #define TEMP_PREFIX ".new-"
+#define STALE_TEMPORARY_SEC 60
 
 static void remove_dir_contents(int dir_fd) {
         _cleanup_close_ int fd = openat(dir_fd, ".", O_DIRECTORY | O_CLOEXEC | O_RDONLY);
@@ -180,7 +181,12 @@ static void sweep_stale_temporaries(int root_fd) {
                 if (!strneq(de->d_name, TEMP_PREFIX, STRLEN(TEMP_PREFIX)))
                         continue;
                 _cleanup_close_ int dfd = openat(root_fd, de->d_name, O_DIRECTORY | O_CLOEXEC | O_RDONLY | O_NOFOLLOW);
-                if (dfd < 0)
+                struct stat st;
+                if (dfd < 0 || fstat(dfd, &st) < 0)
+                        continue;
+                /* A create in progress is in this phase for microseconds, but between its mkdir and its flock
+                 * the lock proves nothing: only what is old enough to be abandoned is looked at. */
+                if ((uint64_t) st.st_mtime + STALE_TEMPORARY_SEC > now_usec(CLOCK_REALTIME) / USEC_PER_SEC)
                         continue;
                 _cleanup_close_ int lfd = openat(dfd, LOCK_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
                 if (lfd >= 0 && flock(lfd, LOCK_EX | LOCK_NB) < 0)
