@@ -212,13 +212,44 @@ static pid_t container_ns_pid(const OciConfig *c, pid_t host_pid) {
         return host_pid;
 }
 
-static void teardown_unit(SdUnitBus *bus, const char *unit) {
+/* Whether the cgroup `path` (with its subtree) may still hold a process. Only "populated 0" in its
+ * cgroup.events (cgroup v2, or the unified hierarchy of a hybrid layout), or a cgroup that no longer exists,
+ * says it holds none; anything else (legacy layout, no cgroup recorded, an unreadable file) counts as may. */
+static bool cgroup_may_be_populated(const char *path) {
+        _cleanup_free_ char *dir = NULL, *file = NULL, *buf = NULL;
+        CgroupLayout layout;
+        const char *p;
+        int r;
+
+        if (isempty(path) || cgroup_detect_layout(&layout) < 0 || layout == CGROUP_LAYOUT_LEGACY)
+                return true;
+        if (cgroup_unified_dir(path, &dir) < 0 || asprintf(&file, "%s/cgroup.events", dir) < 0)
+                return true;
+        r = read_full_file_at(AT_FDCWD, file, 4096, &buf, NULL);
+        if (r == -ENOENT)
+                return access(dir, F_OK) >= 0 || errno != ENOENT;
+        if (r < 0)
+                return true;
+        for (p = buf; p && *p;) {
+                if (strneq(p, "populated ", STRLEN("populated ")))
+                        return p[STRLEN("populated ")] != '0';
+                p = strchr(p, '\n');
+                if (p)
+                        p++;
+        }
+        return true;
+}
+
+/* Stop the unit and wait until it is gone. kill: SIGKILL whatever is left in it first (one more round trip,
+ * worth it only when the cgroup may hold processes: StopUnit would SIGTERM them and wait TimeoutStopUSec). */
+static void teardown_unit(SdUnitBus *bus, const char *unit, bool kill) {
         _cleanup_free_ char *err = NULL;
         int r;
 
         if (!bus || !unit)
                 return;
-        (void) sdunit_kill_unit(bus, unit, SIGKILL, NULL);
+        if (kill)
+                (void) sdunit_kill_unit(bus, unit, SIGKILL, NULL);
         r = sdunit_stop_unit(bus, unit, UNIT_STOP_TIMEOUT_USEC, &err);
         if (r < 0 && r != -ENOENT)
                 log_debug("stop unit %s: %s", unit, err ?: strerror(-r));
@@ -342,6 +373,16 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
         r = unit_property_add_u64(&props, "TimeoutStopUSec", 10 * USEC_PER_SEC);
         if (r < 0)
                 return r;
+        /* IOAccounting=yes (sdunit_start_scope) on a v1 layout means the blkio hierarchy, which no unit uses by
+         * default: systemd then creates blkio cgroups for every sibling of the scope and of its slices when the
+         * first such scope appears and removes them when the last goes, ~3 ms of PID 1 per container (see
+         * bench/README.md). Turned off there unless linux.resources.blockIO asks for blkio anyway; an annotation
+         * org.systemd.property.IOAccounting=true turns it back on. */
+        if (layout != CGROUP_LAYOUT_UNIFIED && !c->linux_.resources.block_io.present) {
+                r = unit_property_add_bool(&props, "IOAccounting", false);
+                if (r < 0)
+                        return r;
+        }
         r = cgroup_props_from_annotations(c->annotations, c->n_annotations, &props, reterr);
         if (r < 0)
                 return errwrap(reterr, r, "config.json: annotations");
@@ -503,6 +544,8 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
                                 continue; /* the init died: the next receive says how */
                 } else if (m.type == SYNC_CONSOLE) {
                         if (o->ret_console_master) {
+                                /* Sized before the process can ask: our caller proxies it to its terminal. */
+                                console_copy_winsize(STDIN_FILENO, m.fd);
                                 *o->ret_console_master = TAKE_FD(m.fd);
                                 r = 0;
                         } else
@@ -579,7 +622,7 @@ fail:
                 (void) cgroup_attach_memberships(getpid(), orig, n_orig);
         cgroup_memberships_free(orig, n_orig);
         if (unit_started)
-                teardown_unit(bus, unit);
+                teardown_unit(bus, unit, true);
         if (o->pid_file)
                 (void) unlink(o->pid_file);
         if (ct)
@@ -836,8 +879,9 @@ int container_delete(const char *root, const char *id, bool force, char **reterr
 
         if (ct->unit) {
                 r = sdunit_bus_open(ct->user_bus, &bus, NULL);
+                /* A container that stopped on its own has left an empty cgroup: no KillUnit for it. */
                 if (r >= 0)
-                        teardown_unit(bus, ct->unit);
+                        teardown_unit(bus, ct->unit, cgroup_may_be_populated(ct->cgroup));
         }
 
         if (container_read_config(ct, &raw, &raw_len) >= 0 && oci_config_parse(raw, raw_len, &c, NULL) >= 0 &&

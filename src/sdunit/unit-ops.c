@@ -219,6 +219,13 @@ int sdunit_stop_unit(SdUnitBus *b, const char *unit, uint64_t timeout_usec, char
         assert(b);
         assert(unit);
 
+        /* A unit that is not loaded is gone already (the common case: a container that stopped on its own
+         * and was collected). GetUnit says so in one round trip; StopUnit would first make PID 1 try to load
+         * the unit from disk, only to answer NoSuchUnit. */
+        r = get_loaded_unit_path(b, unit, NULL, reterr);
+        if (r < 0)
+                return r;
+
         r = sdunit_bus_watch_jobs(b, reterr);
         if (r < 0)
                 return r;

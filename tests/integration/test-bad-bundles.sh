@@ -67,7 +67,7 @@ bad "missing config.json" 'config.json.*(No such file|not found)'
 reset
 
 bundle_set "$B" '.process.terminal=true'
-bad "terminal without --console-socket" 'terminal.*--console-socket'
+bad "terminal without --console-socket" 'terminal.*--console-socket' create
 reset
 
 # invalid ids: nothing created anywhere
