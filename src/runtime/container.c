@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -400,8 +401,15 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
                 r = -ENOMEM;
                 goto fail;
         }
-        if (asprintf(&ct->owner, "%s", "root") < 0)
-                ct->owner = NULL;
+        /* runc's "owner": the user who created the container. */
+        {
+                struct passwd pw, *res = NULL;
+                char pwbuf[4096];
+                if (getpwuid_r(geteuid(), &pw, pwbuf, sizeof pwbuf, &res) == 0 && res)
+                        ct->owner = strdup(res->pw_name);
+                else if (asprintf(&ct->owner, "%u", (unsigned) geteuid()) < 0)
+                        ct->owner = NULL;
+        }
         if (c->n_annotations > 0) {
                 ct->annotations = cJSON_CreateObject();
                 for (size_t i = 0; ct->annotations && i < c->n_annotations; i++)
