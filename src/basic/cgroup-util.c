@@ -173,3 +173,28 @@ int cgroup_unified_dir(const char *path, char **ret) {
                 return -ENOMEM;
         return 0;
 }
+
+int cgroup_enable_subtree_controllers(const char *dir) {
+        _cleanup_free_ char *path = NULL, *buf = NULL, *want = NULL;
+        size_t n = 0;
+        int r;
+
+        if (asprintf(&path, "%s/cgroup.controllers", dir) < 0)
+                return -ENOMEM;
+        r = read_full_file_at(AT_FDCWD, path, 4096, &buf, NULL);
+        if (r < 0)
+                return r;
+        want = malloc(strlen(buf) * 2 + 2);
+        if (!want)
+                return -ENOMEM;
+        for (char *tok = strtok(buf, " \n"); tok; tok = strtok(NULL, " \n"))
+                n += (size_t) sprintf(want + n, "%s+%s", n ? " " : "", tok);
+        if (n == 0)
+                return 0; /* nothing to hand down (e.g. every controller bound to v1) */
+        free(path);
+        if (asprintf(&path, "%s/cgroup.subtree_control", dir) < 0) {
+                path = NULL;
+                return -ENOMEM;
+        }
+        return write_string_file(path, want);
+}

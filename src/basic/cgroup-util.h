@@ -28,3 +28,6 @@ int cgroup_hierarchy_mount(const char *controllers, char **ret);
 int cgroup_attach_memberships(pid_t pid, const CgroupMembership *m, size_t n);
 /* Absolute cgroupfs directory of the unified (v2) cgroup `path`, or of the name=systemd one on legacy. */
 int cgroup_unified_dir(const char *path, char **ret);
+/* Write "+c" for every controller in DIR/cgroup.controllers to DIR/cgroup.subtree_control (cgroup v2; DIR
+ * must hold no process). */
+int cgroup_enable_subtree_controllers(const char *dir);

@@ -45,11 +45,17 @@ unsigned long namespace_clone_flag(OciNamespaceType t) {
         return t >= 0 && t < _OCI_NS_MAX ? table[t] : 0;
 }
 
-static pid_t raw_clone3(unsigned long flags, int *pidfd, int exit_signal) {
+#ifndef CLONE_INTO_CGROUP
+#define CLONE_INTO_CGROUP 0x200000000ULL
+#endif
+
+/* cgroup_fd >= 0: the child is born in that (cgroup v2) cgroup (CLONE_INTO_CGROUP). */
+static pid_t raw_clone3(uint64_t flags, int *pidfd, int exit_signal, int cgroup_fd) {
         struct clone_args args = {
-                .flags = flags,
+                .flags = flags | (cgroup_fd >= 0 ? CLONE_INTO_CGROUP : 0),
                 .pidfd = (uint64_t) (uintptr_t) pidfd,
                 .exit_signal = (uint64_t) exit_signal,
+                .cgroup = cgroup_fd >= 0 ? (uint64_t) cgroup_fd : 0,
         };
         return (pid_t) syscall(SYS_clone3, &args, sizeof args);
 }
@@ -477,7 +483,7 @@ _noreturn_ static void stage1_main(const BootstrapParams *bp, int sync_fd, const
                 new_flags &= ~(unsigned long) CLONE_NEWTIME;
         }
 
-        pid = raw_clone3(new_flags | CLONE_PIDFD | CLONE_PARENT, &pidfd, 0);
+        pid = raw_clone3(new_flags | CLONE_PIDFD | CLONE_PARENT, &pidfd, 0, bp->init_cgroup_fd);
         if (pid < 0) {
                 sync_send_error(sync_fd, errno, "clone the container init: %m");
                 _exit(EXIT_FAILURE);
@@ -526,7 +532,7 @@ int bootstrap_clone_init(const BootstrapParams *bp, InitProcess *ret, char **ret
 
         if (need_stage1) {
                 _cleanup_close_ int stage1_pidfd = -EBADF;
-                pid_t s1 = raw_clone3(CLONE_PIDFD, &stage1_pidfd, SIGCHLD);
+                pid_t s1 = raw_clone3(CLONE_PIDFD, &stage1_pidfd, SIGCHLD, -EBADF);
                 if (s1 < 0) {
                         r = -errno;
                         goto finish;
@@ -552,7 +558,7 @@ int bootstrap_clone_init(const BootstrapParams *bp, InitProcess *ret, char **ret
                 ip.pidfd = TAKE_FD(m.fd);
                 sync_msg_done(&m);
         } else {
-                ip.pid = raw_clone3(new_flags | CLONE_PIDFD, &ip.pidfd, SIGCHLD);
+                ip.pid = raw_clone3(new_flags | CLONE_PIDFD, &ip.pidfd, SIGCHLD, bp->init_cgroup_fd);
                 if (ip.pid < 0) {
                         r = -errno;
                         if (reterr && asprintf(reterr, "clone the container init: %s", strerror(errno)) < 0)

@@ -25,6 +25,7 @@ typedef struct BootstrapParams {
         int start_listen_fd;   /* the start barrier: a listening socket; the init accepts `start` on it */
         int close_in_init_fd;  /* an fd the init must drop at once (the create lock), or -1 */
         bool has_console_socket;
+        int init_cgroup_fd; /* >= 0: the init is born in this cgroup v2 directory (a sub-cgroup of the scope) */
 } BootstrapParams;
 
 typedef struct InitProcess {

@@ -36,6 +36,8 @@
 
 #define START_SOCKET "start.sock"
 #define MACHINE_ANNOTATION "io.github.sdrun.machine"
+/* crun's name: the init runs in this sub-cgroup of the scope, which then has no processes of its own. */
+#define SUBGROUP_ANNOTATION "run.oci.systemd.subgroup"
 #define SCOPE_JOB_TIMEOUT_USEC (30 * USEC_PER_SEC)
 #define SETUP_TIMEOUT_USEC (5 * 60 * USEC_PER_SEC)
 #define UNIT_STOP_TIMEOUT_USEC (30 * USEC_PER_SEC)
@@ -113,6 +115,11 @@ static int validate_config(const OciConfig *c, const CreateOptions *o, char **re
                                 return errorf(reterr, EINVAL, "process.user.additionalGids[%zu]: %" PRIu32
                                             " is not a valid group id", i, UINT32_MAX);
         }
+        const char *subgroup = oci_config_annotation(c, SUBGROUP_ANNOTATION);
+        if (subgroup && (isempty(subgroup) || strchr(subgroup, '/') || streq(subgroup, ".") || streq(subgroup, "..") ||
+                         strneq(subgroup, "cgroup.", 7) || strlen(subgroup) > 255))
+                return errorf(reterr, EINVAL, "annotations[\"" SUBGROUP_ANNOTATION "\"]: invalid sub-cgroup name \"%s\"",
+                              subgroup);
         if (!oci_config_has_namespace(c, OCI_NS_MOUNT, NULL))
                 return errorf(reterr, EINVAL, "linux.namespaces: sdrun needs a mount namespace for the container");
         return 0;
@@ -299,7 +306,9 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
         _cleanup_(sdunit_bus_closep) SdUnitBus *bus = NULL;
         _cleanup_free_ char *bundle = NULL, *rootfs = NULL, *raw = NULL, *slice = NULL, *unit = NULL,
                             *description = NULL, *cgroup = NULL;
-        _cleanup_close_ int bundle_fd = -EBADF, listen_fd = -EBADF;
+        _cleanup_close_ int bundle_fd = -EBADF, listen_fd = -EBADF, subgroup_fd = -EBADF;
+        _cleanup_free_ char *scope_dir = NULL;
+        const char *subgroup = NULL;
         _cleanup_(unit_property_list_done) UnitPropertyList props = {};
         _cleanup_(cgroup_file_writes_done) CgroupFileWrites writes = {};
         _cleanup_(sdunit_machine_call_freep) SdUnitMachineCall *machine_call = NULL;
@@ -479,6 +488,28 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
                 }
         }
 
+        /* A sub-cgroup for the init where nested cgroup management needs it (cgroup v2 does not allow
+         * controllers below a cgroup that has processes): the init is born in it (CLONE_INTO_CGROUP). */
+        subgroup = oci_config_annotation(c, SUBGROUP_ANNOTATION);
+        if (subgroup) {
+                if (layout == CGROUP_LAYOUT_LEGACY) {
+                        r = errorf(reterr, EOPNOTSUPP, "annotations[\"" SUBGROUP_ANNOTATION "\"]: needs a unified (cgroup v2) hierarchy");
+                        goto fail;
+                }
+                r = cgroup_unified_dir(cgroup, &scope_dir);
+                if (r >= 0) {
+                        _cleanup_close_ int dfd = open(scope_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                        if (dfd < 0 || (mkdirat(dfd, subgroup, 0755) < 0 && errno != EEXIST))
+                                r = -errno;
+                        else if ((subgroup_fd = openat(dfd, subgroup, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+                                r = -errno;
+                }
+                if (r < 0) {
+                        errorf(reterr, r, "create the sub-cgroup \"%s\" of %s: %s", subgroup, unit, strerror(-r));
+                        goto fail;
+                }
+        }
+
         unsigned listen_fds = listen_fds_from_env();
         BootstrapParams bp = {
                 .config = c,
@@ -492,6 +523,7 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
                 .start_listen_fd = listen_fd,
                 .close_in_init_fd = ct->lock_fd,
                 .has_console_socket = o->console_socket || o->ret_console_master,
+                .init_cgroup_fd = subgroup_fd,
         };
         r = bootstrap_clone_init(&bp, &ip, reterr);
         /* Back to where we came from: only the init (and what it forks) belongs to the container. */
@@ -506,6 +538,14 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
                 goto fail;
         }
         listen_fd = safe_close(listen_fd);
+        if (subgroup && layout == CGROUP_LAYOUT_UNIFIED) {
+                /* The scope holds no process now: hand its controllers down to the container's subtree. */
+                r = cgroup_enable_subtree_controllers(scope_dir);
+                if (r < 0) {
+                        errorf(reterr, r, "enable the controllers of %s for its sub-cgroups: %s", unit, strerror(-r));
+                        goto fail;
+                }
+        }
         log_debug("create %s: init %d cloned, runtime back in its own cgroup", o->id, (int) ip.pid);
         machine_call = register_machine_begin(c, o->id, ip.pid, rootfs);
         test_stop_at("clone");

@@ -207,4 +207,30 @@ like "$err" "not running" "and says it is not running: $err"
 ok_desc "delete" sd delete "$id"
 no_leftovers "$id"
 
+# run.oci.systemd.subgroup (crun's annotation): the init is born in a sub-cgroup of the scope, which then
+# holds no process of its own; ps, exec, pause and delete work on the whole subtree.
+id=$(new_id sub); track_container "$id"
+bundle_set "$B" '.annotations={"run.oci.systemd.subgroup": "payload"} | .process.args=["sleep","30"]'
+ok_desc "subgroup: run --detach" sd run --detach --bundle "$B" "$id"
+unit=$(unit_of "$id"); d=$(cgroup_dir "$unit")
+pid=$(sd state "$id" | jq -r .pid)
+is "$(cat "$d/cgroup.procs")" "" "subgroup: the scope itself holds no process"
+is "$(cat "$d/payload/cgroup.procs")" "$pid" "subgroup: the init was born in the sub-cgroup"
+like "$(sd exec "$id" cat /proc/self/cgroup | grep '^0::')" '^0::(/|/.*\.scope/payload)$' "subgroup: exec joins it (payload, or / in a cgroup namespace)"
+like "$(sd ps --format json "$id")" "$pid" "subgroup: ps lists the init"
+ok_desc "subgroup: pause" sd pause "$id"
+is "$(sd state "$id" | jq -r .status)" paused "subgroup: paused"
+ok_desc "subgroup: resume" sd resume "$id"
+ok_desc "subgroup: delete --force" sd delete --force "$id"
+no_leftovers "$id"
+
+for bad in "a/b" ".." "cgroup.procs" ""; do
+        id=$(new_id sub); track_container "$id"
+        bundle_set "$B" '.annotations={"run.oci.systemd.subgroup": $s}' --arg s "$bad"
+        rc=0; err=$(sd run --bundle "$B" "$id" 2>&1) || rc=$?
+        like "$rc:$err" '^1:.*run.oci.systemd.subgroup.*invalid sub-cgroup' "subgroup \"$bad\" is refused clearly"
+        no_leftovers "$id"
+done
+bundle_set "$B" 'del(.annotations)'
+
 done_testing

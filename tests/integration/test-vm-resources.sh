@@ -65,4 +65,18 @@ is "$(status_of "$id")" running "state running"
 ok_desc "delete --force" sd delete --force "$id"
 no_leftovers "$id"
 
+# run.oci.systemd.subgroup: the init in a sub-cgroup, the scope's controllers handed down to it, so the
+# container can manage nested cgroups (cgroup v2's no-internal-processes rule).
+id=$(new_id vmsub); track_container "$id"
+bundle_set "$B" '.annotations={"run.oci.systemd.subgroup": "payload"} | .process.args=["sh","-c","mkdir /sys/fs/cgroup/inner 2>&1; cat /sys/fs/cgroup/cgroup.controllers; sleep 30"] | .mounts |= map(if .type == "cgroup" then .options = ["nosuid","noexec","nodev","relatime","rw"] else . end)'
+ok_desc "subgroup: run --detach" sd run --detach --bundle "$B" "$id"
+unit=$(unit_of "$id"); d=$(cgroup_dir "$unit")
+pid=$(sd state "$id" | jq -r .pid)
+is "$(cat "$d/cgroup.procs")" "" "subgroup: the scope itself holds no process"
+is "$(cat "$d/payload/cgroup.procs")" "$pid" "subgroup: the init is in the sub-cgroup"
+like "$(cat "$d/cgroup.subtree_control")" 'memory.*pids|pids.*memory' "subgroup: the scope's controllers are enabled for its subtree"
+like "$(cat "$d/payload/cgroup.controllers")" 'memory' "subgroup: the container's cgroup has the memory controller"
+ok_desc "delete --force" sd delete --force "$id"
+no_leftovers "$id"
+
 done_testing
