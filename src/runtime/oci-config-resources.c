@@ -325,16 +325,7 @@ static int parse_rdma(const cJSON *v, const OciJsonPath *p, void *dst, char **re
         size_t n = 0, i = 0;
         int r;
 
-        r = oci_json_check_type(v, p, cJSON_Object, reterr);
-        if (r < 0)
-                return r;
-        cJSON_ArrayForEach(m, v) {
-                r = oci_json_check_key(m, p, /* require_nonempty= */ true, reterr);
-                if (r < 0)
-                        return r;
-                n++;
-        }
-        r = check_no_duplicate_keys(v, p, reterr);
+        r = check_map(v, p, &n, reterr);
         if (r < 0)
                 return r;
         if (n == 0)

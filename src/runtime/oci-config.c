@@ -241,13 +241,10 @@ int check_no_duplicate_keys(const cJSON *obj, const OciJsonPath *p, char **reter
         return 0;
 }
 
-int parse_string_map(const cJSON *v, const OciJsonPath *p, OciKeyValue **ret, size_t *ret_n,
-                     KeyCheckFn check, char **reterr) {
+int check_map(const cJSON *v, const OciJsonPath *p, size_t *ret_n, char **reterr) {
         const cJSON *m;
-        size_t n = 0, i = 0;
+        size_t n = 0;
         int r;
-
-        assert(!*ret);
 
         r = oci_json_check_type(v, p, cJSON_Object, reterr);
         if (r < 0)
@@ -259,6 +256,21 @@ int parse_string_map(const cJSON *v, const OciJsonPath *p, OciKeyValue **ret, si
                 n++;
         }
         r = check_no_duplicate_keys(v, p, reterr);
+        if (r < 0)
+                return r;
+        *ret_n = n;
+        return 0;
+}
+
+int parse_string_map(const cJSON *v, const OciJsonPath *p, OciKeyValue **ret, size_t *ret_n,
+                     KeyCheckFn check, char **reterr) {
+        const cJSON *m;
+        size_t n = 0, i = 0;
+        int r;
+
+        assert(!*ret);
+
+        r = check_map(v, p, &n, reterr);
         if (r < 0)
                 return r;
         if (n == 0)
