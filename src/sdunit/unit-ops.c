@@ -77,7 +77,10 @@ static const char *unit_type_interface(const char *unit) {
         return SD_IFACE_SCOPE;
 }
 
-int sdunit_get_control_group(SdUnitBus *b, const char *unit, char **ret, char **reterr) {
+/* A string property of a loaded unit (-ENOENT when it is not loaded: reading an unloaded unit's object
+ * would make PID 1 load it). */
+static int get_loaded_unit_string(SdUnitBus *b, const char *unit, const char *iface, const char *property,
+                                  char **ret, char **reterr) {
         _cleanup_free_ char *path = NULL;
         int r;
 
@@ -88,36 +91,20 @@ int sdunit_get_control_group(SdUnitBus *b, const char *unit, char **ret, char **
         r = get_loaded_unit_path(b, unit, &path, reterr);
         if (r < 0)
                 return r;
+        return get_string_at(b, path, unit, iface, property, ret, reterr);
+}
+
+int sdunit_get_control_group(SdUnitBus *b, const char *unit, char **ret, char **reterr) {
         /* ControlGroup lives on the type's own interface (Scope, Service, Slice, ...). */
-        return get_string_at(b, path, unit, unit_type_interface(unit), "ControlGroup", ret, reterr);
+        return get_loaded_unit_string(b, unit, unit_type_interface(unit), "ControlGroup", ret, reterr);
 }
 
 int sdunit_get_active_state(SdUnitBus *b, const char *unit, char **ret, char **reterr) {
-        _cleanup_free_ char *path = NULL;
-        int r;
-
-        assert(b);
-        assert(unit);
-        assert(ret);
-
-        r = get_loaded_unit_path(b, unit, &path, reterr);
-        if (r < 0)
-                return r;
-        return get_string_at(b, path, unit, SD_IFACE_UNIT, "ActiveState", ret, reterr);
+        return get_loaded_unit_string(b, unit, SD_IFACE_UNIT, "ActiveState", ret, reterr);
 }
 
 int sdunit_get_freezer_state(SdUnitBus *b, const char *unit, char **ret, char **reterr) {
-        _cleanup_free_ char *path = NULL;
-        int r;
-
-        assert(b);
-        assert(unit);
-        assert(ret);
-
-        r = get_loaded_unit_path(b, unit, &path, reterr);
-        if (r < 0)
-                return r;
-        return get_string_at(b, path, unit, SD_IFACE_UNIT, "FreezerState", ret, reterr);
+        return get_loaded_unit_string(b, unit, SD_IFACE_UNIT, "FreezerState", ret, reterr);
 }
 
 static int simple_manager_call(SdUnitBus *b, const char *method, const char *what, const char *unit,
