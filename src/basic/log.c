@@ -148,7 +148,11 @@ int log_internal(int level, int error, const char *file, int line, const char *f
         vsnprintf(msg, sizeof msg, fmt, ap);
         va_end(ap);
 
-        if (to_file) {
+        bool to_stderr = level <= log_max_level && (log_fd < 0 || (log_errors_to_stderr && level <= LOG_LEVEL_ERR));
+        /* Without --log, --log-format json makes the terminal lines JSON too (runc does; callers parse them). */
+        bool stderr_json = to_stderr && log_fd < 0 && log_format == LOG_FORMAT_JSON;
+
+        if (to_file || stderr_json) {
                 char *buf = NULL;
                 size_t size = 0;
                 FILE *f = open_memstream(&buf, &size);
@@ -163,12 +167,12 @@ int log_internal(int level, int error, const char *file, int line, const char *f
                         } else
                                 fprintf(f, "time=\"%s\" level=%s msg=\"%s\"\n", ts, level_name(level), msg);
                         if (fclose(f) == 0)
-                                write_all_fd(log_fd, buf, size);
+                                write_all_fd(to_file ? log_fd : STDERR_FILENO, buf, size);
                         free(buf);
                 }
         }
 
-        if (level <= log_max_level && (log_fd < 0 || (log_errors_to_stderr && level <= LOG_LEVEL_ERR))) {
+        if (to_stderr && !stderr_json) {
                 char line_buf[4200];
                 int n = snprintf(line_buf, sizeof line_buf, "sdrun: %s\n", msg);
                 if (n > 0)
