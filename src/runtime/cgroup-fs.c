@@ -73,7 +73,7 @@ static int copy_parent_cpuset(const char *dir) {
         return 0;
 }
 
-/* v1 controllers systemd does not manage have no directory for the unit: create it (level by level, so
+/* v1 controllers systemd does not manage may have no directory for the unit: create it (level by level, so
  * cpuset gets cpus/mems copied down) and move the unit's processes in. */
 static int ensure_v1_dir(const char *root, const char *controller, const char *cg, CgroupLayout layout,
                          char **reterr) {
@@ -82,8 +82,8 @@ static int ensure_v1_dir(const char *root, const char *controller, const char *c
 
         if (asprintf(&dir, "%s/%s%s", root, controller, cg) < 0)
                 return -ENOMEM;
-        if (access(dir, F_OK) == 0)
-                return 0;
+        /* Even when the directory exists (systemd makes one in every hierarchy for a delegated unit, possibly
+         * after the job that started it is reported done), the unit's processes are moved in: idempotent. */
 
         size_t base = strlen(root) + 1 + strlen(controller);
         for (char *p = dir + base + 1;; p++) {
