@@ -106,4 +106,15 @@ is "$rc" 1 "tmpcopyup on a bind mount is refused"
 like "$err" 'mounts\[[0-9]+\].*tmpcopyup is only valid for tmpfs' "tmpcopyup on bind: clear error: $err"
 no_leftovers "$id"
 
+# overlay (any filesystem type goes to mount(2) with its options as data)
+id=$(new_id overlay); track_container "$id"
+ov=$TEST_TMPDIR/ov; mkdir -p "$ov/lower" "$ov/upper" "$ov/work"
+echo from-lower >"$ov/lower/f"
+bundle_set "$B" '.mounts |= map(select(.destination != "/opt/keep")) | .root.readonly=false | .mounts += [{destination: "/ov", type: "overlay", source: "overlay", options: ["lowerdir=\($ov)/lower", "upperdir=\($ov)/upper", "workdir=\($ov)/work"]}] | .process.args=["sh","-c","cat /ov/f; echo new >/ov/g; grep -c \" /ov .* - overlay \" /proc/self/mountinfo"]' --arg ov "$ov"
+out=$(sd run --bundle "$B" "$id" 2>&1)
+is "$out" $'from-lower\n1' "overlay: the lower layer is visible and /ov is an overlay mount"
+is "$(cat "$ov/upper/g" 2>/dev/null)" new "overlay: writes land in the upper layer"
+ok_desc "overlay: the lower layer is untouched" test ! -e "$ov/lower/g"
+no_leftovers "$id"
+
 done_testing

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Namespaces and the rest of the process (issue 3): a user namespace with id mappings, joining namespaces
 # by path (network, pid: the stage1 path of the bootstrap), a time namespace with offsets, the scheduler,
-# ioPriority, execCPUAffinity, personality, --no-pivot through the real binary, and a config without a
+# ioPriority, execCPUAffinity, personality, memoryPolicy, --no-pivot through the real binary, and a config without a
 # process (create accepts it, start refuses it clearly). Checked inside the container and from the host.
 . "$(dirname "$0")/lib.sh"
 
@@ -112,6 +112,10 @@ run_sh '.process.execCPUAffinity={initial: "0", final: "0"}' 'grep Cpus_allowed_
 is "$out" "Cpus_allowed_list:0" "execCPUAffinity.final: the process runs on CPU 0 only"
 run_sh '.linux.personality={domain: "LINUX32"}' 'uname -m'
 like "$out" '^i[3-6]86$' "personality LINUX32: uname -m says $out"
+run_sh '.linux.memoryPolicy={mode: "MPOL_BIND", nodes: "0"}' 'head -1 /proc/self/numa_maps'
+like "$out" ' bind:0 ' "memoryPolicy MPOL_BIND 0: numa_maps shows bind:0 ($out)"
+run_sh '.linux.memoryPolicy={mode: "MPOL_PREFERRED", nodes: "0"}' 'head -1 /proc/self/numa_maps'
+like "$out" ' prefer:0 ' "memoryPolicy MPOL_PREFERRED 0: numa_maps shows prefer:0 ($out)"
 
 # ---------------------------------------------------------------------------------------------------------
 # --no-pivot (ramfs roots): MS_MOVE + chroot through the real binary
