@@ -110,6 +110,8 @@ static int ensure_v1_dir(const char *root, const char *controller, const char *c
         }
 
         r = read_unit_procs(root, cg, layout, &procs);
+        if (r == -ENOENT)
+                return 0; /* nothing to move (no such cgroup on the tracking hierarchy) */
         if (r < 0)
                 return errorf(reterr, r, "read the processes of cgroup %s: %s", cg, strerror(-r));
         _cleanup_free_ char *target = NULL;

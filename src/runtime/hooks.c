@@ -77,6 +77,12 @@ static int hook_run_one(const OciHook *h, OciHookKind kind, size_t idx, const ch
         in[0] = safe_close(in[0]);
         out[1] = safe_close(out[1]);
         pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        /* A hook that exits without reading its stdin must not kill us with SIGPIPE: blocked while we feed
+         * it, and a pending one is consumed before the mask is restored. */
+        sigset_t pipe_set, saved_mask;
+        sigemptyset(&pipe_set);
+        sigaddset(&pipe_set, SIGPIPE);
+        sigprocmask(SIG_BLOCK, &pipe_set, &saved_mask);
         (void) fcntl(in[1], F_SETFL, O_NONBLOCK);
         (void) fcntl(out[0], F_SETFL, O_NONBLOCK);
         if (in_len == 0)
@@ -141,6 +147,13 @@ static int hook_run_one(const OciHook *h, OciHookKind kind, size_t idx, const ch
 
         while (waitid(P_PID, (id_t) pid, &si, WEXITED) < 0 && errno == EINTR)
                 ;
+        in[1] = safe_close(in[1]);
+        if (!sigismember(&saved_mask, SIGPIPE)) {
+                const struct timespec zero = {};
+                while (sigtimedwait(&pipe_set, NULL, &zero) > 0)
+                        ;
+        }
+        sigprocmask(SIG_SETMASK, &saved_mask, NULL);
         output[out_len] = 0;
         /* Trim one trailing newline for the error message. */
         char *msg = output;
