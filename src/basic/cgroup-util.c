@@ -198,3 +198,67 @@ int cgroup_enable_subtree_controllers(const char *dir) {
         }
         return write_string_file(path, want);
 }
+
+static bool path_is_at_or_below(const char *path, const char *prefix) {
+        size_t n = strlen(prefix);
+        return strneq(path, prefix, n) && (path[n] == 0 || path[n] == '/');
+}
+
+int cgroup_leave_unit(pid_t pid, const CgroupMembership *orig, size_t n_orig, const char *unit_path) {
+        CgroupMembership *now = NULL;
+        size_t n_now = 0;
+        char pidbuf[32];
+        int r, ret = 0;
+
+        if (isempty(unit_path))
+                return cgroup_attach_memberships(pid, orig, n_orig);
+        r = cgroup_read_memberships(pid, &now, &n_now);
+        if (r < 0)
+                return r;
+        snprintf(pidbuf, sizeof pidbuf, "%d", (int) pid);
+
+        /* Only the hierarchies where we are in the unit are left; for each, back to where we were, or the
+         * nearest ancestor of it that still exists (systemd may have removed a cgroup it realized for us
+         * meanwhile, e.g. a v1 blkio one when the last unit needing blkio went away). */
+        for (size_t i = 0; i < n_now; i++) {
+                _cleanup_free_ char *mnt = NULL, *target = NULL;
+                const char *back = "/";
+
+                if (!path_is_at_or_below(now[i].path, unit_path))
+                        continue;
+                for (size_t j = 0; j < n_orig; j++)
+                        if (streq(orig[j].controllers, now[i].controllers))
+                                back = orig[j].path;
+                r = cgroup_hierarchy_mount(now[i].controllers, &mnt);
+                if (r == -ENOENT)
+                        continue;
+                if (r < 0) {
+                        ret = ret ?: r;
+                        continue;
+                }
+                target = strdup(back);
+                if (!target) {
+                        ret = -ENOMEM;
+                        break;
+                }
+                for (;;) {
+                        _cleanup_free_ char *procs = NULL;
+                        if (asprintf(&procs, "%s%s/cgroup.procs", mnt, streq(target, "/") ? "" : target) < 0) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                        r = write_string_file(procs, pidbuf);
+                        if (r != -ENOENT || streq(target, "/"))
+                                break;
+                        char *slash = strrchr(target, '/');
+                        if (slash == target)
+                                target[1] = 0;
+                        else
+                                *slash = 0;
+                }
+                if (r < 0 && ret == 0)
+                        ret = r;
+        }
+        cgroup_memberships_free(now, n_now);
+        return ret;
+}

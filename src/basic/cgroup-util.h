@@ -31,3 +31,6 @@ int cgroup_unified_dir(const char *path, char **ret);
 /* Write "+c" for every controller in DIR/cgroup.controllers to DIR/cgroup.subtree_control (cgroup v2; DIR
  * must hold no process). */
 int cgroup_enable_subtree_controllers(const char *dir);
+/* Move pid out of the unit whose cgroup path is unit_path, in every hierarchy where it is in it, back to its
+ * membership in orig, or to the nearest existing ancestor of that if the cgroup is gone. */
+int cgroup_leave_unit(pid_t pid, const CgroupMembership *orig, size_t n_orig, const char *unit_path);

@@ -527,7 +527,7 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
         };
         r = bootstrap_clone_init(&bp, &ip, reterr);
         /* Back to where we came from: only the init (and what it forks) belongs to the container. */
-        if (cgroup_attach_memberships(getpid(), orig, n_orig) >= 0)
+        if (cgroup_leave_unit(getpid(), orig, n_orig, cgroup) >= 0)
                 in_scope = false;
         if (r < 0) {
                 errwrap(reterr, r, "start the container init");
@@ -667,7 +667,7 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
 fail:
         init_process_kill(&ip);
         if (in_scope)
-                (void) cgroup_attach_memberships(getpid(), orig, n_orig);
+                (void) cgroup_leave_unit(getpid(), orig, n_orig, cgroup);
         cgroup_memberships_free(orig, n_orig);
         if (unit_started)
                 teardown_unit(bus, unit, true);
