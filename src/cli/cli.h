@@ -36,6 +36,8 @@ int verb_features(int argc, char *argv[]);
 void cli_print_verb_help(const char *verb);
 /* Common error for a bad invocation: logs "VERB: MESSAGE" and returns exit status 1. */
 int cli_usage_error(const char *verb, const char *fmt, ...) _printf_(2, 3);
+/* --format table|json (list, ps): sets *ret_json, or logs and returns -EINVAL. */
+int cli_parse_format(const char *verb, const char *value, bool *ret_json);
 /* Require exactly n positional arguments after options; returns 0 or logs and returns -EINVAL. */
 int cli_expect_args(const char *verb, int argc, char *argv[], int min, int max, const char *what);
 

@@ -87,6 +87,18 @@ int cli_usage_error(const char *verb, const char *fmt, ...) {
         return 1;
 }
 
+int cli_parse_format(const char *verb, const char *value, bool *ret_json) {
+        if (streq(value, "json"))
+                *ret_json = true;
+        else if (streq(value, "table"))
+                *ret_json = false;
+        else {
+                cli_usage_error(verb, "--format: unknown format \"%s\" (table or json)", value);
+                return -EINVAL;
+        }
+        return 0;
+}
+
 int cli_expect_args(const char *verb, int argc, char *argv[], int min, int max, const char *what) {
         int n = argc - optind;
 

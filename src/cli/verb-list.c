@@ -28,12 +28,8 @@ int verb_list(int argc, char *argv[]) {
                         quiet = true;
                         break;
                 case 'f':
-                        if (streq(optarg, "json"))
-                                json = true;
-                        else if (streq(optarg, "table"))
-                                json = false;
-                        else
-                                return cli_usage_error("list", "--format: unknown format \"%s\" (table or json)", optarg);
+                        if (cli_parse_format("list", optarg, &json) < 0)
+                                return EXIT_FAILURE;
                         break;
                 case 'h':
                         cli_print_verb_help("list");

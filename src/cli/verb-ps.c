@@ -76,12 +76,8 @@ int verb_ps(int argc, char *argv[]) {
         while ((c = getopt_long(argc, argv, "+f:h", options, NULL)) >= 0) {
                 switch (c) {
                 case 'f':
-                        if (streq(optarg, "json"))
-                                json = true;
-                        else if (streq(optarg, "table"))
-                                json = false;
-                        else
-                                return cli_usage_error("ps", "--format: unknown format \"%s\" (table or json)", optarg);
+                        if (cli_parse_format("ps", optarg, &json) < 0)
+                                return EXIT_FAILURE;
                         break;
                 case 'h':
                         cli_print_verb_help("ps");
