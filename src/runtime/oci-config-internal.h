@@ -32,6 +32,8 @@ int get_enum(const cJSON *v, const OciJsonPath *p, const NameValue *table, size_
 int field_cpu_list(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr);
 int field_env(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr);
 int check_no_duplicate_keys(const cJSON *obj, const OciJsonPath *p, char **reterr);
+/* An unsigned integer no larger than max, stored as uint32_t (modes: umask, fileMode). */
+int field_uint32_up_to(const cJSON *v, const OciJsonPath *p, uint64_t max, void *dst, char **reterr);
 /* A JSON object used as a map: an object, non-empty unique keys; *ret_n = its size. */
 int check_map(const cJSON *v, const OciJsonPath *p, size_t *ret_n, char **reterr);
 int parse_string_map(const cJSON *v, const OciJsonPath *p, OciKeyValue **ret, size_t *ret_n,

@@ -197,15 +197,8 @@ int field_device_number(const cJSON *v, const OciJsonPath *p, void *dst, char **
 }
 
 static int field_file_mode(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        uint64_t u;
-        int r;
-
         /* Decimal in JSON; permission bits and setuid/setgid/sticky only (the schema says max 511). */
-        r = oci_json_get_unsigned(v, p, 07777, &u, reterr);
-        if (r < 0)
-                return r;
-        *(uint32_t *) dst = (uint32_t) u;
-        return 0;
+        return field_uint32_up_to(v, p, 07777, dst, reterr);
 }
 
 static int parse_device(const cJSON *v, const OciJsonPath *p, void *elem, char **reterr) {

@@ -90,14 +90,7 @@ static int parse_additional_gids(const cJSON *v, const OciJsonPath *p, void *dst
 }
 
 static int field_umask(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        uint64_t u;
-        int r;
-
-        r = oci_json_get_unsigned(v, p, 0777, &u, reterr);
-        if (r < 0)
-                return r;
-        *(uint32_t *) dst = (uint32_t) u;
-        return 0;
+        return field_uint32_up_to(v, p, 0777, dst, reterr);
 }
 
 static int parse_user(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {

@@ -241,6 +241,17 @@ int check_no_duplicate_keys(const cJSON *obj, const OciJsonPath *p, char **reter
         return 0;
 }
 
+int field_uint32_up_to(const cJSON *v, const OciJsonPath *p, uint64_t max, void *dst, char **reterr) {
+        uint64_t u;
+        int r;
+
+        r = oci_json_get_unsigned(v, p, max, &u, reterr);
+        if (r < 0)
+                return r;
+        *(uint32_t *) dst = (uint32_t) u;
+        return 0;
+}
+
 int check_map(const cJSON *v, const OciJsonPath *p, size_t *ret_n, char **reterr) {
         const cJSON *m;
         size_t n = 0;
