@@ -10,6 +10,7 @@
 #include <seccomp.h>
 
 #include "config.h"
+#include "version.h"
 #include "cli.h"
 #include "log.h"
 #include "macro.h"

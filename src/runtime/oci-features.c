@@ -14,6 +14,7 @@
 #include <sys/capability.h>
 
 #include "config.h"
+#include "version.h"
 #include "oci-features.h"
 #include "json-util.h"
 #include "macro.h"
