@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""`sdrun spec` and `sdrun features` against the runtime-spec JSON schemas in tests/schema (TAP).
+
+Needs: SDRUN (the binary), SDRUN_SRCDIR; run with a python3 that has jsonschema. No root, no bus.
+Everything is validated in this one process (starting python once per assertion cost most of the unit
+suite's time).
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+SDRUN = os.path.abspath(os.environ["SDRUN"])
+SRCDIR = os.environ["SDRUN_SRCDIR"]
+SCHEMA = os.path.join(SRCDIR, "tests", "schema")
+
+n = 0
+failed = 0
+
+
+def ok(name):
+    global n
+    n += 1
+    print(f"ok {n} - {name}")
+
+
+def not_ok(name, *lines):
+    global n, failed
+    n += 1
+    failed += 1
+    print(f"not ok {n} - {name}")
+    for block in lines:
+        for line in str(block).splitlines():
+            print(f"# {line}")
+
+
+def check(name, cond, *lines):
+    if cond:
+        ok(name)
+    else:
+        not_ok(name, *lines)
+
+
+try:
+    sys.path.insert(0, os.path.join(SRCDIR, "tests"))
+    import jsonschema  # noqa: F401
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("validate_json", os.path.join(SRCDIR, "tests", "validate-json.py"))
+    validate_json = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(validate_json)
+except ImportError as e:
+    not_ok(f"python3 jsonschema module is available ({sys.executable}; install python3-jsonschema)", e)
+    print("1..1")
+    sys.exit(1)
+
+validators = {}
+
+
+def errors_of(schema, doc):
+    """The validator's messages for DOC against SCHEMA (a file in tests/schema), [] when valid."""
+    if schema not in validators:
+        validators[schema] = validate_json.make_validator(os.path.join(SCHEMA, schema))
+    v = validators[schema]
+    return [f"{validate_json.json_path(e)}: {e.message}" for e in v.iter_errors(doc)]
+
+
+def check_valid(name, schema, doc):
+    errs = errors_of(schema, doc)
+    check(name, not errs, *errs)
+
+
+def expect_eq(name, actual, expected):
+    check(name, actual == expected, f"expected: {json.dumps(expected)}", f"got:      {json.dumps(actual)}")
+
+
+def sdrun(*args):
+    return subprocess.run([SDRUN, *args], capture_output=True, text=True)
+
+
+def load(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+tmp = tempfile.TemporaryDirectory()
+T = tmp.name
+
+# Default spec, written into the current directory.
+plain = os.path.join(T, "plain")
+os.mkdir(plain)
+r = subprocess.run([SDRUN, "spec"], cwd=plain, capture_output=True, text=True)
+c = os.path.join(plain, "config.json")
+check("sdrun spec writes config.json into the current directory",
+      r.returncode == 0 and os.path.getsize(c) > 0 if os.path.exists(c) else False, r.stderr)
+d = load(c)
+check_valid("sdrun spec output is valid against config-schema.json", "config-schema.json", d)
+expect_eq("default spec: ociVersion", d["ociVersion"], "1.3.0")
+expect_eq("default spec: process",
+          [d["process"][k] for k in ("terminal", "user", "args", "cwd", "noNewPrivileges")],
+          [True, {"uid": 0, "gid": 0}, ["sh"], "/", True])
+expect_eq("default spec: capabilities", d["process"]["capabilities"]["bounding"],
+          ["CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE"])
+expect_eq("default spec: rlimits", d["process"]["rlimits"], [{"type": "RLIMIT_NOFILE", "hard": 1024, "soft": 1024}])
+expect_eq("default spec: root", d["root"], {"path": "rootfs", "readonly": True})
+expect_eq("default spec: mount destinations", [m["destination"] for m in d["mounts"]],
+          ["/proc", "/dev", "/dev/pts", "/dev/shm", "/dev/mqueue", "/sys", "/sys/fs/cgroup"])
+expect_eq("default spec: namespaces", [x["type"] for x in d["linux"]["namespaces"]],
+          ["pid", "network", "ipc", "uts", "mount", "cgroup"])
+expect_eq("default spec: devices denied", d["linux"]["resources"]["devices"], [{"allow": False, "access": "rwm"}])
+
+# Rootless spec with --bundle.
+rootless = os.path.join(T, "rootless")
+os.mkdir(rootless)
+r = sdrun("spec", "--rootless", "--bundle", rootless)
+check("sdrun spec --rootless --bundle DIR succeeds", r.returncode == 0, r.stderr)
+rd = load(os.path.join(rootless, "config.json"))
+check_valid("sdrun spec --rootless output is valid against config-schema.json", "config-schema.json", rd)
+expect_eq("rootless spec: namespaces (no network, a user namespace)", [x["type"] for x in rd["linux"]["namespaces"]],
+          ["pid", "ipc", "uts", "mount", "cgroup", "user"])
+expect_eq("rootless spec: uid mapping of the caller", rd["linux"]["uidMappings"],
+          [{"containerID": 0, "hostID": os.getuid(), "size": 1}])
+expect_eq("rootless spec: gid mapping of the caller", rd["linux"]["gidMappings"],
+          [{"containerID": 0, "hostID": os.getgid(), "size": 1}])
+expect_eq("rootless spec: /sys is a read-only rbind", [m for m in rd["mounts"] if m["destination"] == "/sys"],
+          [{"destination": "/sys", "type": "none", "source": "/sys", "options": ["rbind", "nosuid", "noexec", "nodev", "ro"]}])
+expect_eq("rootless spec: no uid=/gid= options, no resources",
+          [o for m in rd["mounts"] for o in m.get("options", []) if o[:4] in ("uid=", "gid=")] + ["resources" in rd["linux"]],
+          [False])
+
+# -b is the short form.
+short = os.path.join(T, "short")
+os.mkdir(short)
+sdrun("spec", "-b", short)
+with open(os.path.join(short, "config.json"), "rb") as a, open(c, "rb") as b:
+    check("sdrun spec -b DIR writes the default spec", a.read() == b.read())
+
+# Refuses to overwrite.
+with open(os.path.join(short, "config.json"), "w") as f:
+    f.write('{"keep": true}\n')
+r = sdrun("spec", "-b", short)
+with open(os.path.join(short, "config.json")) as f:
+    kept = '"keep"' in f.read()
+check("sdrun spec refuses to overwrite config.json (exit 1, file kept)",
+      r.returncode == 1 and "config.json exists" in r.stderr and kept, f"exit {r.returncode}", r.stderr)
+
+
+# Bad invocations: exit 1 with a message that names the problem.
+def bad_invocation(name, pattern, *args):
+    res = sdrun(*args)
+    check(name, res.returncode == 1 and pattern in res.stderr, f"exit {res.returncode}, stderr:", res.stderr)
+
+
+missing = os.path.join(T, "missing")
+bad_invocation("sdrun spec --frobnicate: exit 1, names the option", "--frobnicate", "spec", "--bundle", plain, "--frobnicate")
+bad_invocation("sdrun spec -x: exit 1, names the option", "-x", "spec", "-x")
+bad_invocation("sdrun spec --bundle without a value: exit 1", "needs an argument", "spec", "--bundle")
+bad_invocation("sdrun spec EXTRA: exit 1, names the argument", "EXTRA", "spec", "-b", plain, "EXTRA")
+bad_invocation("sdrun spec --bundle MISSING: exit 1, names the directory", missing, "spec", "--bundle", missing)
+bad_invocation("sdrun features --frobnicate: exit 1, names the option", "--frobnicate", "features", "--frobnicate")
+bad_invocation("sdrun features EXTRA: exit 1", "EXTRA", "features", "EXTRA")
+
+# Features.
+r = sdrun("features")
+check("sdrun features succeeds", r.returncode == 0, r.stderr)
+try:
+    f = json.loads(r.stdout)
+except ValueError as e:
+    f = {}
+    not_ok("sdrun features prints JSON", e)
+check_valid("sdrun features output is valid against features-schema.json", "features-schema.json", f)
+fl = f.get("linux", {})
+expect_eq("features: versions", [f.get("ociVersionMin"), f.get("ociVersionMax")], ["1.0.0", "1.3.0"])
+expect_eq("features: hooks", f.get("hooks"),
+          ["prestart", "createRuntime", "createContainer", "startContainer", "poststart", "poststop"])
+expect_eq("features: namespaces", sorted(fl.get("namespaces", [])),
+          ["cgroup", "ipc", "mount", "network", "pid", "time", "user", "uts"])
+expect_eq("features: every option of the default spec is a known mount option or data",
+          sorted({"ro", "nosuid", "nodev", "noexec", "strictatime", "relatime", "rbind", "bind", "rro", "private", "rslave"}
+                 - set(f.get("mountOptions", []))), [])
+mo = f.get("mountOptions", [])
+expect_eq("features: mountOptions has no duplicates and is sorted", mo == sorted(set(mo)), True)
+expect_eq("features: idmap options listed only when idmap mounts are supported",
+          ("idmap" in mo) == fl.get("mountExtensions", {}).get("idmap", {}).get("enabled"), True)
+expect_eq("features: capabilities include the classic set",
+          [x for x in ("CAP_CHOWN", "CAP_SYS_ADMIN", "CAP_NET_BIND_SERVICE", "CAP_AUDIT_READ")
+           if x not in fl.get("capabilities", [])], [])
+arch = {"x86_64": "SCMP_ARCH_X86_64", "aarch64": "SCMP_ARCH_AARCH64"}.get(os.uname().machine, "SCMP_ARCH_X86_64")
+sc = fl.get("seccomp", {})
+expect_eq("features: the native seccomp architecture is listed", arch in sc.get("archs", []), True)
+expect_eq("features: supportedFlags is a subset of knownFlags",
+          set(sc.get("supportedFlags", [])) <= set(sc.get("knownFlags", [])), True)
+expect_eq("features: systemd cgroup manager", fl.get("cgroup", {}).get("systemd"), True)
+
+# The validator must be able to fail: a broken config and a broken features document are rejected, and
+# the command-line validator the integration tests use still works on standard input.
+broken = json.loads(json.dumps(d))
+broken["linux"]["namespaces"][0]["type"] = "nope"
+broken["process"]["user"]["uid"] = -1
+check("validator rejects an invalid config.json", errors_of("config-schema.json", broken))
+check("validator rejects an invalid features document",
+      errors_of("features-schema.json",
+                {"ociVersionMin": "1.0.0", "linux": {"seccomp": {"archs": ["SCMP_ARCH_NOPE"]}}}))
+r = subprocess.run([sys.executable, os.path.join(SRCDIR, "tests", "validate-json.py"),
+                    os.path.join(SCHEMA, "state-schema.json"), "-"],
+                   input='{"ociVersion": "1.3.0", "id": "x", "status": "running", "pid": 42, "bundle": "/b"}',
+                   capture_output=True, text=True)
+check("validator accepts a state document on stdin", r.returncode == 0, r.stderr)
+
+print(f"1..{n}")
+sys.exit(1 if failed else 0)
