@@ -246,7 +246,8 @@ _noreturn_ static void init_main(const BootstrapParams *bp, int sync_fd, pid_t r
         }
 
         const char *ns_path = NULL;
-        if (oci_config_has_namespace(c, OCI_NS_UTS, &ns_path) && !ns_path) {
+        /* Its uts namespace, new or joined by path (a pod's): create refused the runtime's own one. */
+        if (oci_config_has_namespace(c, OCI_NS_UTS, NULL)) {
                 if (c->hostname && sethostname(c->hostname, strlen(c->hostname)) < 0) {
                         init_set_err(&ic, "hostname: sethostname(\"%s\"): %m", c->hostname);
                         init_fail(&ic, -errno, "hostname");
