@@ -562,6 +562,14 @@ int rootfs_prepare(const RootfsContext *ctx, char **reterr) {
                         setup_dev = false;
         }
 
+        /* A process.cwd missing from the image is created (root-owned, 0755), as runc and crun do for
+         * `docker run -w` and Kubernetes' workingDir; resolved inside the rootfs like the mount targets. */
+        if (config->has_process && !isempty(config->process.cwd)) {
+                r = mkdir_p_in_root(root_fd, config->process.cwd, 0755, false, NULL);
+                if (r < 0)
+                        return rootfs_error(reterr, r, "process.cwd: create \"%s\" in the rootfs", config->process.cwd);
+        }
+
         /* As runc: the default devices, linux.devices and the /dev links, unless /dev is bind-mounted from
          * elsewhere (then it is what it is); without a /dev mount they go into the rootfs's own /dev. */
         if (setup_dev) {

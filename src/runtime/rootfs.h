@@ -21,7 +21,8 @@ typedef struct RootfsContext {
 
 /* Step 1, in the init, in the new mount namespace, before the createContainer hooks: propagation of the
  * mount tree (rslave, or rprivate for rootfsPropagation "private"), the rootfs bind-mounted onto itself,
- * every mounts[] entry in order (targets created and resolved inside the rootfs only), and, when a mount
+ * every mounts[] entry in order (targets created and resolved inside the rootfs only, dangling symlinks
+ * included), a missing process.cwd, and, when a mount
  * covers /dev, the default devices, linux.devices, the /dev links, /dev/shm, and /dev/console (empty
  * file) when process.terminal. *reterr like `mounts[2]: mount "proc" on "/proc" (type proc):
  * Permission denied`. */
