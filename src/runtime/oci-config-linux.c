@@ -12,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "log.h"
 #include "macro.h"
 #include "oci-config-internal.h"
 #include "oci-config.h"
@@ -332,8 +333,12 @@ static int field_syscall_names(const cJSON *v, const OciJsonPath *p, void *dst, 
         r = oci_json_field_strv(v, p, dst, reterr);
         if (r < 0)
                 return r;
-        if (!(*(char ***) dst)[0])
-                return oci_json_error(reterr, p, "must contain at least one system call name");
+        if (!(*(char ***) dst)[0]) {
+                /* runc and crun accept a rule without names; it matches nothing. */
+                _cleanup_free_ char *path = oci_json_path_to_string(p);
+                log_warning("%s: no system call names, the rule has no effect.", strna(path));
+                return 0;
+        }
         for (char **s = *(char ***) dst; *s; s++, i++)
                 if (isempty(*s)) {
                         const OciJsonPath ep = OCI_JSON_INDEX(p, i);

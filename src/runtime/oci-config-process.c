@@ -91,7 +91,14 @@ static int parse_additional_gids(const cJSON *v, const OciJsonPath *p, void *dst
 }
 
 static int field_umask(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        return field_uint32_up_to(v, p, 0777, dst, reterr);
+        int r;
+
+        /* umask(2) keeps the 0777 bits; runc and crun accept the setuid/setgid/sticky bits and apply that. */
+        r = field_uint32_up_to(v, p, 07777, dst, reterr);
+        if (r < 0)
+                return r;
+        *(uint32_t *) dst &= 0777;
+        return 0;
 }
 
 static int parse_user(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {

@@ -54,12 +54,18 @@ static int field_cgroup_device_access(const cJSON *v, const OciJsonPath *p, void
                 return r;
         if (isempty(s))
                 return oci_json_error(reterr, p, "must be a non-empty combination of 'r', 'w' and 'm'");
+        /* runc and crun accept other letters and repetitions ("rwx", "rrw"): they mean nothing to the device
+         * controller. Warned about and dropped; an access with none of r, w, m left is refused. */
         for (const char *c = s; *c; c++) {
                 bool *b = *c == 'r' ? &rd : *c == 'w' ? &wr : *c == 'm' ? &mk : NULL;
-                if (!b || *b)
-                        return oci_json_error(reterr, p, "invalid access \"%s\" (a combination of 'r', 'w' and 'm')",
-                                              s);
-                *b = true;
+                if (b)
+                        *b = true;
+        }
+        if (!rd && !wr && !mk)
+                return oci_json_error(reterr, p, "invalid access \"%s\" (a combination of 'r', 'w' and 'm')", s);
+        if (strspn(s, "rwm") != strlen(s)) {
+                _cleanup_free_ char *path = oci_json_path_to_string(p);
+                log_warning("%s: access \"%s\": ignoring the letters other than 'r', 'w' and 'm'.", strna(path), s);
         }
         size_t n = 0;
         if (rd)
@@ -176,9 +182,10 @@ static int parse_cpu(const cJSON *v, const OciJsonPath *p, void *dst, char **ret
                 return r;
         /* shares 0 means "not set" (Docker sends it for every container), as runc and crun treat it. */
         cpu->has_shares = cpu->has_shares && cpu->shares != 0;
+        /* runc and crun accept it (and leave the kernel to judge): a warning, not an error. */
         if (cpu->has_burst && cpu->has_quota && cpu->quota > 0 && cpu->burst > (uint64_t) cpu->quota) {
-                const OciJsonPath bp = OCI_JSON_KEY(p, "burst");
-                return oci_json_error(reterr, &bp, "must not be larger than quota");
+                _cleanup_free_ char *path = oci_json_path_to_string(p);
+                log_warning("%s.burst: larger than the quota; the kernel may refuse it.", strna(path));
         }
         return 0;
 }
