@@ -563,13 +563,15 @@ static int field_personality_flags(const cJSON *v, const OciJsonPath *p, void *d
         _cleanup_(oci_strv_freep) char **flags = NULL;
         int r;
 
-        /* runtime-spec: "Currently no flag values are supported." Any entry is therefore unknown. */
+        /* runtime-spec: "Currently no flag values are supported." Any entry is therefore unknown; runc and crun
+         * accept and ignore them: so does sdrun, with a warning. */
         r = oci_json_field_strv(v, p, &flags, reterr);
         if (r < 0)
                 return r;
-        if (flags[0]) {
-                const OciJsonPath ep = OCI_JSON_INDEX(p, 0);
-                return oci_json_error(reterr, &ep, "unknown personality flag \"%s\"", flags[0]);
+        for (size_t i = 0; flags[i]; i++) {
+                const OciJsonPath ep = OCI_JSON_INDEX(p, i);
+                _cleanup_free_ char *path = oci_json_path_to_string(&ep);
+                log_warning("%s: personality flag \"%s\" is not supported, ignoring it.", strna(path), flags[i]);
         }
         return 0;
 }
