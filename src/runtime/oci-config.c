@@ -32,6 +32,7 @@
 
 #include "fileio.h"
 #include "json-util.h"
+#include "log.h"
 #include "macro.h"
 #include "oci-config-internal.h"
 #include "oci-config.h"
@@ -495,16 +496,26 @@ static int validate_config(const OciConfig *c, char **reterr) {
         const OciLinux *l = &c->linux_;
         int r;
 
+        /* Without the namespace at all, runc and crun ignore the mappings and offsets: so does sdrun, with a
+         * warning. With one joined by path they cannot be applied: refused. */
         if (l->n_uid_mappings > 0 || l->n_gid_mappings > 0) {
-                r = require_new_namespace(c, OCI_NS_USER, l->n_uid_mappings > 0 ? "linux.uidMappings" : "linux.gidMappings",
-                                          reterr);
-                if (r < 0)
-                        return r;
+                const char *what = l->n_uid_mappings > 0 ? "linux.uidMappings" : "linux.gidMappings";
+                if (!find_namespace(c, OCI_NS_USER, NULL))
+                        log_warning("%s: no user namespace in linux.namespaces, ignoring the mappings.", what);
+                else {
+                        r = require_new_namespace(c, OCI_NS_USER, what, reterr);
+                        if (r < 0)
+                                return r;
+                }
         }
         if (l->time_boottime.present || l->time_monotonic.present) {
-                r = require_new_namespace(c, OCI_NS_TIME, "linux.timeOffsets", reterr);
-                if (r < 0)
-                        return r;
+                if (!find_namespace(c, OCI_NS_TIME, NULL))
+                        log_warning("linux.timeOffsets: no time namespace in linux.namespaces, ignoring the offsets.");
+                else {
+                        r = require_new_namespace(c, OCI_NS_TIME, "linux.timeOffsets", reterr);
+                        if (r < 0)
+                                return r;
+                }
         }
         /* Setting a hostname without a UTS namespace of its own would rename the host. */
         if (!isempty(c->hostname) && !find_namespace(c, OCI_NS_UTS, NULL))

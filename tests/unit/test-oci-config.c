@@ -285,13 +285,10 @@ static const BadCase bad_cases[] = {
         { "{" MIN_ "," LNX_ "\"namespaces\":[{\"type\":\"net\",\"path\":\"/x\"}]}}", "linux.namespaces[0].type: unknown namespace" },
         { "{" MIN_ "," LNX_ "\"namespaces\":[{\"type\":\"network\",\"path\":\"run/netns/x\"}]}}",
           "linux.namespaces[0].path: \"run/netns/x\" is not an absolute path" },
-        { "{" MIN_ "," LNX_ "\"namespaces\":[{\"type\":\"pid\"}],\"uidMappings\":[{\"containerID\":0,\"hostID\":1000,\"size\":1}]}}",
-          "linux.uidMappings: requires a new user namespace" },
         { "{" MIN_ "," LNX_ "\"namespaces\":[{\"type\":\"user\",\"path\":\"/proc/1/ns/user\"}],"
           "\"gidMappings\":[{\"containerID\":0,\"hostID\":1000,\"size\":1}]}}", "linux.gidMappings: cannot be applied" },
         { "{" MIN_ "," LNX_ "\"namespaces\":[{\"type\":\"user\"}],\"uidMappings\":[{\"containerID\":0,\"hostID\":1000,\"size\":0}]}}",
           "linux.uidMappings[0].size: must be at least 1" },
-        { "{" MIN_ "," LNX_ "\"timeOffsets\":{\"boottime\":{\"secs\":1}}}}", "linux.timeOffsets: requires a new time namespace" },
         { "{" MIN_ "," LNX_ "\"namespaces\":[{\"type\":\"time\"}],\"timeOffsets\":{\"realtime\":{\"secs\":1}}}}",
           "linux.timeOffsets.realtime: unknown clock" },
         { "{" MIN_ "," LNX_ "\"namespaces\":[{\"type\":\"time\"}],\"timeOffsets\":{\"monotonic\":{\"nanosecs\":1000000000}}}}",
@@ -487,6 +484,13 @@ static void test_engine_compat(void) {
         _cleanup_oci_config_ OciConfig *pc = NULL;
         _cleanup_free_ char *perr = NULL;
         tap_is_int(oci_config_parse(pers, strlen(pers), &pc, &perr), 0, "personality.flags: ignored with a warning (%s)", strna(perr));
+
+        static const char nons[] = "{" MIN_ "," LNX_ "\"namespaces\":[{\"type\":\"pid\"}],\"uidMappings\":[{\"containerID\":0,"
+                "\"hostID\":1000,\"size\":1}],\"timeOffsets\":{\"boottime\":{\"secs\":1}}}}";
+        _cleanup_oci_config_ OciConfig *nc = NULL;
+        _cleanup_free_ char *nerr = NULL;
+        tap_is_int(oci_config_parse(nons, strlen(nons), &nc, &nerr), 0,
+                   "uidMappings without a user namespace and timeOffsets without a time namespace: ignored (%s)", strna(nerr));
 
         static const char kmem[] = "{" MIN_ "," LNX_ "\"resources\":{\"memory\":{\"kernel\":1048576,\"kernelTCP\":1048576}}}}";
         _cleanup_oci_config_ OciConfig *k = NULL;
