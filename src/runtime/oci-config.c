@@ -171,8 +171,12 @@ static int field_oci_version(const cJSON *v, const OciJsonPath *p, void *dst, ch
 
         if (!semver_numeric(&c) || *c != '.' || (c++, !semver_numeric(&c)) || *c != '.' ||
             (c++, !semver_numeric(&c)) || (*c == '-' && (c++, !semver_identifiers(&c, true))) ||
-            (*c == '+' && (c++, !semver_identifiers(&c, false))) || *c)
-                return oci_json_error(reterr, p, "\"%s\" is not a SemVer 2.0.0 version", *(char **) dst);
+            (*c == '+' && (c++, !semver_identifiers(&c, false))) || *c) {
+                /* runc and crun accept a 1.x that is not SemVer ("1.0"): so does sdrun, with a warning. */
+                if (!strneq(*(char **) dst, "1.", 2))
+                        return oci_json_error(reterr, p, "\"%s\" is not a SemVer 2.0.0 version", *(char **) dst);
+                log_warning("ociVersion: \"%s\" is not a SemVer 2.0.0 version, reading it as 1.x.", *(char **) dst);
+        }
         if (!strneq(*(char **) dst, "1.", 2))
                 return oci_json_error(reterr, p, "unsupported version \"%s\" (sdrun implements 1.x)",
                                       *(char **) dst);

@@ -213,8 +213,8 @@ static const BadCase bad_cases[] = {
         { "{\"ociVersion\":\"1.3.0\"}", "root: required property is missing" },
         { "{\"ociVersion\":1,\"root\":{\"path\":\"rootfs\"}}", "ociVersion: expected a string, got number" },
         { "{\"ociVersion\":\"2.0.0\",\"root\":{\"path\":\"rootfs\"}}", "ociVersion: unsupported version" },
-        { "{\"ociVersion\":\"1.0\",\"root\":{\"path\":\"rootfs\"}}", "ociVersion: \"1.0\" is not a SemVer" },
-        { "{\"ociVersion\":\"1.0.01\",\"root\":{\"path\":\"rootfs\"}}", "ociVersion: \"1.0.01\" is not a SemVer" },
+        { "{\"ociVersion\":\"2.0\",\"root\":{\"path\":\"rootfs\"}}", "ociVersion: \"2.0\" is not a SemVer" },
+        { "{\"ociVersion\":\"x1.0.0\",\"root\":{\"path\":\"rootfs\"}}", "ociVersion: \"x1.0.0\" is not a SemVer" },
         { "{" MIN_ ",\"ociVersion\":\"1.3.0\"}", "ociVersion: duplicate key" },
         { "{" MIN_ ",\"hostname\":\"h\\u0000x\"," LNX_ "\"namespaces\":[{\"type\":\"uts\"}]}}",
           "hostname: string contains a NUL" },
@@ -491,6 +491,17 @@ static void test_engine_compat(void) {
         _cleanup_free_ char *nerr = NULL;
         tap_is_int(oci_config_parse(nons, strlen(nons), &nc, &nerr), 0,
                    "uidMappings without a user namespace and timeOffsets without a time namespace: ignored (%s)", strna(nerr));
+
+        static const char *const vers[] = { "1.0", "1.0.01", "1.2-rc" };
+        FOREACH_ARRAY(ver, vers, ELEMENTSOF(vers)) {
+                _cleanup_oci_config_ OciConfig *vc = NULL;
+                _cleanup_free_ char *vdoc = NULL, *verr = NULL;
+                if (asprintf(&vdoc, "{\"ociVersion\":\"%s\",\"root\":{\"path\":\"rootfs\"}}", *ver) < 0)
+                        vdoc = NULL;
+                assert(vdoc);
+                tap_is_int(oci_config_parse(vdoc, strlen(vdoc), &vc, &verr), 0, "ociVersion \"%s\" accepted as 1.x (%s)", *ver,
+                           strna(verr));
+        }
 
         static const char kmem[] = "{" MIN_ "," LNX_ "\"resources\":{\"memory\":{\"kernel\":1048576,\"kernelTCP\":1048576}}}}";
         _cleanup_oci_config_ OciConfig *k = NULL;
