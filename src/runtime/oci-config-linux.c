@@ -678,6 +678,27 @@ static int parse_net_devices(const cJSON *v, const OciJsonPath *p, void *dst, ch
         return 0;
 }
 
+/* maskedPaths/readonlyPaths: runc and crun accept a relative path and read it relative to the container's
+ * "/" (where sdrun resolves every entry anyway, inside the root): warned about. Empty stays an error. */
+static int field_container_path_strv(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        size_t i = 0;
+        int r;
+
+        r = oci_json_field_strv(v, p, dst, reterr);
+        if (r < 0)
+                return r;
+        for (char **s = *(char ***) dst; *s; s++, i++) {
+                const OciJsonPath ep = OCI_JSON_INDEX(p, i);
+                if (isempty(*s))
+                        return oci_json_error(reterr, &ep, "\"\" is not an absolute path");
+                if ((*s)[0] != '/') {
+                        _cleanup_free_ char *path = oci_json_path_to_string(&ep);
+                        log_warning("%s: \"%s\" is not an absolute path, reading it relative to \"/\".", strna(path), *s);
+                }
+        }
+        return 0;
+}
+
 int parse_linux(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
         static const OciJsonField table[] = {
                 FIELD_SELF("namespaces", parse_namespaces, 0),
@@ -690,8 +711,8 @@ int parse_linux(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) 
                 FIELD_SELF("sysctl", parse_sysctl, 0),
                 FIELD("seccomp", parse_seccomp, OciLinux, seccomp, 0),
                 FIELD("rootfsPropagation", field_rootfs_propagation, OciLinux, rootfs_propagation, 0),
-                FIELD("maskedPaths", oci_json_field_absolute_path_strv, OciLinux, masked_paths, 0),
-                FIELD("readonlyPaths", oci_json_field_absolute_path_strv, OciLinux, readonly_paths, 0),
+                FIELD("maskedPaths", field_container_path_strv, OciLinux, masked_paths, 0),
+                FIELD("readonlyPaths", field_container_path_strv, OciLinux, readonly_paths, 0),
                 FIELD("mountLabel", oci_json_field_string, OciLinux, mount_label, 0),
                 FIELD("intelRdt", parse_intel_rdt, OciLinux, intel_rdt, 0),
                 FIELD("memoryPolicy", parse_memory_policy, OciLinux, memory_policy, 0),

@@ -350,7 +350,7 @@ static const BadCase bad_cases[] = {
         /* fileMode: the 16 bits of a mode_t, type bits included (masked), nothing above */
         { "{" MIN_ "," LNX_ "\"devices\":[{\"type\":\"c\",\"path\":\"/dev/x\",\"major\":1,\"minor\":3,\"fileMode\":65536}]}}",
           "linux.devices[0].fileMode: value 65536 out of range" },
-        { "{" MIN_ "," LNX_ "\"maskedPaths\":[\"/proc/kcore\",\"proc/x\"]}}", "linux.maskedPaths[1]: \"proc/x\" is not an absolute" },
+        { "{" MIN_ "," LNX_ "\"maskedPaths\":[\"/proc/kcore\",\"\"]}}", "linux.maskedPaths[1]: \"\" is not an absolute" },
         { "{" MIN_ "," LNX_ "\"readonlyPaths\":[\"\"]}}", "linux.readonlyPaths[0]: \"\" is not an absolute" },
         { "{" MIN_ "," LNX_ "\"intelRdt\":{\"closID\":\"guaranteed_group\"}}}", "linux.intelRdt: Intel RDT is not supported by sdrun" },
         { "{" MIN_ "," LNX_ "\"intelRdt\":{\"memBwSchema\":\"L3:0=1\"}}}", "linux.intelRdt.memBwSchema: must start with" },
@@ -502,6 +502,12 @@ static void test_engine_compat(void) {
                 tap_is_int(oci_config_parse(vdoc, strlen(vdoc), &vc, &verr), 0, "ociVersion \"%s\" accepted as 1.x (%s)", *ver,
                            strna(verr));
         }
+
+        static const char relm[] = "{" MIN_ "," LNX_ "\"maskedPaths\":[\"/proc/kcore\",\"proc/x\"],\"readonlyPaths\":[\"sys\"]}}";
+        _cleanup_oci_config_ OciConfig *rm = NULL;
+        _cleanup_free_ char *rmerr = NULL;
+        tap_is_int(oci_config_parse(relm, strlen(relm), &rm, &rmerr), 0, "relative maskedPaths/readonlyPaths accepted (%s)",
+                   strna(rmerr));
 
         static const char kmem[] = "{" MIN_ "," LNX_ "\"resources\":{\"memory\":{\"kernel\":1048576,\"kernelTCP\":1048576}}}}";
         _cleanup_oci_config_ OciConfig *k = NULL;
