@@ -12,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "log.h"
 #include "macro.h"
 #include "oci-config-internal.h"
 #include "oci-config.h"
@@ -95,7 +96,9 @@ static const NameValue personality_domain_table[] = {
         { "LINUX32", PER_LINUX32 },
 };
 
-static const char *const rootfs_propagation_names[] = { "private", "shared", "slave", "unbindable" };
+/* The r-forms are what runc, crun and most generators write (the rootfs is always handled recursively). */
+static const char *const rootfs_propagation_names[] = { "private",  "shared",  "slave",  "unbindable",
+                                                        "rprivate", "rshared", "rslave", "runbindable" };
 
 const char *oci_namespace_type_to_string(OciNamespaceType t) {
         return t >= 0 && t < _OCI_NS_MAX ? namespace_names[t] : NULL;
@@ -197,8 +200,16 @@ int field_device_number(const cJSON *v, const OciJsonPath *p, void *dst, char **
 }
 
 static int field_file_mode(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        /* Decimal in JSON; permission bits and setuid/setgid/sticky only (the schema says max 511). */
-        return field_uint32_up_to(v, p, 07777, dst, reterr);
+        int r;
+
+        /* Decimal in JSON. Podman passes the host node's raw st_mode, file-type bits included (020666 for a
+         * character device): as runc and crun, only the permission bits and setuid/setgid/sticky are kept
+         * (the type comes from "type"). Anything beyond the 16 bits of a mode_t is refused. */
+        r = field_uint32_up_to(v, p, 0177777, dst, reterr);
+        if (r < 0)
+                return r;
+        *(uint32_t *) dst &= 07777;
+        return 0;
 }
 
 static int parse_device(const cJSON *v, const OciJsonPath *p, void *elem, char **reterr) {
@@ -322,8 +333,12 @@ static int field_syscall_names(const cJSON *v, const OciJsonPath *p, void *dst, 
         r = oci_json_field_strv(v, p, dst, reterr);
         if (r < 0)
                 return r;
-        if (!(*(char ***) dst)[0])
-                return oci_json_error(reterr, p, "must contain at least one system call name");
+        if (!(*(char ***) dst)[0]) {
+                /* runc and crun accept a rule without names; it matches nothing. */
+                _cleanup_free_ char *path = oci_json_path_to_string(p);
+                log_warning("%s: no system call names, the rule has no effect.", strna(path));
+                return 0;
+        }
         for (char **s = *(char ***) dst; *s; s++, i++)
                 if (isempty(*s)) {
                         const OciJsonPath ep = OCI_JSON_INDEX(p, i);
@@ -446,7 +461,8 @@ static int field_rootfs_propagation(const cJSON *v, const OciJsonPath *p, void *
                 return r;
         if (strv_index(rootfs_propagation_names, ELEMENTSOF(rootfs_propagation_names), *(char **) dst) < 0)
                 return oci_json_error(reterr, p,
-                                      "unknown propagation \"%s\" (expected private, shared, slave or unbindable)",
+                                      "unknown propagation \"%s\" (expected [r]private, [r]shared, [r]slave or "
+                                      "[r]unbindable)",
                                       *(char **) dst);
         return 0;
 }
@@ -547,13 +563,15 @@ static int field_personality_flags(const cJSON *v, const OciJsonPath *p, void *d
         _cleanup_(oci_strv_freep) char **flags = NULL;
         int r;
 
-        /* runtime-spec: "Currently no flag values are supported." Any entry is therefore unknown. */
+        /* runtime-spec: "Currently no flag values are supported." Any entry is therefore unknown; runc and crun
+         * accept and ignore them: so does sdrun, with a warning. */
         r = oci_json_field_strv(v, p, &flags, reterr);
         if (r < 0)
                 return r;
-        if (flags[0]) {
-                const OciJsonPath ep = OCI_JSON_INDEX(p, 0);
-                return oci_json_error(reterr, &ep, "unknown personality flag \"%s\"", flags[0]);
+        for (size_t i = 0; flags[i]; i++) {
+                const OciJsonPath ep = OCI_JSON_INDEX(p, i);
+                _cleanup_free_ char *path = oci_json_path_to_string(&ep);
+                log_warning("%s: personality flag \"%s\" is not supported, ignoring it.", strna(path), flags[i]);
         }
         return 0;
 }
@@ -660,6 +678,27 @@ static int parse_net_devices(const cJSON *v, const OciJsonPath *p, void *dst, ch
         return 0;
 }
 
+/* maskedPaths/readonlyPaths: runc and crun accept a relative path and read it relative to the container's
+ * "/" (where sdrun resolves every entry anyway, inside the root): warned about. Empty stays an error. */
+static int field_container_path_strv(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        size_t i = 0;
+        int r;
+
+        r = oci_json_field_strv(v, p, dst, reterr);
+        if (r < 0)
+                return r;
+        for (char **s = *(char ***) dst; *s; s++, i++) {
+                const OciJsonPath ep = OCI_JSON_INDEX(p, i);
+                if (isempty(*s))
+                        return oci_json_error(reterr, &ep, "\"\" is not an absolute path");
+                if ((*s)[0] != '/') {
+                        _cleanup_free_ char *path = oci_json_path_to_string(&ep);
+                        log_warning("%s: \"%s\" is not an absolute path, reading it relative to \"/\".", strna(path), *s);
+                }
+        }
+        return 0;
+}
+
 int parse_linux(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
         static const OciJsonField table[] = {
                 FIELD_SELF("namespaces", parse_namespaces, 0),
@@ -672,8 +711,8 @@ int parse_linux(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) 
                 FIELD_SELF("sysctl", parse_sysctl, 0),
                 FIELD("seccomp", parse_seccomp, OciLinux, seccomp, 0),
                 FIELD("rootfsPropagation", field_rootfs_propagation, OciLinux, rootfs_propagation, 0),
-                FIELD("maskedPaths", oci_json_field_absolute_path_strv, OciLinux, masked_paths, 0),
-                FIELD("readonlyPaths", oci_json_field_absolute_path_strv, OciLinux, readonly_paths, 0),
+                FIELD("maskedPaths", field_container_path_strv, OciLinux, masked_paths, 0),
+                FIELD("readonlyPaths", field_container_path_strv, OciLinux, readonly_paths, 0),
                 FIELD("mountLabel", oci_json_field_string, OciLinux, mount_label, 0),
                 FIELD("intelRdt", parse_intel_rdt, OciLinux, intel_rdt, 0),
                 FIELD("memoryPolicy", parse_memory_policy, OciLinux, memory_policy, 0),

@@ -32,6 +32,7 @@
 
 #include "fileio.h"
 #include "json-util.h"
+#include "log.h"
 #include "macro.h"
 #include "oci-config-internal.h"
 #include "oci-config.h"
@@ -170,8 +171,12 @@ static int field_oci_version(const cJSON *v, const OciJsonPath *p, void *dst, ch
 
         if (!semver_numeric(&c) || *c != '.' || (c++, !semver_numeric(&c)) || *c != '.' ||
             (c++, !semver_numeric(&c)) || (*c == '-' && (c++, !semver_identifiers(&c, true))) ||
-            (*c == '+' && (c++, !semver_identifiers(&c, false))) || *c)
-                return oci_json_error(reterr, p, "\"%s\" is not a SemVer 2.0.0 version", *(char **) dst);
+            (*c == '+' && (c++, !semver_identifiers(&c, false))) || *c) {
+                /* runc and crun accept a 1.x that is not SemVer ("1.0"): so does sdrun, with a warning. */
+                if (!strneq(*(char **) dst, "1.", 2))
+                        return oci_json_error(reterr, p, "\"%s\" is not a SemVer 2.0.0 version", *(char **) dst);
+                log_warning("ociVersion: \"%s\" is not a SemVer 2.0.0 version, reading it as 1.x.", *(char **) dst);
+        }
         if (!strneq(*(char **) dst, "1.", 2))
                 return oci_json_error(reterr, p, "unsupported version \"%s\" (sdrun implements 1.x)",
                                       *(char **) dst);
@@ -495,16 +500,26 @@ static int validate_config(const OciConfig *c, char **reterr) {
         const OciLinux *l = &c->linux_;
         int r;
 
+        /* Without the namespace at all, runc and crun ignore the mappings and offsets: so does sdrun, with a
+         * warning. With one joined by path they cannot be applied: refused. */
         if (l->n_uid_mappings > 0 || l->n_gid_mappings > 0) {
-                r = require_new_namespace(c, OCI_NS_USER, l->n_uid_mappings > 0 ? "linux.uidMappings" : "linux.gidMappings",
-                                          reterr);
-                if (r < 0)
-                        return r;
+                const char *what = l->n_uid_mappings > 0 ? "linux.uidMappings" : "linux.gidMappings";
+                if (!find_namespace(c, OCI_NS_USER, NULL))
+                        log_warning("%s: no user namespace in linux.namespaces, ignoring the mappings.", what);
+                else {
+                        r = require_new_namespace(c, OCI_NS_USER, what, reterr);
+                        if (r < 0)
+                                return r;
+                }
         }
         if (l->time_boottime.present || l->time_monotonic.present) {
-                r = require_new_namespace(c, OCI_NS_TIME, "linux.timeOffsets", reterr);
-                if (r < 0)
-                        return r;
+                if (!find_namespace(c, OCI_NS_TIME, NULL))
+                        log_warning("linux.timeOffsets: no time namespace in linux.namespaces, ignoring the offsets.");
+                else {
+                        r = require_new_namespace(c, OCI_NS_TIME, "linux.timeOffsets", reterr);
+                        if (r < 0)
+                                return r;
+                }
         }
         /* Setting a hostname without a UTS namespace of its own would rename the host. */
         if (!isempty(c->hostname) && !find_namespace(c, OCI_NS_UTS, NULL))
@@ -553,14 +568,6 @@ static bool has_leaf_weight(const OciConfig *c) {
         return false;
 }
 
-static bool has_kernel_memory(const OciConfig *c) {
-        return c->linux_.resources.memory.has_kernel && c->linux_.resources.memory.kernel != -1;
-}
-
-static bool has_kernel_tcp_memory(const OciConfig *c) {
-        return c->linux_.resources.memory.has_kernel_tcp && c->linux_.resources.memory.kernel_tcp != -1;
-}
-
 static bool has_sched_iso(const OciProcess *p) {
         return p->scheduler.present && p->scheduler.policy == OCI_SCHED_ISO;
 }
@@ -578,11 +585,6 @@ static const Unsupported unsupported_features[] = {
           "(an empty map is accepted)" },
         { "linux.resources.blockIO", has_leaf_weight, NULL,
           "leafWeight is not supported: it needs the CFQ I/O scheduler, removed in Linux 5.0" },
-        { "linux.resources.memory.kernel", has_kernel_memory, NULL,
-          "kernel memory limits are not supported (NOT RECOMMENDED by the spec, absent from cgroup v2); "
-          "only -1 is accepted" },
-        { "linux.resources.memory.kernelTCP", has_kernel_tcp_memory, NULL,
-          "kernel TCP memory limits are not supported (absent from cgroup v2); only -1 is accepted" },
         { "process.scheduler.policy", NULL, has_sched_iso,
           "SCHED_ISO is reserved but not implemented by Linux" },
 };

@@ -322,7 +322,7 @@ static int add_syscall_rules(scmp_filter_ctx ctx, const OciSyscall *sc, size_t i
         }
 
         if (!sc->names || !sc->names[0])
-                return fail(reterr, -EINVAL, "%s.names: must contain at least one syscall name", path);
+                return 0; /* matches nothing (the parser warned about it) */
 
         for (size_t j = 0; sc->names[j]; j++) {
                 const char *name = sc->names[j];
