@@ -1,0 +1,217 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Configs that runc 1.1 and crun accept and that real engines send (issue 12): sdrun accepts them with the
+# same effect, checked against runc on the same bundle where the behaviour is compared. And what stays
+# refused because it is unsafe (a namespace joined by path that is the runtime's own, no mount namespace).
+. "$(dirname "$0")/lib.sh"
+
+require_root
+require_systemd
+RUNC=$(command -v runc) || bail "runc is not installed (Debian package runc): it is the control here"
+command -v ip >/dev/null || bail "ip is not installed (Debian package iproute2)"
+command -v unshare >/dev/null || bail "unshare is not installed (Debian package util-linux)"
+
+sd() { "$SDRUN" --root "$SDRUN_ROOT" "$@"; }
+
+B=$TEST_TMPDIR/b
+make_bundle "$B" || bail "make_bundle failed"
+cp "$B/config.json" "$TEST_TMPDIR/config.orig"
+reset_bundle() {
+        cp "$TEST_TMPDIR/config.orig" "$B/config.json"
+        bundle_set "$B" '.root.readonly=false | .process.capabilities.ambient=[]'
+}
+
+# run_rt RUNTIME [BUNDLE]: run the bundle in the foreground; prints "rc=N" then the output
+run_rt() {
+        local rt=$1 b=${2:-$B} id out rc=0
+        id=$(new_id compat)
+        if [ "$rt" = runc ]; then
+                out=$("$RUNC" --root "$TEST_TMPDIR/runc" run --bundle "$b" "$id" 2>&1 </dev/null) || rc=$?
+                "$RUNC" --root "$TEST_TMPDIR/runc" delete --force "$id" >/dev/null 2>&1
+        else
+                track_container "$id"
+                out=$(sd run --bundle "$b" "$id" 2>&1 </dev/null) || rc=$?
+                echo "$id" >"$TEST_TMPDIR/last-id"
+        fi
+        printf 'rc=%s\n%s\n' "$rc" "$out"
+}
+
+# same DESC: sdrun and runc give the same exit status and output on the bundle as it is now (sdrun first:
+# what the first run creates in the rootfs, the second finds)
+same() {
+        local a b
+        b=$(run_rt sdrun | grep -v '^sdrun: .*ignoring it\.$')
+        a=$(run_rt runc | grep -v 'level=warning')
+        if [ "$a" = "$b" ]; then
+                _tap_result 0 "$1: runc and sdrun agree"
+        else
+                _tap_result 1 "$1: runc and sdrun agree"
+                diff <(echo "$a") <(echo "$b") | _tap_diag_stream
+        fi
+        like "$b" '^rc=0' "$1: sdrun runs it"
+}
+
+# 1. Docker: blockIO.weight 0 and cpu.shares 0 mean "not set"
+reset_bundle
+bundle_set "$B" '.linux.resources.blockIO={weight: 0, leafWeight: 0} | .linux.resources.cpu={shares: 0, quota: 0, period: 0}
+        | .process.args=["echo","ok"]'
+same "Docker's blockIO.weight 0 and cpu.shares 0"
+reset_bundle
+bundle_set "$B" '.linux.resources.blockIO={weight: 5}'
+out=$(run_rt sdrun)
+like "$out" 'linux.resources.blockIO.weight: value 5 out of range' "blockIO.weight 5 still refused, naming the JSON path"
+
+# 2. Podman: devices[].fileMode with the file-type bits (020666)
+reset_bundle
+bundle_set "$B" '.linux.devices=[{path: "/dev/fuse2", type: "c", major: 10, minor: 229, fileMode: 8630, uid: 0, gid: 0}]
+        | .process.args=["sh","-c","stat -c \"%a %F %t:%T\" /dev/fuse2"]'
+same "linux.devices[0].fileMode 020666 (raw st_mode)"
+like "$(run_rt sdrun)" '666 character special file a:e5' "fileMode masked to 0666, type from \"type\""
+
+# 3. rootfsPropagation r-forms
+for p in rprivate rslave rshared; do
+        reset_bundle
+        bundle_set "$B" '.linux.rootfsPropagation=$p | .process.args=["echo","ok"]' --arg p "$p"
+        same "linux.rootfsPropagation $p"
+done
+reset_bundle
+bundle_set "$B" '.linux.rootfsPropagation="rshared" | .process.args=["sh","-c","grep -c shared: /proc/self/mountinfo"]'
+like "$(run_rt sdrun)" $'^rc=0\n[1-9]' "rshared: the container's mounts are shared"
+
+# 4. an unknown capability: warned about (naming the JSON path) and skipped
+reset_bundle
+bundle_set "$B" '.process.capabilities.bounding += ["CAP_NOT_YET_INVENTED"] | .process.capabilities.permitted += ["CAP_NOT_YET_INVENTED"]
+        | .process.args=["sh","-c","grep -E \"^Cap(Bnd|Prm)\" /proc/self/status"]'
+same "unknown capability CAP_NOT_YET_INVENTED"
+out=$(run_rt sdrun)
+like "$out" 'process.capabilities.bounding\[[0-9]+\]: unknown capability "CAP_NOT_YET_INVENTED", ignoring it' \
+        "the warning names the JSON path"
+
+# 5. a namespaced sysctl in a network namespace joined by path (Podman's ping_group_range)
+NS=sdrun-compat-$$
+ip netns add "$NS" || bail "ip netns add failed"
+cleanup_add ip netns delete "$NS"
+host_pgr=$(cat /proc/sys/net/ipv4/ping_group_range)
+reset_bundle
+bundle_set "$B" '.linux.namespaces |= map(if .type == "network" then .path = $p else . end)
+        | .linux.sysctl={"net.ipv4.ping_group_range": "0 2147483647"} | .process.args=["cat","/proc/sys/net/ipv4/ping_group_range"]' \
+        --arg p "/run/netns/$NS"
+same "net.ipv4.ping_group_range in a network namespace joined by path"
+is "$(ip netns exec "$NS" cat /proc/sys/net/ipv4/ping_group_range | tr -s '\t ' ' ')" "0 2147483647" \
+        "the sysctl is set in the joined namespace"
+is "$(cat /proc/sys/net/ipv4/ping_group_range)" "$host_pgr" "the host's value is unchanged"
+# joined by path, but it is the runtime's own: refused (as runc; crun 1.8 would change the host's value)
+reset_bundle
+bundle_set "$B" '.linux.namespaces |= map(if .type == "network" then .path = "/proc/self/ns/net" else . end)
+        | .linux.sysctl={"net.ipv4.ping_group_range": "0 0"}'
+out=$(run_rt sdrun)
+like "$out" $'^rc=1\n.*linux.sysctl: "net.ipv4.ping_group_range" needs a network namespace of the container.s own' \
+        "the runtime's own network namespace joined by path: refused"
+like "$(run_rt runc)" '^rc=1' "runc refuses it too"
+is "$(cat /proc/sys/net/ipv4/ping_group_range)" "$host_pgr" "the host's value is unchanged"
+no_leftovers "$(cat "$TEST_TMPDIR/last-id")"
+
+# 6. hostname in a uts namespace joined by path (a pod's); the runtime's own is refused
+touch "$TEST_TMPDIR/uts"
+unshare --uts="$TEST_TMPDIR/uts" hostname outer || bail "unshare --uts failed"
+cleanup_add umount "$TEST_TMPDIR/uts"
+reset_bundle
+bundle_set "$B" '.linux.namespaces |= map(if .type == "uts" then .path = $p else . end) | .hostname="pod-host"
+        | .process.args=["hostname"]' --arg p "$TEST_TMPDIR/uts"
+same "hostname in a uts namespace joined by path"
+like "$(run_rt sdrun)" $'^rc=0\npod-host$' "the hostname is set in the joined namespace"
+reset_bundle
+bundle_set "$B" '.linux.namespaces |= map(if .type == "uts" then .path = "/proc/self/ns/uts" else . end) | .hostname="evil"'
+hn=$(hostname)
+like "$(run_rt sdrun)" $'^rc=1\n.*hostname: the uts namespace joined by path is the host.s' \
+        "hostname with the runtime's own uts namespace: refused"
+is "$(hostname)" "$hn" "the host's name is unchanged"
+
+# 7. kernel.hostname conflicts with hostname (runc and crun refuse it)
+reset_bundle
+bundle_set "$B" '.hostname="h" | .linux.sysctl={"kernel.hostname": "other"}'
+out=$(run_rt sdrun)
+like "$out" $'^rc=1\n.*linux.sysctl: "kernel.hostname" conflicts with the "hostname" field' "kernel.hostname next to hostname: refused"
+like "$(run_rt runc)" $'^rc=1\n.*kernel.hostname' "runc refuses it too"
+no_leftovers "$(cat "$TEST_TMPDIR/last-id")"
+
+# 8. process.cwd missing from the rootfs: created (docker run -w, Kubernetes workingDir)
+reset_bundle
+bundle_set "$B" '.process.cwd="/work/dir/x" | .process.user={uid: 1000, gid: 1000}
+        | .process.args=["sh","-c","pwd; stat -c \"%a %u\" /work/dir/x /work"]'
+same "process.cwd /work/dir/x missing from the rootfs"
+is "$(stat -c '%a %u' "$B/rootfs/work/dir/x")" "755 0" "created in the rootfs, root-owned, 0755"
+rm -rf "$B/rootfs/work"
+
+# 9. bind destinations that are dangling symlinks in the image
+reset_bundle
+mkdir -p "$B/rootfs/usr/share"
+ln -s ../usr/share/zoneinfo/Europe/Paris "$B/rootfs/etc/localtime"
+rm -f "$B/rootfs/etc/resolv.conf"
+ln -s ../run/systemd/resolve/stub-resolv.conf "$B/rootfs/etc/resolv.conf"
+echo zone >"$TEST_TMPDIR/zone"
+echo "nameserver 192.0.2.1" >"$TEST_TMPDIR/resolv"
+bundle_set "$B" '.mounts += [{destination: "/etc/localtime", type: "bind", source: $z, options: ["rbind","ro"]},
+        {destination: "/etc/resolv.conf", type: "bind", source: $r, options: ["rbind","ro"]}]
+        | .process.args=["sh","-c","cat /etc/localtime /etc/resolv.conf"]' --arg z "$TEST_TMPDIR/zone" --arg r "$TEST_TMPDIR/resolv"
+same "bind onto /etc/localtime and /etc/resolv.conf, dangling symlinks"
+ok_desc "the symlinks' targets were created inside the rootfs" \
+        test -f "$B/rootfs/usr/share/zoneinfo/Europe/Paris" -a -f "$B/rootfs/run/systemd/resolve/stub-resolv.conf"
+rm -rf "$B/rootfs/usr/share/zoneinfo" "$B/rootfs/run/systemd"
+# hostile: absolute and ".." symlinks pointing out of the rootfs
+ESC=$TEST_TMPDIR/escape
+ln -s "$ESC-abs" "$B/rootfs/etc/evil-abs"
+ln -s "../../../../../../../../..$ESC-rel" "$B/rootfs/etc/evil-rel"
+bundle_set "$B" '.mounts += [{destination: "/etc/evil-abs", type: "bind", source: $z, options: ["bind"]},
+        {destination: "/etc/evil-rel", type: "bind", source: $z, options: ["bind"]}]
+        | .process.args=["cat","/etc/evil-abs","/etc/evil-rel"]' --arg z "$TEST_TMPDIR/zone"
+out=$(run_rt sdrun)
+is "$out" $'rc=0\nzone\nzone' "absolute and .. symlink destinations: mounted"
+ok_desc "nothing was created outside the rootfs" test ! -e "$ESC-abs" -a ! -e "$ESC-rel"
+ok_desc "their targets were created inside the rootfs" test -f "$B/rootfs$ESC-abs" -a -f "$B/rootfs$ESC-rel"
+reset_bundle
+ln -s loop2 "$B/rootfs/etc/loop1"
+ln -s loop1 "$B/rootfs/etc/loop2"
+bundle_set "$B" '.mounts += [{destination: "/etc/loop1", type: "bind", source: $z, options: ["bind"]}]' --arg z "$TEST_TMPDIR/zone"
+like "$(run_rt sdrun)" $'^rc=1\n.*mounts\\[[0-9]+\\]: mount .* on "/etc/loop1" .*Too many levels of symbolic links' \
+        "a symlink loop as destination: refused"
+no_leftovers "$(cat "$TEST_TMPDIR/last-id")"
+rm -f "$B/rootfs/etc/loop1" "$B/rootfs/etc/loop2" "$B/rootfs/etc/evil-abs" "$B/rootfs/etc/evil-rel"
+
+# 10. bind sources only the host's root can reach, container in a user namespace
+PRIV=$TEST_TMPDIR/priv
+mkdir -p "$PRIV/sub" && chmod 700 "$PRIV" && echo secret-ok >"$PRIV/sub/file" && chmod 644 "$PRIV/sub/file"
+BU=$TEST_TMPDIR/bu
+chmod 0755 "$TEST_TMPDIR"
+make_bundle "$BU" || bail "make_bundle failed"
+chmod 0755 "$BU"
+chown -R 100000:100000 "$BU/rootfs"
+bundle_set "$BU" '.root.readonly=false | .process.capabilities.ambient=[] | .linux.namespaces += [{type: "user"}]
+        | .linux.uidMappings=[{containerID: 0, hostID: 100000, size: 65536}]
+        | .linux.gidMappings=[{containerID: 0, hostID: 100000, size: 65536}]
+        | .mounts |= map(select(.type != "cgroup"))
+        | .mounts += [{destination: "/f", type: "bind", source: $f, options: ["bind"]}] | .process.args=["cat","/f"]' \
+        --arg f "$PRIV/sub/file"
+a=$(run_rt runc "$BU"); b=$(run_rt sdrun "$BU")
+is "$b" "$a" "userns: a file bind source below a 0700 host directory: runc and sdrun agree"
+is "$b" $'rc=0\nsecret-ok' "userns: the file is bound"
+bundle_set "$BU" '.mounts |= .[:-1] + [{destination: "/data", type: "bind", source: $d, options: ["rbind","ro"]}]
+        | .process.args=["sh","-c","cat /data/file; touch /data/x 2>/dev/null || echo read-only"]' --arg d "$PRIV/sub"
+is "$(run_rt sdrun "$BU")" $'rc=0\nsecret-ok\nread-only' "userns: a directory bind source below a 0700 host directory, read-only"
+bundle_set "$BU" '.mounts |= .[:-1] + [.[-1] + {source: $d}]' --arg d "$PRIV/missing"
+like "$(run_rt sdrun "$BU")" $'^rc=1\n.*mounts\\[[0-9]+\\]: mount ".*/priv/missing" on "/data" \\(type bind\\): source: No such file' \
+        "userns: a missing bind source: clear error"
+no_leftovers "$(cat "$TEST_TMPDIR/last-id")"
+
+# 11. no mount namespace: runc and crun make the mounts in the runtime's mount namespace and leave them on
+# the host; refused, and nothing is left behind
+reset_bundle
+bundle_set "$B" '.linux.namespaces |= map(select(.type != "mount")) | .linux.maskedPaths=[] | .linux.readonlyPaths=[]'
+before=$(grep -c -- "$B" /proc/self/mountinfo)
+out=$(run_rt sdrun)
+like "$out" $'^rc=1\n.*linux.namespaces: the container needs a mount namespace of its own \\(add \\{"type": "mount"\\}\\)' \
+        "no mount namespace: refused with the reason"
+is "$(grep -c -- "$B" /proc/self/mountinfo)" "$before" "no mount of the bundle left on the host"
+no_leftovers "$(cat "$TEST_TMPDIR/last-id")"
+
+done_testing
