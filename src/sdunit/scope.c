@@ -63,6 +63,67 @@ static bool slice_name_is_valid(const char *s) {
         return s[0] != '.';
 }
 
+/* A cgroupfs-form cgroupsPath ("/docker/<id>", "kubepods/burstable/pod<uid>/<id>") as a scope name, with
+ * systemd's path escaping (systemd-escape --path): the path is cleaned lexically as runc does (empty and "."
+ * components dropped, ".." removes the component before it and stops at the root; absolute and relative
+ * paths are the same, both taken from the root), components are joined with '-', and in each component
+ * every character outside [A-Za-z0-9:_.], '-' included, and a '.' that starts the name become "\xNN". It is
+ * reversible, so two different cleaned paths never give the same unit: "/docker/abc" is
+ * "docker-abc.scope", "/docker-abc" is "docker\x2dabc.scope". ".scope" is always appended (also to a
+ * last component that ends in it), which keeps the mapping one-to-one. */
+static int scope_name_from_cgroupfs_path(const char *path, char **ret, char **reterr) {
+        _cleanup_free_ char *copy = strdup(path), *out = NULL;
+        _cleanup_free_ const char **comp = NULL;
+        size_t n = 0, len = 0;
+        char *p, *save = NULL;
+
+        if (!copy)
+                return -ENOMEM;
+        comp = calloc(strlen(path) / 2 + 2, sizeof *comp);
+        if (!comp)
+                return -ENOMEM;
+        for (p = strtok_r(copy, "/", &save); p; p = strtok_r(NULL, "/", &save)) {
+                if (streq(p, "."))
+                        continue;
+                if (streq(p, "..")) {
+                        if (n > 0)
+                                n--;
+                        continue;
+                }
+                comp[n++] = p;
+        }
+        if (n == 0)
+                return sdunit_fail_plain(reterr, -EINVAL,
+                                   "linux.cgroupsPath: \"%s\" names the root cgroup; a container needs a cgroup "
+                                   "of its own", path);
+        for (size_t i = 0; i < n; i++)
+                len += strlen(comp[i]) * 4 + 1;
+        out = malloc(len + STRLEN(".scope") + 1);
+        if (!out)
+                return -ENOMEM;
+        p = out;
+        for (size_t i = 0; i < n; i++) {
+                if (i > 0)
+                        *p++ = '-';
+                for (const char *c = comp[i]; *c; c++)
+                        if (!valid_unit_char(*c) || *c == '-' || (i == 0 && c == comp[0] && *c == '.'))
+                                p += sprintf(p, "\\x%02x", (unsigned char) *c);
+                        else
+                                *p++ = *c;
+        }
+        strcpy(p, ".scope");
+        *ret = TAKE_PTR(out);
+        return 0;
+}
+
+/* The systemd form "slice:prefix:name": exactly two ':' and not an absolute path. Anything else is a path
+ * in cgroupfs form. */
+static bool cgroups_path_is_systemd_form(const char *path) {
+        const char *c1 = strchr(path, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+
+        return path[0] != '/' && c2 && !strchr(c2 + 1, ':');
+}
+
 int sdunit_scope_name_from_cgroups_path(const char *cgroups_path, const char *id, char **ret_slice,
                                         char **ret_unit, char **reterr) {
         _cleanup_free_ char *slice = NULL, *unit = NULL, *ep = NULL, *en = NULL, *copy = NULL, *base = NULL;
@@ -88,24 +149,21 @@ int sdunit_scope_name_from_cgroups_path(const char *cgroups_path, const char *id
                 goto check;
         }
 
+        if (!cgroups_path_is_systemd_form(cgroups_path)) {
+                r = scope_name_from_cgroupfs_path(cgroups_path, &unit, reterr);
+                if (r < 0)
+                        return r;
+                slice = strdup("machine.slice");
+                if (!slice)
+                        return -ENOMEM;
+                goto check;
+        }
+
         copy = strdup(cgroups_path);
         if (!copy)
                 return -ENOMEM;
         c1 = strchr(copy, ':');
-        c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-        if (cgroups_path[0] == '/' || !c1 || !c2 || strchr(c2 + 1, ':')) {
-                if (reterr) {
-                        free(*reterr);
-                        if (asprintf(reterr,
-                                     "linux.cgroupsPath: \"%s\" is %s; sdrun manages cgroups through systemd and "
-                                     "needs \"slice:prefix:name\" (e.g. \"machine.slice:sdrun:%s\")",
-                                     cgroups_path,
-                                     cgroups_path[0] == '/' ? "a cgroupfs path" : "not of the form slice:prefix:name",
-                                     strempty(id)) < 0)
-                                *reterr = NULL;
-                }
-                return -EINVAL;
-        }
+        c2 = strchr(c1 + 1, ':');
         *c1 = *c2 = 0;
         s = copy;
         prefix = c1 + 1;

@@ -155,7 +155,7 @@ out=$("$SDUNIT_SMOKE" start "$failed_unit" 2>&1)
 is "$out" "start $failed_unit active" "sdunit_start_scope resets the failed unit and starts it"
 
 out=$("$SDUNIT_SMOKE" names "/a/b" "system.slice:docker:abc" ":sdrun:x" "::x" "machine.slice:libpod:y.slice")
-like "$out" '/a/b -> error linux.cgroupsPath: "/a/b" is a cgroupfs path' "a cgroupfs path is refused"
+like "$out" '/a/b -> machine.slice a-b.scope' "a cgroupfs path is a scope in machine.slice (systemd's path escaping)"
 like "$out" 'system.slice:docker:abc -> system.slice docker-abc.scope' "slice:prefix:name maps to prefix-name.scope"
 like "$out" ':sdrun:x -> machine.slice sdrun-x.scope' "an empty slice means machine.slice"
 like "$out" '::x -> machine.slice x.scope' "an empty prefix gives name.scope"

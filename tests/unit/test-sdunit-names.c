@@ -46,10 +46,35 @@ int main(void) {
         check("::.hidden", "x", "machine.slice", "\\x2ehidden.scope");
         check(NULL, "id@1", "machine.slice", "sdrun-id\\x401.scope");
 
-        refuse("/a/b", "x", "linux.cgroupsPath: \"/a/b\" is a cgroupfs path; sdrun manages cgroups through systemd");
-        refuse("a/b", "x", "needs \"slice:prefix:name\"");
-        refuse("machine.slice:name", "x", "not of the form slice:prefix:name");
-        refuse("a:b:c:d", "x", "not of the form slice:prefix:name");
+        /* cgroupfs form (Docker's cgroupfs driver, Podman with cgroup_manager=cgroupfs, Kubernetes): systemd's
+         * path escaping, in machine.slice; cleaned lexically as runc does; relative is the same as absolute. */
+        check("/docker/0123abcd", "x", "machine.slice", "docker-0123abcd.scope");
+        check("docker/0123abcd", "x", "machine.slice", "docker-0123abcd.scope");
+        check("/docker-0123abcd", "x", "machine.slice", "docker\\x2d0123abcd.scope");
+        check("/libpod_parent/libpod-0123", "x", "machine.slice", "libpod_parent-libpod\\x2d0123.scope");
+        check("/kubepods/burstable/pod1a-2b/c0ffee", "x", "machine.slice",
+              "kubepods-burstable-pod1a\\x2d2b-c0ffee.scope");
+        check("//docker///abc/", "x", "machine.slice", "docker-abc.scope");
+        check("/docker/./abc", "x", "machine.slice", "docker-abc.scope");
+        check("/docker/../other/abc", "x", "machine.slice", "other-abc.scope");
+        check("/../../abc", "x", "machine.slice", "abc.scope");
+        check("/a/.hidden", "x", "machine.slice", "a-.hidden.scope");
+        check("/.hidden/a", "x", "machine.slice", "\\x2ehidden-a.scope");
+        check("/a/b c\\d", "x", "machine.slice", "a-b\\x20c\\x5cd.scope");
+        check("/a/b.scope", "x", "machine.slice", "a-b.scope.scope");
+        check("abc", "x", "machine.slice", "abc.scope");
+        check("machine.slice:name", "x", "machine.slice", "machine.slice:name.scope");
+        check("a:b:c:d", "x", "machine.slice", "a:b:c:d.scope");
+        check("/a:b:c", "x", "machine.slice", "a:b:c.scope");
+        refuse("/", "x", "names the root cgroup");
+        refuse("/a/..", "x", "names the root cgroup");
+        refuse("..", "x", "names the root cgroup");
+        {
+                char deep[400] = "/";
+                for (int i = 0; i < 60; i++)
+                        strcat(deep, "a-b/");
+                refuse(deep, "x", "longer than 255 characters");
+        }
         refuse("machine:p:n", "x", "\"machine\" is not a valid slice name");
         refuse("-a.slice:p:n", "x", "is not a valid slice name");
         refuse("a--b.slice:p:n", "x", "is not a valid slice name");
