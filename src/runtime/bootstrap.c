@@ -246,7 +246,8 @@ _noreturn_ static void init_main(const BootstrapParams *bp, int sync_fd, pid_t r
         }
 
         const char *ns_path = NULL;
-        if (oci_config_has_namespace(c, OCI_NS_UTS, &ns_path) && !ns_path) {
+        /* Its uts namespace, new or joined by path (a pod's): create refused the runtime's own one. */
+        if (oci_config_has_namespace(c, OCI_NS_UTS, NULL)) {
                 if (c->hostname && sethostname(c->hostname, strlen(c->hostname)) < 0) {
                         init_set_err(&ic, "hostname: sethostname(\"%s\"): %m", c->hostname);
                         init_fail(&ic, -errno, "hostname");
@@ -270,6 +271,7 @@ _noreturn_ static void init_main(const BootstrapParams *bp, int sync_fd, pid_t r
                 /* Its own network namespace, new or joined by path: a fresh sysfs shows it. */
                 .new_netns = oci_config_has_namespace(c, OCI_NS_NETWORK, NULL),
                 .bundle = bp->bundle,
+                .bind_source_fds = bp->bind_source_fds,
         };
         r = rootfs_prepare(&rc, &ic.err);
         if (r < 0)
@@ -495,8 +497,10 @@ _noreturn_ static void stage1_main(const BootstrapParams *bp, int sync_fd, const
         _exit(r < 0 ? EXIT_FAILURE : EXIT_SUCCESS);
 }
 
-int bootstrap_clone_init(const BootstrapParams *bp, InitProcess *ret, char **reterr) {
+int bootstrap_clone_init(const BootstrapParams *bp_in, InitProcess *ret, char **reterr) {
+        BootstrapParams params = *bp_in, *bp = &params;
         const OciConfig *c = bp->config;
+        int *bind_fds = NULL;
         _cleanup_close_pair_ int sv[2] = { -EBADF, -EBADF };
         int ns_fds[_OCI_NS_MAX];
         unsigned long new_flags = 0;
@@ -524,6 +528,15 @@ int bootstrap_clone_init(const BootstrapParams *bp, InitProcess *ret, char **ret
         r = open_ns_paths(c, ns_fds, reterr);
         if (r < 0)
                 goto finish;
+
+        /* In a user namespace the init may not reach a bind source that the host's root can (a 0700
+         * directory on the way): clone those trees here, on the host side; the init inherits the fds. */
+        if (oci_config_has_namespace(c, OCI_NS_USER, NULL)) {
+                r = rootfs_open_bind_sources(c, bp->bundle, &bind_fds, reterr);
+                if (r < 0)
+                        goto finish;
+                bp->bind_source_fds = bind_fds;
+        }
 
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
                 r = -errno;
@@ -597,6 +610,7 @@ int bootstrap_clone_init(const BootstrapParams *bp, InitProcess *ret, char **ret
 finish:
         for (int i = 0; i < _OCI_NS_MAX; i++)
                 safe_close(ns_fds[i]);
+        rootfs_close_bind_sources(bind_fds, c->n_mounts);
         init_process_kill(&ip);
         return r;
 }

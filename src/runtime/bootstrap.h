@@ -26,6 +26,7 @@ typedef struct BootstrapParams {
         int close_in_init_fd;  /* an fd the init must drop at once (the create lock), or -1 */
         bool has_console_socket;
         int init_cgroup_fd; /* >= 0: the init is born in this cgroup v2 directory (a sub-cgroup of the scope) */
+        const int *bind_source_fds; /* set by bootstrap_clone_init(): see rootfs_open_bind_sources() */
 } BootstrapParams;
 
 typedef struct InitProcess {

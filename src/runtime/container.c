@@ -60,34 +60,61 @@ static int errwrap(char **reterr, int r, const char *prefix) {
         return errorf(reterr, r, "%s%s%s", prefix, *prefix ? ": " : "", inner ?: strerror(r < 0 ? -r : r));
 }
 
-static bool is_paths_ns_sysctl_ok(const OciConfig *c, const char *key, char **reterr, size_t idx) {
+/* Whether the container has a namespace of type t of its own: a new one, or one joined by path that is not
+ * the runtime's own (runc compares the joined namespace with its own the same way). Podman, CNI/netavark
+ * and Kubernetes pods join a network namespace they prepared by path; joining the host's is what the
+ * checks below must catch. A path that cannot be opened is not judged here: joining it fails later with
+ * its own message. */
+static bool has_own_namespace(const OciConfig *c, OciNamespaceType t, const char *proc_name) {
+        struct stat a, b;
         const char *path = NULL;
+        char self[64];
 
+        if (!oci_config_has_namespace(c, t, &path))
+                return false;
+        if (!path)
+                return true;
+        snprintf(self, sizeof self, "/proc/self/ns/%s", proc_name);
+        if (stat(path, &a) < 0 || stat(self, &b) < 0)
+                return true;
+        return a.st_dev != b.st_dev || a.st_ino != b.st_ino;
+}
+
+static bool is_paths_ns_sysctl_ok(const OciConfig *c, const char *key, char **reterr) {
         if (strneq(key, "net.", 4)) {
-                if (!oci_config_has_namespace(c, OCI_NS_NETWORK, &path) || path) {
+                if (!has_own_namespace(c, OCI_NS_NETWORK, "net")) {
                         errorf(reterr, EINVAL,
-                             "linux.sysctl: \"%s\" needs a new network namespace (the container shares the host's)", key);
+                             "linux.sysctl: \"%s\" needs a network namespace of the container's own (the container shares the host's)", key);
                         return false;
                 }
                 return true;
         }
-        if (streq(key, "kernel.hostname") || streq(key, "kernel.domainname")) {
-                if (!oci_config_has_namespace(c, OCI_NS_UTS, &path) || path) {
-                        errorf(reterr, EINVAL, "linux.sysctl: \"%s\" needs a new uts namespace", key);
+        /* runc and crun refuse kernel.hostname whether "hostname" is set or not; crun also refuses
+         * kernel.domainname next to "domainname". */
+        if (streq(key, "kernel.hostname")) {
+                errorf(reterr, EINVAL, "linux.sysctl: \"%s\" conflicts with the \"hostname\" field: set the hostname there", key);
+                return false;
+        }
+        if (streq(key, "kernel.domainname") && !isempty(c->domainname)) {
+                errorf(reterr, EINVAL, "linux.sysctl: \"%s\" conflicts with the \"domainname\" field", key);
+                return false;
+        }
+        if (streq(key, "kernel.domainname")) {
+                if (!has_own_namespace(c, OCI_NS_UTS, "uts")) {
+                        errorf(reterr, EINVAL, "linux.sysctl: \"%s\" needs a uts namespace of the container's own", key);
                         return false;
                 }
                 return true;
         }
         if (strneq(key, "kernel.msg", 10) || strneq(key, "kernel.sem", 10) || strneq(key, "kernel.shm", 10) ||
             strneq(key, "fs.mqueue.", 10)) {
-                if (!oci_config_has_namespace(c, OCI_NS_IPC, &path) || path) {
-                        errorf(reterr, EINVAL, "linux.sysctl: \"%s\" needs a new ipc namespace", key);
+                if (!has_own_namespace(c, OCI_NS_IPC, "ipc")) {
+                        errorf(reterr, EINVAL, "linux.sysctl: \"%s\" needs an ipc namespace of the container's own", key);
                         return false;
                 }
                 return true;
         }
         errorf(reterr, EINVAL, "linux.sysctl: \"%s\" is not namespaced: setting it would change the host", key);
-        (void) idx;
         return false;
 }
 
@@ -99,8 +126,13 @@ static int validate_config(const OciConfig *c, const CreateOptions *o, char **re
         if (o->console_socket && !(c->has_process && c->process.terminal))
                 return errorf(reterr, EINVAL, "--console-socket given but process.terminal is false");
         for (size_t i = 0; i < c->linux_.n_sysctl; i++)
-                if (!is_paths_ns_sysctl_ok(c, c->linux_.sysctl[i].key, reterr, i))
+                if (!is_paths_ns_sysctl_ok(c, c->linux_.sysctl[i].key, reterr))
                         return -EINVAL;
+        /* hostname/domainname are set in the container's uts namespace, new or joined by path (a pod's);
+         * never in the runtime's own, which would rename the host. */
+        if ((!isempty(c->hostname) || !isempty(c->domainname)) && !has_own_namespace(c, OCI_NS_UTS, "uts"))
+                return errorf(reterr, EINVAL, "%s: the uts namespace joined by path is the host's: setting it would "
+                              "rename the host", !isempty(c->hostname) ? "hostname" : "domainname");
         /* (uid_t) -1 means "leave unchanged" to setresuid()/setresgid(): the process would keep running as
          * root. Never a valid id for the container's process. */
         if (c->has_process) {
@@ -120,8 +152,13 @@ static int validate_config(const OciConfig *c, const CreateOptions *o, char **re
                          strneq(subgroup, "cgroup.", 7) || strlen(subgroup) > 255))
                 return errorf(reterr, EINVAL, "annotations[\"" SUBGROUP_ANNOTATION "\"]: invalid sub-cgroup name \"%s\"",
                               subgroup);
-        if (!oci_config_has_namespace(c, OCI_NS_MOUNT, NULL))
-                return errorf(reterr, EINVAL, "linux.namespaces: sdrun needs a mount namespace for the container");
+        /* runc and crun accept a config without one, make the container's mounts in the runtime's own mount
+         * namespace and leave them all mounted on the host afterwards (runc refuses only when maskedPaths or
+         * readonlyPaths are set). Unsafe: refused. */
+        if (!has_own_namespace(c, OCI_NS_MOUNT, "mnt"))
+                return errorf(reterr, EINVAL, "linux.namespaces: the container needs a mount namespace of its own "
+                              "(add {\"type\": \"mount\"}): in the runtime's mount namespace its mounts would be "
+                              "made on the host and stay there");
         return 0;
 }
 

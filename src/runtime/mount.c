@@ -160,7 +160,31 @@ int open_in_root(int root_fd, const char *path, int flags) {
         }
 }
 
-int mkdir_p_in_root(int root_fd, const char *path, mode_t mode, bool as_file, int *ret_target_fd) {
+static int readlinkat_malloc(int dir_fd, const char *name, char **ret) {
+        for (size_t sz = 256; sz <= 65536; sz *= 2) {
+                _cleanup_free_ char *buf = malloc(sz);
+                ssize_t n;
+
+                if (!buf)
+                        return -ENOMEM;
+                n = readlinkat(dir_fd, name, buf, sz);
+                if (n < 0)
+                        return negative_errno();
+                if ((size_t) n < sz) {
+                        buf[n] = 0;
+                        *ret = TAKE_PTR(buf);
+                        return 0;
+                }
+        }
+        return -ENAMETOOLONG;
+}
+
+/* How many dangling symlinks mkdir_p_in_root() follows to create their targets (as the kernel's 40 for
+ * lookups): a loop ends with -ELOOP. */
+#define DANGLING_SYMLINKS_MAX 40
+
+static int mkdir_p_in_root_internal(int root_fd, const char *path, mode_t mode, bool as_file, unsigned *n_links,
+                                    int *ret_target_fd) {
         _cleanup_close_ int parent_fd = -EBADF;
         _cleanup_free_ char *parent = NULL, *name = NULL;
         size_t len, start;
@@ -189,7 +213,7 @@ int mkdir_p_in_root(int root_fd, const char *path, mode_t mode, bool as_file, in
         if (isempty(name) || streq(name, ".") || streq(name, ".."))
                 return -ENOENT;
 
-        r = mkdir_p_in_root(root_fd, isempty(parent) ? "." : parent, 0755, false, &parent_fd);
+        r = mkdir_p_in_root_internal(root_fd, isempty(parent) ? "." : parent, 0755, false, n_links, &parent_fd);
         if (r < 0)
                 return r;
 
@@ -203,9 +227,30 @@ int mkdir_p_in_root(int root_fd, const char *path, mode_t mode, bool as_file, in
         if (r < 0 && r != -EEXIST)
                 return r;
 
-        /* Resolve again from the root: a symlink that was already there is followed inside the root;
-         * a dangling one gives -ENOENT. */
+        /* Resolve again from the root: a symlink that was already there is followed inside the root. */
         fd = open_in_root(root_fd, path, O_PATH);
+        if (fd == -ENOENT && r == -EEXIST) {
+                /* A dangling symlink (an image's /etc/localtime -> ../usr/share/zoneinfo/X, /etc/resolv.conf
+                 * -> ../run/...): create its target, resolved as the kernel would but inside the root, as
+                 * runc and crun do. An absolute target is relative to the root; ".." stops at the root. */
+                _cleanup_free_ char *target = NULL, *next = NULL;
+                struct stat st;
+
+                if (fstatat(parent_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        return negative_errno();
+                if (!S_ISLNK(st.st_mode))
+                        return -ENOENT;
+                if (++*n_links > DANGLING_SYMLINKS_MAX)
+                        return -ELOOP;
+                r = readlinkat_malloc(parent_fd, name, &target);
+                if (r < 0)
+                        return r;
+                if (isempty(target))
+                        return -ENOENT;
+                if (asprintf(&next, "%s%s", target[0] == '/' ? "" : (isempty(parent) ? "/" : parent), target) < 0)
+                        return -ENOMEM;
+                return mkdir_p_in_root_internal(root_fd, next, mode, as_file, n_links, ret_target_fd);
+        }
 done:
         if (fd < 0)
                 return fd;
@@ -214,6 +259,11 @@ done:
         else
                 safe_close(fd);
         return 0;
+}
+
+int mkdir_p_in_root(int root_fd, const char *path, mode_t mode, bool as_file, int *ret_target_fd) {
+        unsigned n_links = 0;
+        return mkdir_p_in_root_internal(root_fd, path, mode, as_file, &n_links, ret_target_fd);
 }
 
 int mount_on_fd(const char *source, int target_fd, const char *fstype, unsigned long flags, const char *data) {

@@ -95,7 +95,9 @@ static const NameValue personality_domain_table[] = {
         { "LINUX32", PER_LINUX32 },
 };
 
-static const char *const rootfs_propagation_names[] = { "private", "shared", "slave", "unbindable" };
+/* The r-forms are what runc, crun and most generators write (the rootfs is always handled recursively). */
+static const char *const rootfs_propagation_names[] = { "private",  "shared",  "slave",  "unbindable",
+                                                        "rprivate", "rshared", "rslave", "runbindable" };
 
 const char *oci_namespace_type_to_string(OciNamespaceType t) {
         return t >= 0 && t < _OCI_NS_MAX ? namespace_names[t] : NULL;
@@ -197,8 +199,16 @@ int field_device_number(const cJSON *v, const OciJsonPath *p, void *dst, char **
 }
 
 static int field_file_mode(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        /* Decimal in JSON; permission bits and setuid/setgid/sticky only (the schema says max 511). */
-        return field_uint32_up_to(v, p, 07777, dst, reterr);
+        int r;
+
+        /* Decimal in JSON. Podman passes the host node's raw st_mode, file-type bits included (020666 for a
+         * character device): as runc and crun, only the permission bits and setuid/setgid/sticky are kept
+         * (the type comes from "type"). Anything beyond the 16 bits of a mode_t is refused. */
+        r = field_uint32_up_to(v, p, 0177777, dst, reterr);
+        if (r < 0)
+                return r;
+        *(uint32_t *) dst &= 07777;
+        return 0;
 }
 
 static int parse_device(const cJSON *v, const OciJsonPath *p, void *elem, char **reterr) {
@@ -446,7 +456,8 @@ static int field_rootfs_propagation(const cJSON *v, const OciJsonPath *p, void *
                 return r;
         if (strv_index(rootfs_propagation_names, ELEMENTSOF(rootfs_propagation_names), *(char **) dst) < 0)
                 return oci_json_error(reterr, p,
-                                      "unknown propagation \"%s\" (expected private, shared, slave or unbindable)",
+                                      "unknown propagation \"%s\" (expected [r]private, [r]shared, [r]slave or "
+                                      "[r]unbindable)",
                                       *(char **) dst);
         return 0;
 }

@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 #include <sys/capability.h>
 
+#include "log.h"
 #include "macro.h"
 #include "oci-config-internal.h"
 #include "oci-config.h"
@@ -108,7 +109,7 @@ static int parse_user(const cJSON *v, const OciJsonPath *p, void *dst, char **re
 
 static int parse_cap_list(const cJSON *v, const OciJsonPath *p, int **ret, size_t *ret_n, char **reterr) {
         const cJSON *e;
-        size_t n = 0, i = 0;
+        size_t n = 0, i = 0, k = 0;
         int r;
 
         r = oci_json_check_type(v, p, cJSON_Array, reterr);
@@ -121,18 +122,23 @@ static int parse_cap_list(const cJSON *v, const OciJsonPath *p, int **ret, size_
         if (!*ret)
                 return -ENOMEM;
         cJSON_ArrayForEach(e, v) {
-                const OciJsonPath ep = OCI_JSON_INDEX(p, i);
+                const OciJsonPath ep = OCI_JSON_INDEX(p, k++);
                 const char *name;
                 cap_value_t cap;
 
                 r = oci_json_get_string(e, &ep, &name, reterr);
                 if (r < 0)
                         return r;
-                if (!strneq(name, "CAP_", 4) || cap_from_name(name, &cap) < 0)
-                        return oci_json_error(reterr, &ep, "unknown capability \"%s\"", name);
+                if (!strneq(name, "CAP_", 4) || cap_from_name(name, &cap) < 0) {
+                        /* runtime-spec config.md: an unknown capability "MUST be logged as a warning by the
+                         * runtime" and "SHOULD NOT fail"; runc and crun skip it. */
+                        _cleanup_free_ char *path = oci_json_path_to_string(&ep);
+                        log_warning("%s: unknown capability \"%s\", ignoring it.", strna(path), name);
+                        continue;
+                }
                 (*ret)[i++] = (int) cap;
         }
-        *ret_n = n;
+        *ret_n = i;
         return 0;
 }
 

@@ -12,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "log.h"
 #include "macro.h"
 #include "oci-config-internal.h"
 #include "oci-config.h"
@@ -131,8 +132,20 @@ static int parse_memory(const cJSON *v, const OciJsonPath *p, void *dst, char **
                           has_check_before_update, 0),
                 {},
         };
-        ((OciMemory *) dst)->present = true;
-        return oci_json_dispatch(v, p, table, dst, reterr);
+        OciMemory *m = dst;
+        int r;
+
+        m->present = true;
+        r = oci_json_dispatch(v, p, table, dst, reterr);
+        if (r < 0)
+                return r;
+        /* NOT RECOMMENDED by the spec and gone from Linux 6.0: runc 1.1 and crun accept and ignore it. */
+        if (m->has_kernel && m->kernel != -1) {
+                _cleanup_free_ char *path = oci_json_path_to_string(p);
+                log_warning("%s.kernel: kernel memory limits are not supported by Linux any more, ignoring it.",
+                            strna(path));
+        }
+        return 0;
 }
 
 static int field_idle(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
@@ -161,6 +174,8 @@ static int parse_cpu(const cJSON *v, const OciJsonPath *p, void *dst, char **ret
         r = oci_json_dispatch(v, p, table, dst, reterr);
         if (r < 0)
                 return r;
+        /* shares 0 means "not set" (Docker sends it for every container), as runc and crun treat it. */
+        cpu->has_shares = cpu->has_shares && cpu->shares != 0;
         if (cpu->has_burst && cpu->has_quota && cpu->quota > 0 && cpu->burst > (uint64_t) cpu->quota) {
                 const OciJsonPath bp = OCI_JSON_KEY(p, "burst");
                 return oci_json_error(reterr, &bp, "must not be larger than quota");
@@ -178,6 +193,8 @@ static int parse_pids(const cJSON *v, const OciJsonPath *p, void *dst, char **re
         return oci_json_dispatch(v, p, table, dst, reterr);
 }
 
+/* 10..1000, or 0: "not set" (Docker sends weight 0 for every container, runc and crun ignore it). The
+ * FIELD_HAS flag is cleared for 0 by the callers, so that nothing downstream sees a weight. */
 static int field_blkio_weight(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
         uint64_t u;
         int r;
@@ -185,8 +202,8 @@ static int field_blkio_weight(const cJSON *v, const OciJsonPath *p, void *dst, c
         r = oci_json_get_unsigned(v, p, UINT16_MAX, &u, reterr);
         if (r < 0)
                 return r;
-        if (u < 10 || u > 1000)
-                return oci_json_error(reterr, p, "value %" PRIu64 " out of range (10..1000)", u);
+        if (u != 0 && (u < 10 || u > 1000))
+                return oci_json_error(reterr, p, "value %" PRIu64 " out of range (10..1000, or 0 for unset)", u);
         *(uint16_t *) dst = (uint16_t) u;
         return 0;
 }
@@ -207,6 +224,9 @@ static int parse_weight_device(const cJSON *v, const OciJsonPath *p, void *elem,
                 return r;
         if (!d->has_weight && !d->has_leaf_weight)
                 return oci_json_error(reterr, p, "at least one of \"weight\" and \"leafWeight\" is required");
+        /* 0: unset, as for blockIO.weight */
+        d->has_weight = d->has_weight && d->weight != 0;
+        d->has_leaf_weight = d->has_leaf_weight && d->leaf_weight != 0;
         return 0;
 }
 
@@ -243,8 +263,17 @@ static int parse_block_io(const cJSON *v, const OciJsonPath *p, void *dst, char 
                 FIELD_SELF("throttleWriteIOPSDevice", parse_throttle_write_iops, 0),
                 {},
         };
-        ((OciBlockIo *) dst)->present = true;
-        return oci_json_dispatch(v, p, table, dst, reterr);
+        OciBlockIo *b = dst;
+        int r;
+
+        b->present = true;
+        r = oci_json_dispatch(v, p, table, dst, reterr);
+        if (r < 0)
+                return r;
+        /* 0 means "not set" (Docker always sends weight 0), as runc and crun treat it. */
+        b->has_weight = b->has_weight && b->weight != 0;
+        b->has_leaf_weight = b->has_leaf_weight && b->leaf_weight != 0;
+        return 0;
 }
 
 static int field_page_size(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {

@@ -553,14 +553,6 @@ static bool has_leaf_weight(const OciConfig *c) {
         return false;
 }
 
-static bool has_kernel_memory(const OciConfig *c) {
-        return c->linux_.resources.memory.has_kernel && c->linux_.resources.memory.kernel != -1;
-}
-
-static bool has_kernel_tcp_memory(const OciConfig *c) {
-        return c->linux_.resources.memory.has_kernel_tcp && c->linux_.resources.memory.kernel_tcp != -1;
-}
-
 static bool has_sched_iso(const OciProcess *p) {
         return p->scheduler.present && p->scheduler.policy == OCI_SCHED_ISO;
 }
@@ -578,11 +570,6 @@ static const Unsupported unsupported_features[] = {
           "(an empty map is accepted)" },
         { "linux.resources.blockIO", has_leaf_weight, NULL,
           "leafWeight is not supported: it needs the CFQ I/O scheduler, removed in Linux 5.0" },
-        { "linux.resources.memory.kernel", has_kernel_memory, NULL,
-          "kernel memory limits are not supported (NOT RECOMMENDED by the spec, absent from cgroup v2); "
-          "only -1 is accepted" },
-        { "linux.resources.memory.kernelTCP", has_kernel_tcp_memory, NULL,
-          "kernel TCP memory limits are not supported (absent from cgroup v2); only -1 is accepted" },
         { "process.scheduler.policy", NULL, has_sched_iso,
           "SCHED_ISO is reserved but not implemented by Linux" },
 };

@@ -26,7 +26,7 @@ typedef struct OciUser {
 } OciUser;
 
 typedef struct OciCapabilities {
-        /* Capability numbers (CAP_*), already validated against the list of names sdrun knows. A name
+        /* Capability numbers (CAP_*); a name unknown to sdrun is skipped with a warning at parse time. A name
          * the running kernel does not know is kept here and dropped with a warning at apply time. */
         int *bounding, *effective, *inheritable, *permitted, *ambient;
         size_t n_bounding, n_effective, n_inheritable, n_permitted, n_ambient;
@@ -309,7 +309,7 @@ typedef struct OciLinux {
         OciKeyValue *sysctl;
         size_t n_sysctl;
         OciSeccomp seccomp;
-        char *rootfs_propagation; /* private, shared, slave, unbindable (validated) */
+        char *rootfs_propagation; /* [r]private, [r]shared, [r]slave, [r]unbindable (validated) */
         char **masked_paths;
         char **readonly_paths;
         char *mount_label;

@@ -64,14 +64,16 @@ static int mount_fail(const MountCtx *c, char **reterr, int r, const char *step)
 /* Attach a clone of the mount tree at src_fd onto target_fd with the mount's flags. Per-mount flags
  * (ro, nosuid, ...) apply to the top mount only, as mount(8) does for "rbind,ro"; the r-options
  * ("rro", ...) to the whole tree. Privileged, runs in the container's namespaces. */
-static int bind_tree(int src_fd, int target_fd, bool recursive, unsigned long flags, unsigned long clear,
-                     uint64_t rec_set, uint64_t rec_clr, unsigned long propagation, const char **ret_step) {
+static int bind_tree(int src_fd, bool src_is_clone, int target_fd, bool recursive, unsigned long flags,
+                     unsigned long clear, uint64_t rec_set, uint64_t rec_clr, unsigned long propagation,
+                     const char **ret_step) {
         _cleanup_close_ int tree_fd = -EBADF;
         uint64_t set, clr;
         int r;
 
         *ret_step = "clone source";
-        tree_fd = clone_tree_fd(src_fd, recursive);
+        /* src_is_clone: src_fd already is a detached clone (made on the host side), attached as it is. */
+        tree_fd = src_is_clone ? RET_NERRNO(fcntl(src_fd, F_DUPFD_CLOEXEC, 3)) : clone_tree_fd(src_fd, recursive);
         if (tree_fd < 0)
                 return tree_fd;
 
@@ -108,16 +110,73 @@ static int open_source(const RootfsContext *rc, const char *source) {
         return RET_NERRNO(openat(bundle_fd, source, O_PATH | O_CLOEXEC));
 }
 
+int rootfs_open_bind_sources(const OciConfig *config, const char *bundle, int **ret_fds, char **reterr) {
+        /* Privileged, runs in the runtime, on the host side, before the init enters its user namespace. */
+        const RootfsContext rc = { .config = config, .bundle = bundle };
+        _cleanup_free_ int *fds = NULL;
+        int r = 0;
+
+        assert(config);
+        assert(ret_fds);
+
+        fds = malloc(MAX(config->n_mounts, (size_t) 1) * sizeof(int));
+        if (!fds)
+                return -ENOMEM;
+        for (size_t i = 0; i < config->n_mounts; i++)
+                fds[i] = -EBADF;
+
+        for (size_t i = 0; i < config->n_mounts && r >= 0; i++) {
+                MountCtx c = { .rc = &rc, .index = i, .m = &config->mounts[i] };
+                _cleanup_close_ int src_fd = -EBADF;
+
+                if (mount_spec_parse(c.m->options, &c.spec) < 0)
+                        continue; /* refused with its message by the init */
+                if ((streq_ptr(c.m->type, "bind") || (c.spec.flags & MS_BIND)) && c.m->source) {
+                        src_fd = open_source(&rc, c.m->source);
+                        if (src_fd < 0)
+                                r = mount_fail(&c, reterr, src_fd, "source");
+                        else {
+                                fds[i] = clone_tree_fd(src_fd, c.spec.flags & MS_REC);
+                                if (fds[i] < 0)
+                                        r = mount_fail(&c, reterr, fds[i], "clone source");
+                        }
+                }
+                mount_spec_done(&c.spec);
+        }
+        if (r < 0) {
+                rootfs_close_bind_sources(fds, config->n_mounts);
+                fds = NULL;
+                return r;
+        }
+        *ret_fds = TAKE_PTR(fds);
+        return 0;
+}
+
+void rootfs_close_bind_sources(int *fds, size_t n) {
+        if (!fds)
+                return;
+        for (size_t i = 0; i < n; i++)
+                safe_close(fds[i]);
+        free(fds);
+}
+
 /* Privileged, runs in the container's namespaces (before pivot_root). */
 static int mount_bind(MountCtx *c, const char *source, char **reterr) {
         _cleanup_close_ int src_fd = -EBADF, target_fd = -EBADF;
         const char *step;
         struct stat st;
+        bool cloned = false;
         int r;
 
         if (!source)
                 return mount_fail(c, reterr, -EINVAL, "bind mount without a source");
         src_fd = open_source(c->rc, source);
+        if ((src_fd == -EACCES || src_fd == -EPERM) && c->rc->bind_source_fds && c->rc->bind_source_fds[c->index] >= 0) {
+                /* Not reachable by the user namespace's root (a source only the host's root may
+                 * traverse): the clone of its tree the runtime made on the host side, as runc and crun do. */
+                src_fd = RET_NERRNO(fcntl(c->rc->bind_source_fds[c->index], F_DUPFD_CLOEXEC, 3));
+                cloned = true;
+        }
         if (src_fd < 0)
                 return mount_fail(c, reterr, src_fd, "source");
         if (fstat(src_fd, &st) < 0)
@@ -127,8 +186,8 @@ static int mount_bind(MountCtx *c, const char *source, char **reterr) {
         if (r < 0)
                 return mount_fail(c, reterr, r, "create destination");
 
-        r = bind_tree(src_fd, target_fd, c->spec.flags & MS_REC, c->spec.flags, c->spec.clear, c->spec.rec_attr_set,
-                      c->spec.rec_attr_clr, c->spec.propagation, &step);
+        r = bind_tree(src_fd, cloned, target_fd, c->spec.flags & MS_REC, c->spec.flags, c->spec.clear,
+                      c->spec.rec_attr_set, c->spec.rec_attr_clr, c->spec.propagation, &step);
         if (r < 0)
                 return mount_fail(c, reterr, r, step);
         return 0;
@@ -363,7 +422,7 @@ static int mount_cgroup(MountCtx *c, char **reterr) {
                 src_fd = RET_NERRNO(open(src, O_PATH | O_DIRECTORY | O_CLOEXEC));
                 if (src_fd < 0)
                         return mount_fail(c, reterr, src_fd, src);
-                r = bind_tree(src_fd, target_fd, true, c->spec.flags, c->spec.clear, c->spec.rec_attr_set,
+                r = bind_tree(src_fd, false, target_fd, true, c->spec.flags, c->spec.clear, c->spec.rec_attr_set,
                               c->spec.rec_attr_clr, c->spec.propagation, &step);
                 if (r < 0)
                         return mount_fail(c, reterr, r, step);
@@ -408,7 +467,7 @@ static int mount_cgroup(MountCtx *c, char **reterr) {
                         if (r >= 0)
                                 r = src_fd = RET_NERRNO(open(src, O_PATH | O_DIRECTORY | O_CLOEXEC));
                         if (r >= 0)
-                                r = bind_tree(src_fd, sub_fd, false, c->spec.flags, c->spec.clear, 0, 0, 0, &step);
+                                r = bind_tree(src_fd, false, sub_fd, false, c->spec.flags, c->spec.clear, 0, 0, 0, &step);
                         if (r < 0)
                                 r = mount_fail(c, reterr, r, base);
                 }
@@ -560,6 +619,14 @@ int rootfs_prepare(const RootfsContext *ctx, char **reterr) {
                         return r;
                 if (path_is_dev(config->mounts[i].destination) && mount_is_bind(&config->mounts[i]))
                         setup_dev = false;
+        }
+
+        /* A process.cwd missing from the image is created (root-owned, 0755), as runc and crun do for
+         * `docker run -w` and Kubernetes' workingDir; resolved inside the rootfs like the mount targets. */
+        if (config->has_process && !isempty(config->process.cwd)) {
+                r = mkdir_p_in_root(root_fd, config->process.cwd, 0755, false, NULL);
+                if (r < 0)
+                        return rootfs_error(reterr, r, "process.cwd: create \"%s\" in the rootfs", config->process.cwd);
         }
 
         /* As runc: the default devices, linux.devices and the /dev links, unless /dev is bind-mounted from

@@ -17,11 +17,20 @@ typedef struct RootfsContext {
         bool new_netns;            /* sysfs is mounted only with a new netns; else /sys is bind-mounted */
         const char *console_slave; /* unused by rootfs_prepare; see rootfs_setup_console() */
         const char *bundle;        /* relative mounts[].source paths are relative to this (NULL: cwd) */
+        const int *bind_source_fds; /* NULL, or per mounts[] entry a host-side clone of a bind source, or -1 */
 } RootfsContext;
+
+/* In the runtime, on the host side, before the init enters a user namespace: for each bind mount, a
+ * detached clone (open_tree) of its source, so that a source only the host's root can reach still binds
+ * (the init uses it where it cannot open the source itself). *ret_fds has config->n_mounts entries (-1
+ * where not a bind). *reterr names the mount, as rootfs_prepare() does. */
+int rootfs_open_bind_sources(const OciConfig *config, const char *bundle, int **ret_fds, char **reterr);
+void rootfs_close_bind_sources(int *fds, size_t n);
 
 /* Step 1, in the init, in the new mount namespace, before the createContainer hooks: propagation of the
  * mount tree (rslave, or rprivate for rootfsPropagation "private"), the rootfs bind-mounted onto itself,
- * every mounts[] entry in order (targets created and resolved inside the rootfs only), and, when a mount
+ * every mounts[] entry in order (targets created and resolved inside the rootfs only, dangling symlinks
+ * included), a missing process.cwd, and, when a mount
  * covers /dev, the default devices, linux.devices, the /dev links, /dev/shm, and /dev/console (empty
  * file) when process.terminal. *reterr like `mounts[2]: mount "proc" on "/proc" (type proc):
  * Permission denied`. */
