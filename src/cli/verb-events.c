@@ -253,7 +253,7 @@ int verb_events(int argc, char *argv[]) {
         if (r < 0)
                 return log_error_errno(r, "events %s: %s", id, err ?: strerror(-r)), EXIT_FAILURE;
         if (container_status(ct) == CONTAINER_STOPPED || isempty(ct->cgroup))
-                return log_error("events %s: container is not running", id), EXIT_FAILURE;
+                return log_error("events %s: container with id %s is not running", id, id), EXIT_FAILURE;
 
         r = cgroup_detect_layout(&d.layout);
         if (r < 0)

@@ -34,11 +34,11 @@ static int do_freeze(const char *verb, bool freeze, int argc, char *argv[]) {
         }
         st = container_status(ct);
         if (freeze && st != CONTAINER_RUNNING) {
-                log_error("pause %s: container is %s, not running", id, container_status_to_string(st));
+                log_error("pause %s: container not running (%s)", id, container_status_to_string(st));
                 return EXIT_FAILURE;
         }
         if (!freeze && st != CONTAINER_PAUSED) {
-                log_error("resume %s: container is %s, not paused", id, container_status_to_string(st));
+                log_error("resume %s: container not paused (%s)", id, container_status_to_string(st));
                 return EXIT_FAILURE;
         }
         if (!ct->unit || !ct->cgroup) {

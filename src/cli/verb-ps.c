@@ -94,15 +94,13 @@ int verb_ps(int argc, char *argv[]) {
                 log_error_errno(r, "ps %s: %s", id, err ?: strerror(-r));
                 return EXIT_FAILURE;
         }
-        if (container_status(ct) == CONTAINER_STOPPED || isempty(ct->cgroup)) {
-                if (json) {
-                        printf("[]\n");
-                        return EXIT_SUCCESS;
-                }
-                log_error("ps %s: container is not running", id);
-                return EXIT_FAILURE;
+        /* A stopped container has no processes: an empty list, and for the table only ps's header (as runc). */
+        bool stopped = container_status(ct) == CONTAINER_STOPPED || isempty(ct->cgroup);
+        if (stopped && json) {
+                printf("[]\n");
+                return EXIT_SUCCESS;
         }
-        r = read_pids(ct->cgroup, &pids, &n);
+        r = stopped ? 0 : read_pids(ct->cgroup, &pids, &n);
         if (r < 0) {
                 log_error_errno(r, "ps %s: read the processes of %s: %m", id, ct->cgroup);
                 return EXIT_FAILURE;

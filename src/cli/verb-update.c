@@ -195,7 +195,7 @@ int verb_update(int argc, char *argv[]) {
                 return log_error_errno(r, "update %s: %s", id, err ?: strerror(-r)), EXIT_FAILURE;
         ContainerStatus st = container_status(ct);
         if (st == CONTAINER_STOPPED || !ct->unit || !ct->cgroup)
-                return log_error("update %s: container is %s", id, container_status_to_string(st)), EXIT_FAILURE;
+                return log_error("update %s: container not running (%s)", id, container_status_to_string(st)), EXIT_FAILURE;
 
         CgroupLayout layout;
         _cleanup_(unit_property_list_done) UnitPropertyList props = {};

@@ -804,9 +804,13 @@ int container_start(const char *root, const char *id, char **reterr) {
         if (r < 0)
                 return r;
         st = container_status(ct);
+        /* runc's wording: clients (containerd, Podman) show it, and tests grep for it. */
+        if (st == CONTAINER_RUNNING)
+                return errorf(reterr, EINVAL, "cannot start an already running container");
+        if (st == CONTAINER_STOPPED)
+                return errorf(reterr, EINVAL, "cannot start a container that has stopped");
         if (st != CONTAINER_CREATED)
-                return errorf(reterr, EINVAL, "cannot start container \"%s\": it is %s, not created", id,
-                            container_status_to_string(st));
+                return errorf(reterr, EINVAL, "cannot start a container in the %s state", container_status_to_string(st));
         r = container_read_config(ct, &raw, &raw_len);
         if (r >= 0)
                 r = oci_config_parse(raw, raw_len, &c, NULL);
@@ -924,18 +928,23 @@ int container_kill(const char *root, const char *id, int sig, bool all, char **r
                 if (r < 0)
                         return errwrap(reterr, r, "connect to systemd");
                 r = sdunit_kill_unit(bus, ct->unit, sig, reterr);
-                if (r == -ENOENT || (r < 0 && st == CONTAINER_STOPPED))
-                        return errorf(reterr, ESRCH, "container \"%s\" is not running", id);
+                /* runc: "kill --all" of a stopped container whose cgroup is gone succeeds (containerd's shim
+                 * runs it on every stop, after the init has exited, and retries with backoff on failure). */
+                if (r < 0 && st == CONTAINER_STOPPED)
+                        return 0;
+                if (r == -ENOENT)
+                        return errorf(reterr, ESRCH, "container not running");
                 if (r < 0)
                         return errwrap(reterr, r, "kill");
                 return 0;
         }
 
+        /* "container not running" is runc's text, which containerd's runc shim matches to mean "already gone". */
         if (st != CONTAINER_CREATED && st != CONTAINER_RUNNING && st != CONTAINER_PAUSED)
-                return errorf(reterr, ESRCH, "container \"%s\" is not running (%s)", id, container_status_to_string(st));
+                return errorf(reterr, ESRCH, "container not running");
         pidfd = container_open_pidfd(ct);
         if (pidfd < 0)
-                return errorf(reterr, ESRCH, "container \"%s\" is not running", id);
+                return errorf(reterr, ESRCH, "container not running");
         r = pidfd_send_sig(pidfd, sig);
         if (r < 0)
                 return errorf(reterr, r, "kill container \"%s\": %s", id, strerror(-r));
@@ -955,7 +964,9 @@ int container_delete(const char *root, const char *id, bool force, char **reterr
         if (r < 0)
                 return r;
         st = container_status(ct);
-        if (st != CONTAINER_STOPPED && !force)
+        /* runc deletes a created container (killing its init) without --force: containerd's shim deletes a
+         * task that was created but never started that way. Running and paused ones need --force. */
+        if (st != CONTAINER_STOPPED && st != CONTAINER_CREATED && !force)
                 return errorf(reterr, EBUSY, "cannot delete container \"%s\" that is not stopped: %s", id,
                             container_status_to_string(st));
 
