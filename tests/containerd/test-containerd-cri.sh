@@ -113,8 +113,16 @@ pod_config() {
 EOJ
 }
 
+# The control needs a cpu controller: the CRI plugin always gives the sandbox cpu shares (2), which runc writes
+# to cpu.weight and fails without one (the unified box); systemd, and so sdrun, leaves CPUWeight= unapplied.
+handlers=(runc runc-control)
+no_cpu=0
+if [ "$SDRUN_TEST_LAYOUT" = unified ] && ! grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+        handlers=(runc)
+        no_cpu=1
+fi
 declare -A T
-for handler in runc runc-control; do
+for handler in "${handlers[@]}"; do
         rt=sdrun; [ "$handler" = runc-control ] && rt=runc
         diag "=== handler $handler ($rt)"
         uid=$(cat /proc/sys/kernel/random/uuid)
@@ -234,7 +242,10 @@ EOJ
 done
 
 # --- stop and removal as fast as with runc ------------------------------------------------------------------------
-for k in stop:StopContainer stopkill:"StopContainer (1 s grace, then SIGKILL)" rm:RemoveContainer \
+[ $no_cpu = 1 ] && for k in StopContainer "StopContainer (1 s grace)" RemoveContainer StopPodSandbox RemovePodSandbox; do
+        skip "CRI $k against runc: runc cannot run a pod without a cpu controller (this $SDRUN_TEST_LAYOUT box)"
+done
+[ $no_cpu = 0 ] && for k in stop:StopContainer stopkill:"StopContainer (1 s grace, then SIGKILL)" rm:RemoveContainer \
         stopp:StopPodSandbox rmp:RemovePodSandbox; do
         not_slower "CRI ${k#*:} as fast as with runc" "${T[sdrun.${k%%:*}]:-999}" "${T[runc.${k%%:*}]:-0}"
 done

