@@ -186,6 +186,63 @@ int cgroup_apply_file_writes(const CgroupFileWrites *w, const char *unit_cgroup_
         return cgroup_apply_file_writes_at(CGROUPFS, w, unit_cgroup_path, layout, reterr);
 }
 
+/* Whether every controller of a v1 hierarchy ("cpu,cpuacct") is one that systemd trims from a unit's path
+ * when the unit stops. */
+static bool v1_hierarchy_trimmed_by_systemd(const char *controllers) {
+        static const char *const trimmed[] = { "cpu", "cpuacct", "blkio", "memory", "devices", "pids" };
+        const char *p = controllers;
+
+        if (isempty(controllers))
+                return false;
+        while (*p) {
+                size_t n = strcspn(p, ",");
+                bool found = false;
+                for (size_t i = 0; i < ELEMENTSOF(trimmed) && !found; i++)
+                        found = strlen(trimmed[i]) == n && strncmp(p, trimmed[i], n) == 0;
+                if (!found)
+                        return false;
+                p += n;
+                if (*p == ',')
+                        p++;
+        }
+        return true;
+}
+
+int cgroup_join_v1_accounting_at(const char *root, const char *cg, CgroupLayout layout, char **reterr) {
+        CgroupMembership *m = NULL;
+        size_t n = 0;
+        int r;
+
+        assert(root);
+        assert(cg);
+
+        if (layout != CGROUP_LAYOUT_HYBRID && layout != CGROUP_LAYOUT_LEGACY)
+                return 0;
+        r = cgroup_read_memberships(0, &m, &n);
+        if (r < 0)
+                return errorf(reterr, r, "read /proc/self/cgroup: %s", strerror(-r));
+        for (size_t i = 0; i < n && r >= 0; i++) {
+                _cleanup_free_ char *dir = NULL;
+                struct stat st;
+
+                if (streq(m[i].path, cg) || !v1_hierarchy_trimmed_by_systemd(m[i].controllers))
+                        continue;
+                if (asprintf(&dir, "%s/%s", root, m[i].controllers) < 0) {
+                        r = -ENOMEM;
+                        break;
+                }
+                if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+                        continue; /* not mounted where we look: nothing to join */
+                r = ensure_v1_dir(root, m[i].controllers, cg, layout, reterr);
+        }
+        cgroup_memberships_free(m, n);
+        return r < 0 ? r : 0;
+}
+
+int cgroup_join_v1_accounting(const char *unit_cgroup_path, CgroupLayout layout, char **reterr) {
+        return cgroup_join_v1_accounting_at(CGROUPFS, unit_cgroup_path, layout, reterr);
+}
+
 /* ---------------------------------------------------------------------------------------------------- */
 /* Freezer */
 

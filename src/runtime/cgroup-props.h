@@ -58,6 +58,16 @@ int cgroup_apply_file_writes(const CgroupFileWrites *w, const char *unit_cgroup_
 int cgroup_apply_file_writes_at(const char *cgroupfs_root, const CgroupFileWrites *w,
                                 const char *unit_cgroup_path, CgroupLayout layout, char **reterr);
 
+/* On a v1 or hybrid layout, systemd puts a unit's processes into the cgroup of the unit only in the
+ * hierarchies of the controllers the unit uses: where cpuacct is mounted apart from cpu it stays in the root
+ * cgroup there, and blkio does too with IOAccounting off. Statistics (containerd's metrics, podman stats,
+ * `events --stats`) would then read the host's counters. Move the calling process (and whatever else the unit
+ * holds) into the unit's path in every hierarchy of a controller systemd removes again when the unit goes
+ * (cpu, cpuacct, blkio, memory, devices, pids), as runc joins all of them: nothing is left behind. */
+int cgroup_join_v1_accounting(const char *unit_cgroup_path, CgroupLayout layout, char **reterr);
+int cgroup_join_v1_accounting_at(const char *cgroupfs_root, const char *unit_cgroup_path, CgroupLayout layout,
+                                 char **reterr);
+
 /* annotations "org.systemd.property.NAME" = VALUE -> unit property NAME. VALUE is GVariant-like text:
  * "uint64 5", "int64 -1", "uint32 5", "int32 5", "@t 5", "@x -1", "@u 5", "@i 5", "@s 'x'", "true", "false",
  * 'str' or "str", ['a', 'b'] (as), "double 1.5", a bare integer (t), a bare word (s). A NAME ending in

@@ -517,6 +517,11 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
                 }
         }
         ct->cgroup = strdup(cgroup);
+        r = cgroup_join_v1_accounting(cgroup, layout, reterr);
+        if (r < 0) {
+                errwrap(reterr, r, "join the v1 cgroup hierarchies");
+                goto fail;
+        }
         if (writes.n_items > 0) {
                 r = cgroup_apply_file_writes(&writes, cgroup, layout, reterr);
                 if (r < 0) {

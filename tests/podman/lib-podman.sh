@@ -12,8 +12,9 @@
 #
 # Environment in: PODMAN_TEST_RUNTIME (sdrun | crun | runc | control: crun, or runc in the unified layout, or
 # $PODMAN_TEST_CONTROL), SDRUN (the sdrun binary), SDRUN_TEST_LAYOUT.
-# Out (after podman_setup): PODMAN_RUNTIME_PATH, PODMAN_IMAGE, PODMAN_CONF_DIR, CONTAINERS_CONF and
-# CONTAINERS_STORAGE_CONF (exported: a plain `podman` in the test sees only the test's world).
+# Out (after podman_setup): PODMAN_RUNTIME_PATH, PODMAN_IMAGE, PODMAN_CONF_DIR and CONTAINERS_STORAGE_CONF
+# (exported: a plain `podman` in the test sees the test's storage). Podman's configuration is the
+# distribution's, plus a drop-in naming the runtime (podman_write_conf).
 
 : "${PODMAN_TEST_RUNTIME:=sdrun}"
 # "control": the runtime that proves the test right in this layout: crun, except where crun cannot run (the
@@ -54,36 +55,37 @@ _podman_storage_base() {
         return 1
 }
 
-# podman_write_conf DIR: containers.conf and storage.conf for this test in DIR.
+# The drop-in that adds the runtimes and chooses the one under test. Podman reads the distribution's
+# /usr/share/containers/containers.conf (Debian's defaults: default_sysctls, default_capabilities, ...), then
+# /etc/containers/containers.conf, then the drop-ins in /etc/containers/containers.conf.d/: the tests change
+# nothing of the distribution's defaults but what this drop-in says.
+PODMAN_DROPIN_DIR=/etc/containers/containers.conf.d
+PODMAN_DROPIN=$PODMAN_DROPIN_DIR/zz-sdrun-test.conf
+
+# podman_write_conf DIR: the containers.conf drop-in (see above) and a storage.conf for this test in DIR (the
+# storage stays private to the test: it lives on a tmpfs or a disk and is removed afterwards).
 podman_write_conf() {
-        local dir=$1 base pids_line=""
+        local dir=$1 base pids_section=""
         base=$(_podman_storage_base) || { diag "no tmpfs or disk directory for Podman's storage"; return 1; }
         base=$(mktemp -d "$base/sdrun-podman.XXXXXX") || return 1
         cleanup_add rm -rf --one-file-system "$base"
         PODMAN_STORAGE_DIR=$base
         # With no pids controller (the unified box), Podman's default pids limit fails with every runtime.
         if [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ] && ! grep -qw pids /sys/fs/cgroup/cgroup.controllers; then
-                pids_line='pids_limit = 0'
+                pids_section=$'[containers]\n# no pids controller in this cgroup v2 hierarchy: no default pids limit\npids_limit = 0\n'
         fi
-        mkdir -p "$dir" "$base/storage" "$base/run" "$base/tmp" || return 1
-        cat >"$dir/containers.conf" <<EOF
-# Written by tests/podman/lib-podman.sh for one test run.
-[containers]
-log_driver = "k8s-file"
-$pids_line
-
+        mkdir -p "$dir" "$base/storage" "$base/run" "$PODMAN_DROPIN_DIR" || return 1
+        # (the suite's scripts run one at a time; a drop-in left by a killed run is overwritten)
+        cleanup_add rm -f "$PODMAN_DROPIN"
+        cat >"$PODMAN_DROPIN" <<EOF
+# Written by tests/podman/lib-podman.sh for one test run (removed afterwards).
+${pids_section}
 [engine]
 runtime = "$PODMAN_TEST_RUNTIME"
-cgroup_manager = "systemd"
-events_logger = "file"
-events_logfile_path = "$base/events.log"
-tmp_dir = "$base/tmp"
-runtime_supports_json = ["crun", "runc", "sdrun"]
+runtime_supports_json = ["crun", "runc", "kata", "runsc", "youki", "krun", "sdrun"]
 
 [engine.runtimes]
 sdrun = ["$SDRUN"]
-crun = ["/usr/bin/crun"]
-runc = ["/usr/bin/runc", "/usr/sbin/runc"]
 EOF
         cat >"$dir/storage.conf" <<EOF
 [storage]
@@ -135,7 +137,7 @@ podman_setup() {
         [ -x "$PODMAN_RUNTIME_PATH" ] || bail "runtime $PODMAN_TEST_RUNTIME: $PODMAN_RUNTIME_PATH is not executable"
         PODMAN_CONF_DIR=$TEST_TMPDIR/podman-conf
         podman_write_conf "$PODMAN_CONF_DIR" || bail "cannot write containers.conf/storage.conf"
-        export CONTAINERS_CONF=$PODMAN_CONF_DIR/containers.conf
+        unset CONTAINERS_CONF
         export CONTAINERS_STORAGE_CONF=$PODMAN_CONF_DIR/storage.conf
         export PODMAN_RUNTIME_PATH PODMAN_IMAGE PODMAN_CONF_DIR
         # Stop and remove whatever the test leaves (containers, their scopes), then the storage's mounts.

@@ -1,0 +1,172 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# shellcheck shell=bash
+#
+# Helpers for the containerd suite (tests/containerd/test-*.sh): Debian's containerd 1.6 and its runc shim
+# (io.containerd.runc.v2) driving an OCI runtime given with --runc-binary, sdrun and runc (the control) side
+# by side in the same test. Source it after tests/integration/lib.sh:
+#
+#     . "$(dirname "$0")/../integration/lib.sh"
+#     . "$(dirname "$0")/lib-containerd.sh"
+#     require_root; require_systemd; containerd_setup
+#     cr sdrun run --rm "$CTR_IMAGE" "$(new_id c)" echo hi
+#
+# The image: a busybox rootfs imported with Podman (private storage), saved as an OCI archive and imported
+# with `ctr image import --base-name` into a containerd namespace private to the test (CTR_NS).
+# Out (after containerd_setup): CTR_NS, CTR_IMAGE, CTR_RUNC (runc's binary).
+
+CTR_IMAGE=localhost/sdrun-test-busybox:latest
+
+# runtime_bin NAME: the binary of runtime NAME (sdrun | runc).
+runtime_bin() {
+        case "$1" in
+        sdrun) echo "$SDRUN" ;;
+        runc) echo "$CTR_RUNC" ;;
+        *) return 1 ;;
+        esac
+}
+
+# ctrn ARGS...: ctr in the test's namespace.
+ctrn() {
+        ctr -n "$CTR_NS" "$@"
+}
+
+# cr RUNTIME run [OPTIONS] IMAGE ID CMD...: `ctr run` through the runc shim with RUNTIME's binary, the
+# systemd cgroup driver and the cgroup system.slice:sdtest:ID (unit sdtest-ID.scope). ID is the argument
+# after the image.
+cr() {
+        local rt=$1 bin verb=$2 a id="" prev=""
+        shift 2
+        bin=$(runtime_bin "$rt") || return 1
+        # the container id: the argument after the image
+        for a in "$@"; do
+                [ "$prev" = "$CTR_IMAGE" ] && { id=$a; break; }
+                prev=$a
+        done
+        # ctr asks for cpu shares 1024 by default; where no cpu controller is available (the unified box), runc
+        # cannot write cpu.weight and fails, so the control could not run: no shares there.
+        local shares=()
+        [ "$SDRUN_TEST_LAYOUT" = unified ] && ! grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null &&
+                shares=(--cpu-shares 0)
+        ctrn "$verb" --runc-binary "$bin" --runc-systemd-cgroup --cgroup "system.slice:sdtest:$id" ${shares[@]+"${shares[@]}"} "$@"
+}
+
+# task_status ID: RUNNING, PAUSED, STOPPED, ... from `ctr task ls`.
+task_status() {
+        ctrn task ls 2>/dev/null | awk -v id="$1" '$1 == id { print $3 }'
+}
+task_pid() {
+        ctrn task ls 2>/dev/null | awk -v id="$1" '$1 == id { print $2 }'
+}
+task_status_is() { [ "$(task_status "$1")" = "$2" ]; }
+
+# ctr_remove ID: whatever is left of container ID in the namespace, gone.
+ctr_remove() {
+        ctrn task kill -a -s KILL "$1" >/dev/null 2>&1
+        ctrn task rm -f "$1" >/dev/null 2>&1
+        ctrn container rm "$1" >/dev/null 2>&1
+}
+
+_containerd_teardown() {
+        local c
+        for c in $(ctrn container ls -q 2>/dev/null); do
+                ctr_remove "$c"
+        done
+        ctrn image rm "$CTR_IMAGE" >/dev/null 2>&1
+        ctrn content ls -q 2>/dev/null | xargs -r ctr -n "$CTR_NS" content rm >/dev/null 2>&1
+        ctr namespace rm "$CTR_NS" >/dev/null 2>&1
+}
+
+# make_busybox_tar FILE: a busybox rootfs as a tarball.
+make_busybox_tar() {
+        local tar=$1 r=$TEST_TMPDIR/.bb-rootfs bb a
+        bb=$(command -v busybox) || { diag "busybox is not installed (Debian package busybox-static)"; return 1; }
+        if LC_ALL=C ldd "$bb" >/dev/null 2>&1; then
+                diag "$bb is dynamically linked: install busybox-static"
+                return 1
+        fi
+        rm -rf "$r"
+        mkdir -p "$r"/{bin,sbin,etc,proc,sys,dev,tmp,root,usr/bin,usr/sbin,var/tmp,run} || return 1
+        chmod 1777 "$r/tmp" "$r/var/tmp"
+        cp "$bb" "$r/bin/busybox" || return 1
+        for a in $("$bb" --list); do
+                [ "$a" = busybox ] || ln -s busybox "$r/bin/$a"
+        done
+        printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' >"$r/etc/passwd"
+        printf 'root:x:0:\nnogroup:x:65534:\n' >"$r/etc/group"
+        tar -C "$r" -cf "$tar" . || return 1
+        rm -rf "$r"
+}
+
+# make_oci_archive NAME OUT [CHANGE...]: `podman import` of the busybox rootfs as NAME (Podman storage
+# private to the test), saved as an OCI archive in OUT. CHANGE: Dockerfile instructions for --change.
+make_oci_archive() {
+        local name=$1 out=$2 tar=$TEST_TMPDIR/busybox-rootfs.tar st=$TEST_TMPDIR/.podman-store c o
+        shift 2
+        local pm=(podman --root "$st/root" --runroot "$st/run" --storage-driver vfs)
+        local chg=(--change 'CMD ["/bin/sh"]')
+        for c in "$@"; do chg+=(--change "$c"); done
+        [ -f "$tar" ] || make_busybox_tar "$tar" || return 1
+        o=$("${pm[@]}" import "${chg[@]}" "$tar" "$name" 2>&1) || { diag "podman import: $o"; return 1; }
+        o=$("${pm[@]}" save --format oci-archive -o "$out" "$name" 2>&1) || { diag "podman save: $o"; return 1; }
+        "${pm[@]}" rmi -a -f >/dev/null 2>&1
+        rm -rf "$st" 2>/dev/null
+        return 0
+}
+
+# containerd_setup: containerd running (the distribution's service and configuration), the busybox image in
+# a private namespace; bails out when any of it fails.
+containerd_setup() {
+        local o
+        command -v containerd >/dev/null || bail "containerd is not installed (Debian package containerd)"
+        command -v ctr >/dev/null || bail "ctr is not installed (Debian package containerd)"
+        command -v podman >/dev/null || bail "podman is not installed (it builds the test image)"
+        CTR_RUNC=$(command -v runc) || bail "runc is not installed (the control runtime)"
+        o=$(systemctl start containerd.service 2>&1) || bail "systemctl start containerd: $o"
+        wait_until 20 ctr version || bail "containerd does not answer on its socket"
+        CTR_NS=sdrun-test-$$
+        cleanup_add _containerd_teardown
+        make_oci_archive "$CTR_IMAGE" "$TEST_TMPDIR/busybox.oci.tar" || bail "cannot make the busybox OCI archive"
+        o=$(ctrn image import --base-name "${CTR_IMAGE%:*}" "$TEST_TMPDIR/busybox.oci.tar" 2>&1) ||
+                bail "ctr image import: $o"
+        ctrn image ls -q | grep -qxF "$CTR_IMAGE" || bail "ctr image import imported nothing named $CTR_IMAGE: $o"
+        diag "containerd $(ctr version 2>/dev/null | awk '/Server:/ { s = 1 } s && /Version:/ { print $2; exit }'), namespace $CTR_NS, runc $CTR_RUNC"
+        export CTR_NS CTR_IMAGE CTR_RUNC
+}
+
+# wait_until SECONDS CMD...: poll CMD (every 0.1 s) until it succeeds or SECONDS have passed (wall clock:
+# ctr itself may take a while to answer on a loaded machine).
+wait_until() {
+        local end=$((SECONDS + $1))
+        shift
+        while [ $SECONDS -lt $end ]; do
+                "$@" >/dev/null 2>&1 && return 0
+                sleep 0.1
+        done
+        "$@" >/dev/null 2>&1
+}
+
+# median N...: the median of the numbers.
+median() {
+        printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+
+# now: seconds since the epoch, with nanoseconds.
+now() {
+        date +%s.%N
+}
+
+# elapsed T0: seconds since T0 (3 decimals).
+elapsed() {
+        awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }'
+}
+
+# not_slower DESC SDRUN_SECONDS RUNC_SECONDS: one test: sdrun takes at most 1.5x runc's time plus 0.3 s.
+not_slower() {
+        if awk -v s="$2" -v r="$3" 'BEGIN { exit !(s <= 1.5 * r + 0.3) }'; then
+                _tap_result 0 "$1 (sdrun ${2}s, runc ${3}s)"
+        else
+                _tap_result 1 "$1 (sdrun ${2}s, runc ${3}s)"
+                diag "sdrun takes more than 1.5x runc's time + 0.3 s"
+                return 1
+        fi
+}
