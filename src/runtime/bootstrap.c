@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "become.h"
 #include "bootstrap.h"
 #include "capabilities.h"
 #include "console.h"
@@ -29,6 +30,7 @@
 #include "seccomp.h"
 #include "state.h"
 #include "sync.h"
+#include "trampoline.h"
 
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080
@@ -113,63 +115,6 @@ static int apply_sysctl(InitContext *ic) {
         return 0;
 }
 
-/* HOME from the container's /etc/passwd when process.env has none (what runc does). With socket-activation
- * fds, LISTEN_FDS=n and LISTEN_PID=1 replace whatever process.env says about them. */
-static int build_env(const OciProcess *p, unsigned listen_fds, char ***ret) {
-        size_t n = 0, total = 0;
-        bool has_home = false;
-        char **env;
-
-        for (char **e = p->env; e && *e; e++, total++)
-                if (strneq(*e, "HOME=", 5))
-                        has_home = true;
-        env = calloc(total + 4, sizeof *env);
-        if (!env)
-                return -ENOMEM;
-        for (size_t i = 0; i < total; i++) {
-                if (listen_fds > 0 &&
-                    (strneq(p->env[i], "LISTEN_FDS=", 11) || strneq(p->env[i], "LISTEN_PID=", 11)))
-                        continue;
-                env[n++] = p->env[i];
-        }
-        if (listen_fds > 0) {
-                if (asprintf(&env[n], "LISTEN_FDS=%u", listen_fds) < 0)
-                        return -ENOMEM; /* only in the init, which fails right away */
-                n++;
-                env[n++] = (char *) "LISTEN_PID=1";
-        }
-        if (!has_home) {
-                char *home = NULL;
-                _cleanup_free_ char *buf = NULL;
-                if (read_full_file_at(AT_FDCWD, "/etc/passwd", 4 << 20, &buf, NULL) >= 0) {
-                        for (char *line = buf, *next; line && *line; line = next) {
-                                next = strchr(line, '\n');
-                                if (next)
-                                        *next++ = 0;
-                                /* name:pw:uid:gid:gecos:home:shell */
-                                char *f[7] = {};
-                                int k = 0;
-                                for (char *s = line; k < 7; k++) {
-                                        f[k] = s;
-                                        s = strchr(s, ':');
-                                        if (!s)
-                                                break;
-                                        *s++ = 0;
-                                }
-                                if (k >= 5 && f[2] && f[5] && strtoul(f[2], NULL, 10) == p->user.uid &&
-                                    *f[2]) {
-                                        if (asprintf(&home, "HOME=%s", f[5]) < 0)
-                                                home = NULL;
-                                        break;
-                                }
-                        }
-                }
-                env[n] = home ?: strdup("HOME=/");
-        }
-        *ret = env;
-        return 0;
-}
-
 static void init_join_keyring(InitContext *ic) {
         char name[256];
 
@@ -199,24 +144,13 @@ static int init_wait_start(InitContext *ic, SyncMsg *ret_start) {
         }
 }
 
-/* Called right after a filter with SCMP_ACT_NOTIFY rules is loaded: the starter hands the listener to the
- * seccomp agent before we make another syscall the filter may notify. */
-static int send_notify_fd_to_starter(int fd, void *userdata) {
-        int conn = *(int *) userdata;
-        int r;
-
-        r = sync_send(conn, SYNC_SECCOMP_FD, 0, NULL, 0, fd);
-        if (r < 0)
-                return r;
-        return sync_expect(conn, -1, 30 * USEC_PER_SEC, SYNC_SECCOMP_FD_DONE, NULL, NULL);
-}
-
 _noreturn_ static void init_main(const BootstrapParams *bp, int sync_fd, pid_t runtime_pid) {
         InitContext ic = { .bp = bp, .c = bp->config, .sync_fd = sync_fd };
         const OciConfig *c = bp->config;
         const OciProcess *p = c->has_process ? &c->process : NULL;
-        _cleanup_free_ char *exe = NULL;
-        scmp_filter_ctx filter = NULL;
+        Become b = { .p = p, .c = c, .sync_fd = sync_fd, .step_timeout_usec = USEC_INFINITY,
+                     .preserve_fds = bp->preserve_fds, .listen_fds = bp->listen_fds };
+        _cleanup_close_ int hook_tramp = -EBADF;
         int r;
 
         /* If the runtime dies before the container is committed, so do we: no orphan in the scope. */
@@ -237,6 +171,7 @@ _noreturn_ static void init_main(const BootstrapParams *bp, int sync_fd, pid_t r
                 if (c->linux_.namespaces[i].type == OCI_NS_USER)
                         ic.new_userns = !c->linux_.namespaces[i].path;
         bool has_userns = oci_config_has_namespace(c, OCI_NS_USER, NULL);
+        b.in_userns = has_userns;
         if (has_userns) {
                 /* Become root of the user namespace (the id maps are written by now). */
                 if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0) {
@@ -286,6 +221,16 @@ _noreturn_ static void init_main(const BootstrapParams *bp, int sync_fd, pid_t r
         r = sync_expect(sync_fd, -1, USEC_INFINITY, SYNC_CONTINUE, &cont, NULL);
         if (r < 0)
                 _exit(EXIT_FAILURE);
+        /* Hooks run in here execute through the sealed trampoline too: a hook path that resolves to
+         * /proc/self/exe must not run the runtime's binary with the init's privileges. */
+        if (c->hooks.n_hooks[OCI_HOOK_CREATE_CONTAINER] > 0 || c->hooks.n_hooks[OCI_HOOK_START_CONTAINER] > 0) {
+                r = trampoline_open(&hook_tramp);
+                if (r < 0) {
+                        init_set_err(&ic, "prepare the exec trampoline for hooks (memfd): %s", strerror(-r));
+                        init_fail(&ic, r, "hooks");
+                }
+                hooks_exec_through(hook_tramp);
+        }
         r = hooks_run(c, OCI_HOOK_CREATE_CONTAINER, cont.payload ?: "{}", bp->bundle, &ic.err);
         sync_msg_done(&cont);
         if (r < 0)
@@ -295,30 +240,14 @@ _noreturn_ static void init_main(const BootstrapParams *bp, int sync_fd, pid_t r
         if (r < 0)
                 init_fail(&ic, r, "finish rootfs");
 
-        if (p && p->terminal) {
-                _cleanup_close_ int master = -EBADF, slave = -EBADF;
-                if (!bp->has_console_socket) {
-                        init_set_err(&ic, "process.terminal is true but no --console-socket was given");
-                        init_fail(&ic, -EINVAL, "console");
-                }
-                r = console_open_pty(p->has_console_size ? (unsigned) p->console_height : 0,
-                                     p->has_console_size ? (unsigned) p->console_width : 0, &master, &slave, &ic.err);
+        if (p && p->terminal && !bp->has_console_socket) {
+                init_set_err(&ic, "process.terminal is true but no --console-socket was given");
+                init_fail(&ic, -EINVAL, "console");
+        }
+        if (p) {
+                r = become_terminal(&b, rootfs_setup_console);
                 if (r < 0)
-                        init_fail(&ic, r, "console");
-                r = rootfs_setup_console(slave, &ic.err);
-                if (r < 0)
-                        init_fail(&ic, r, "console");
-                r = sync_send(sync_fd, SYNC_CONSOLE, 0, NULL, 0, master);
-                if (r < 0)
-                        _exit(EXIT_FAILURE);
-                r = sync_expect(sync_fd, -1, USEC_INFINITY, SYNC_CONSOLE_DONE, NULL, NULL);
-                if (r < 0)
-                        _exit(EXIT_FAILURE);
-                r = console_make_controlling(slave);
-                if (r < 0) {
-                        init_set_err(&ic, "make the pty the controlling terminal: %s", strerror(-r));
-                        init_fail(&ic, r, "console");
-                }
+                        become_fail(&b, r, "console");
         } else if (setsid() < 0 && errno != EPERM) {
                 init_set_err(&ic, "setsid: %m");
                 init_fail(&ic, -errno, "setsid");
@@ -328,25 +257,13 @@ _noreturn_ static void init_main(const BootstrapParams *bp, int sync_fd, pid_t r
 
         if (p) {
                 /* Everything that can fail because of the bundle fails here, during create. */
-                r = process_find_executable(p, &exe, &ic.err);
+                r = become_prepare(&b);
                 if (r < 0)
-                        init_fail(&ic, r, "find executable");
-                if ((r = process_apply_oom_score_adj(p, &ic.err)) < 0 || (r = process_apply_rlimits(p, &ic.err)) < 0 ||
-                    (r = process_apply_personality(&c->linux_, &ic.err)) < 0 ||
-                    (r = process_apply_memory_policy(&c->linux_, &ic.err)) < 0 ||
-                    (r = process_apply_scheduler(p, &ic.err)) < 0 || (r = process_apply_io_priority(p, &ic.err)) < 0 ||
-                    (r = process_apply_cpu_affinity(p->exec_cpu_affinity_initial, "process.execCPUAffinity.initial",
-                                                    &ic.err)) < 0)
-                        init_fail(&ic, r, "process");
-                const char *cwd = p->cwd ?: "/";
-                if (chdir(cwd) < 0) {
-                        init_set_err(&ic, "process.cwd: chdir(\"%s\"): %m", cwd);
-                        init_fail(&ic, -errno, "cwd");
-                }
+                        become_fail(&b, r, "process");
                 if (c->linux_.seccomp.present) {
-                        r = oci_seccomp_prepare(&c->linux_.seccomp, &filter, &ic.err);
+                        r = oci_seccomp_prepare(&c->linux_.seccomp, &b.filter, &b.err);
                         if (r < 0)
-                                init_fail(&ic, r, "seccomp");
+                                become_fail(&b, r, "seccomp");
                 }
         }
 
@@ -367,6 +284,7 @@ _noreturn_ static void init_main(const BootstrapParams *bp, int sync_fd, pid_t r
                 _exit(EXIT_FAILURE);
         safe_close(bp->start_listen_fd);
         ic.sync_fd = conn;
+        b.sync_fd = conn;
 
         if (!p) {
                 init_set_err(&ic, "cannot start a container without a process in its config.json");
@@ -378,29 +296,9 @@ _noreturn_ static void init_main(const BootstrapParams *bp, int sync_fd, pid_t r
         if (r < 0)
                 init_fail(&ic, r, "startContainer hooks");
 
-        _cleanup_free_ char **env = NULL;
-        r = build_env(p, bp->listen_fds, &env);
-        if (r < 0)
-                init_fail(&ic, r, "environment");
-
-        r = process_apply_cpu_affinity(p->exec_cpu_affinity_final, "process.execCPUAffinity.final", &ic.err);
-        if (r < 0)
-                init_fail(&ic, r, "cpu affinity");
-
-        r = process_close_fds(bp->preserve_fds);
-        if (r < 0)
-                init_fail(&ic, r, "close fds");
-
-        int notify_fd = -EBADF;
-        r = process_finalize_security_full(p, c->linux_.seccomp.present ? &c->linux_.seccomp : NULL, filter,
-                                           has_userns, send_notify_fd_to_starter, &conn, &notify_fd, &ic.err);
-        if (r < 0)
-                init_fail(&ic, r, "security");
-
-        execve(exe, p->args, env);
-        r = -errno;
-        init_set_err(&ic, "exec \"%s\": %s", p->args[0], strerror(errno));
-        init_fail(&ic, r, "exec");
+        hooks_exec_through(-EBADF);
+        hook_tramp = safe_close(hook_tramp);
+        become_exec(&b);
 }
 
 /* ---- the runtime side ---- */

@@ -34,7 +34,7 @@
 #include "state.h"
 #include "sync.h"
 
-#define START_SOCKET "start.sock"
+#define START_SOCKET START_SOCKET_NAME
 #define MACHINE_ANNOTATION "io.github.sdrun.machine"
 /* crun's name: the init runs in this sub-cgroup of the scope, which then has no processes of its own. */
 #define SUBGROUP_ANNOTATION "run.oci.systemd.subgroup"
@@ -774,23 +774,6 @@ static int init_exit_status(pid_t pid, int pidfd, siginfo_t *ret) {
         return 0;
 }
 
-/* After the start connection closed: did the init exec or die before? A successful execve renames the
- * process before it closes the CLOEXEC connection, so a "sdrun:init" that closed it died before exec. Once
- * another process (systemd, conmon) has reaped it, /proc says nothing and only a death by SIGSYS (a seccomp
- * rule killing execve) tells: anything else counts as executed. */
-static bool init_did_exec(pid_t pid, int pidfd) {
-        char path[64];
-        _cleanup_free_ char *comm = NULL;
-        siginfo_t si = {};
-
-        snprintf(path, sizeof path, "/proc/%d/comm", (int) pid);
-        int r = read_full_file_at(AT_FDCWD, path, 256, &comm, NULL);
-        /* Signal 0 reaches a zombie; ESRCH: reaped, and the pid may name another process already. */
-        if (r >= 0 && pidfd_send_sig(pidfd, 0) != -ESRCH)
-                return !strneq(comm, INIT_COMM, STRLEN(INIT_COMM));
-        return !(init_exit_status(pid, pidfd, &si) >= 0 && si.si_code != CLD_EXITED && si.si_status == SIGSYS);
-}
-
 int container_start(const char *root, const char *id, char **reterr) {
         _cleanup_(container_freep) Container *ct = NULL;
         _cleanup_(oci_config_freep) OciConfig *c = NULL;
@@ -834,6 +817,7 @@ int container_start(const char *root, const char *id, char **reterr) {
         if (r < 0)
                 return errorf(reterr, r, "cannot start container \"%s\": %s", id, strerror(-r));
 
+        bool exec_seen = false;
         for (;;) {
                 SyncMsg m;
                 /* EOF: the connection closed on execve (CLOEXEC) or with the init's death; the pidfd is watched
@@ -846,7 +830,19 @@ int container_start(const char *root, const char *id, char **reterr) {
                         return errorf(reterr, r, "start container \"%s\": %s", id,
                                     r == -ETIMEDOUT ? "the init did not exec in time and was killed" : strerror(-r));
                 }
-                if (m.type == SYNC_ERROR || m.type == SYNC_EXEC_FAILED) {
+                if (m.type == SYNC_EXEC) {
+                        exec_seen = true;
+                        sync_msg_done(&m);
+                        continue;
+                }
+                if (m.type == SYNC_EXEC_FAILED) {
+                        r = m.error > 0 ? -m.error : -EIO;
+                        errorf(reterr, r, "exec \"%s\": %s", c->process.args[0], strerror(-r));
+                        sync_msg_done(&m);
+                        kill_init_and_wait(pidfd);
+                        return r;
+                }
+                if (m.type == SYNC_ERROR) {
                         r = m.error > 0 ? -m.error : -EIO;
                         errorf(reterr, r, "%s", m.payload ?: "container init failed to start");
                         sync_msg_done(&m);
@@ -871,9 +867,18 @@ int container_start(const char *root, const char *id, char **reterr) {
         }
 
         log_debug("start %s: the init closed the start connection", id);
-        if (!init_did_exec(ct->pid, pidfd)) {
+        if (!exec_seen) {
                 _cleanup_free_ char *how = NULL;
                 siginfo_t si = {};
+
+                if (pidfd_wait_exit(pidfd, 0) < 0) {
+                        /* Alive, yet it closed the connection without saying it would exec: not ours to
+                         * trust. A failing start leaves nothing running. */
+                        kill_init_and_wait(pidfd);
+                        return errorf(reterr, ECHILD,
+                                      "container \"%s\": the init closed the start connection without executing the process; killed",
+                                      id);
+                }
                 if (init_exit_status(ct->pid, pidfd, &si) >= 0)
                         if (asprintf(&how, "%s %d", si.si_code == CLD_EXITED ? "exited with status" : "was killed by signal",
                                      si.si_status) < 0)

@@ -17,6 +17,7 @@
 
 #include <sys/capability.h>
 
+#include "become.h"
 #include "capabilities.h"
 #include "cgroup-util.h"
 #include "console.h"
@@ -43,8 +44,6 @@
 #define EXEC_CHILD_COMM "sdrun:exec"
 #define EXEC_SETUP_TIMEOUT_USEC (5 * 60 * USEC_PER_SEC)
 #define EXEC_CHILD_STEP_TIMEOUT_USEC (60 * USEC_PER_SEC)
-#define PASSWD_SIZE_MAX (4U << 20)
-#define SHEBANG_DEPTH_MAX 5
 
 /* ---- building the process ---- */
 
@@ -380,278 +379,58 @@ static int cgroup_plan_attach_v1(const CgroupPlan *c, pid_t pid, char **reterr) 
 /* ---- the child: runs in the container's pid namespace and cgroup from its first instruction ---- */
 
 typedef struct ExecChild {
-        const OciProcess *p;
-        const OciConfig *c;
-        scmp_filter_ctx filter;
+        Become b;
         int init_pidfd;
         unsigned long ns_mask; /* everything but the pid namespace, which we were born into */
         bool wait_go;          /* v1 cgroups are written by the runtime after clone: wait for SYNC_GO */
-        bool has_userns;
-        unsigned preserve_fds;
-        dev_t self_dev;
-        ino_t self_ino;
-        int sync_fd;
-        char *err;
 } ExecChild;
-
-_noreturn_ static void child_fail(ExecChild *x, int r, const char *step) {
-        if (x->err)
-                sync_send_error(x->sync_fd, r, "%s", x->err);
-        else
-                sync_send_error(x->sync_fd, r, "%s: %s", step, strerror(r < 0 ? -r : r));
-        _exit(EXIT_FAILURE);
-}
-
-static int child_errf(ExecChild *x, int r, const char *fmt, ...) _printf_(3, 4);
-static int child_errf(ExecChild *x, int r, const char *fmt, ...) {
-        va_list ap;
-
-        free(x->err);
-        va_start(ap, fmt);
-        if (vasprintf(&x->err, fmt, ap) < 0)
-                x->err = NULL;
-        va_end(ap);
-        return r < 0 ? r : -r;
-}
-
-/* Read a small file of the container without blocking on a FIFO or a device. */
-static int read_container_file(const char *path, char **ret) {
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-        _cleanup_free_ char *buf = NULL;
-        struct stat st;
-        size_t n = 0;
-
-        if (fd < 0)
-                return -errno;
-        if (fstat(fd, &st) < 0)
-                return -errno;
-        if (!S_ISREG(st.st_mode) || st.st_size > PASSWD_SIZE_MAX)
-                return -EBADFD;
-        buf = malloc((size_t) st.st_size + 1);
-        if (!buf)
-                return -ENOMEM;
-        while (n < (size_t) st.st_size) {
-                ssize_t k = read(fd, buf + n, (size_t) st.st_size - n);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return -errno;
-                if (k == 0)
-                        break;
-                n += (size_t) k;
-        }
-        buf[n] = 0;
-        *ret = TAKE_PTR(buf);
-        return 0;
-}
-
-/* process.env, plus HOME from the container's /etc/passwd when it is not set (what runc does). */
-static int child_build_env(const OciProcess *p, char ***ret) {
-        _cleanup_free_ char *buf = NULL;
-        char *home = NULL;
-        size_t n = 0;
-        char **env;
-
-        for (char **e = p->env; e && *e; e++, n++)
-                if (strneq(*e, "HOME=", 5)) {
-                        *ret = p->env;
-                        return 0;
-                }
-        if (read_container_file("/etc/passwd", &buf) >= 0)
-                for (char *line = buf, *next; line && *line && !home; line = next) {
-                        char *f[7] = {};
-                        int k = 0;
-
-                        next = strchr(line, '\n');
-                        if (next)
-                                *next++ = 0;
-                        /* name:pw:uid:gid:gecos:home:shell */
-                        for (char *s = line; s && k < 7; k++) {
-                                f[k] = s;
-                                s = strchr(s, ':');
-                                if (s)
-                                        *s++ = 0;
-                        }
-                        if (k >= 6 && *f[2] && strtoul(f[2], NULL, 10) == p->user.uid && *f[5])
-                                if (asprintf(&home, "HOME=%s", f[5]) < 0)
-                                        home = NULL;
-                }
-        env = calloc(n + 2, sizeof(char *));
-        if (!env)
-                return -ENOMEM;
-        for (size_t i = 0; i < n; i++)
-                env[i] = p->env[i];
-        env[n] = home ?: strdup("HOME=/");
-        *ret = env;
-        return 0;
-}
-
-/* CVE-2019-5736: the process must never execute the runtime's own binary, which is reachable from here as
- * /proc/self/exe — directly, or as the interpreter of a "#!" script (the original attack), up to the depth
- * the kernel follows. */
-static int child_check_not_runtime(ExecChild *x, const char *path) {
-        char cur[4096];
-
-        snprintf(cur, sizeof cur, "%s", path);
-        for (int depth = 0; depth < SHEBANG_DEPTH_MAX; depth++) {
-                _cleanup_close_ int fd = open(cur, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-                char head[256];
-                struct stat st;
-                ssize_t k;
-
-                if (fd < 0)
-                        return 0; /* execve reports it */
-                if (fstat(fd, &st) < 0)
-                        return 0;
-                if (st.st_dev == x->self_dev && st.st_ino == x->self_ino)
-                        return child_errf(x, EPERM,
-                                          "exec: \"%s\": permission denied: it is the container runtime's own binary "
-                                          "(refused: CVE-2019-5736)",
-                                          path);
-                if (!S_ISREG(st.st_mode))
-                        return 0;
-                k = read(fd, head, sizeof head - 1);
-                if (k < 3 || head[0] != '#' || head[1] != '!')
-                        return 0;
-                head[k] = 0;
-                char *s = head + 2, *e;
-                while (*s == ' ' || *s == '\t')
-                        s++;
-                for (e = s; *e && *e != ' ' && *e != '\t' && *e != '\n'; e++)
-                        ;
-                *e = 0;
-                if (!*s)
-                        return 0;
-                snprintf(cur, sizeof cur, "%s", s);
-        }
-        return 0;
-}
-
-static int send_notify_fd(int fd, void *userdata) {
-        ExecChild *x = userdata;
-        int r;
-
-        r = sync_send(x->sync_fd, SYNC_SECCOMP_FD, 0, NULL, 0, fd);
-        if (r < 0)
-                return r;
-        return sync_expect(x->sync_fd, -1, EXEC_CHILD_STEP_TIMEOUT_USEC, SYNC_SECCOMP_FD_DONE, NULL, NULL);
-}
 
 _noreturn_ static void exec_child_main(ExecChild *x) {
         /* Container side, privileged: in the container's pid namespace and cgroup; joins the rest below. */
-        const OciProcess *p = x->p;
-        _cleanup_free_ char *exe = NULL;
-        char **env = NULL;
-        sigset_t all;
+        Become *b = &x->b;
         int r, fd;
 
         (void) prctl(PR_SET_NAME, EXEC_CHILD_COMM);
         log_set_sink(NULL);
 
         /* The sync socket must lie above the fds that pass into the process. */
-        fd = fcntl(x->sync_fd, F_DUPFD_CLOEXEC, (int) (3 + x->preserve_fds));
+        fd = fcntl(b->sync_fd, F_DUPFD_CLOEXEC, (int) (3 + b->preserve_fds));
         if (fd < 0)
                 _exit(EXIT_FAILURE);
-        if (fd != x->sync_fd) {
-                safe_close(x->sync_fd);
-                x->sync_fd = fd;
+        if (fd != b->sync_fd) {
+                safe_close(b->sync_fd);
+                b->sync_fd = fd;
         }
-
-        /* Signals: the runtime may have blocked or ignored some; the process starts from the defaults. */
-        for (int s = 1; s < _NSIG; s++)
-                if (s != SIGKILL && s != SIGSTOP)
-                        (void) signal(s, SIG_DFL);
-        sigemptyset(&all);
-        (void) sigprocmask(SIG_SETMASK, &all, NULL);
 
         if (x->wait_go) {
                 /* A runtime that dies closes its end: EPIPE, and we go. */
-                r = sync_expect(x->sync_fd, -1, EXEC_CHILD_STEP_TIMEOUT_USEC, SYNC_GO, NULL, NULL);
+                r = sync_expect(b->sync_fd, -1, EXEC_CHILD_STEP_TIMEOUT_USEC, SYNC_GO, NULL, NULL);
                 if (r < 0)
                         _exit(EXIT_FAILURE);
         }
 
         if (x->ns_mask != 0 && setns(x->init_pidfd, (int) x->ns_mask) < 0) {
                 r = -errno;
-                child_errf(x, r, "join the namespaces of the container init: %s%s", strerror(-r),
-                           r == -EINVAL ? " (setns with a pidfd needs Linux 5.8 or later)" : "");
-                child_fail(x, r, "setns");
+                become_errf(b, r, "join the namespaces of the container init: %s%s", strerror(-r),
+                            r == -EINVAL ? " (setns with a pidfd needs Linux 5.8 or later)" : "");
+                become_fail(b, r, "setns");
         }
         x->init_pidfd = safe_close(x->init_pidfd);
-        if (x->has_userns && (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)) {
+        if (b->in_userns && (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)) {
                 r = -errno;
-                child_errf(x, r, "become root in the container's user namespace: %s", strerror(-r));
-                child_fail(x, r, "setresuid");
+                become_errf(b, r, "become root in the container's user namespace: %s", strerror(-r));
+                become_fail(b, r, "setresuid");
         }
 
         /* From here on, in the container's mount namespace: paths resolve in its root. */
-        r = process_find_executable(p, &exe, &x->err);
+        r = become_prepare(b);
         if (r < 0)
-                child_fail(x, r, "find executable");
-        r = child_check_not_runtime(x, exe);
+                become_fail(b, r, "process");
+        /* The pty comes from the container's own devpts (its /dev/ptmx). */
+        r = become_terminal(b, NULL);
         if (r < 0)
-                child_fail(x, r, "exec");
-        const char *cwd = p->cwd ?: "/";
-        if (chdir(cwd) < 0) {
-                r = -errno;
-                child_errf(x, r, "process.cwd: chdir to \"%s\" in the container: %s", cwd, strerror(-r));
-                child_fail(x, r, "cwd");
-        }
-        if ((r = process_apply_oom_score_adj(p, &x->err)) < 0 || (r = process_apply_rlimits(p, &x->err)) < 0 ||
-            (r = process_apply_personality(&x->c->linux_, &x->err)) < 0 ||
-            (r = process_apply_memory_policy(&x->c->linux_, &x->err)) < 0 ||
-            (r = process_apply_scheduler(p, &x->err)) < 0 || (r = process_apply_io_priority(p, &x->err)) < 0 ||
-            (r = process_apply_cpu_affinity(p->exec_cpu_affinity_initial, "process.execCPUAffinity.initial",
-                                            &x->err)) < 0)
-                child_fail(x, r, "process");
-
-        if (p->terminal) {
-                _cleanup_close_ int master = -EBADF, slave = -EBADF;
-
-                /* The pty comes from the container's own devpts (its /dev/ptmx). */
-                r = console_open_pty(p->has_console_size ? (unsigned) p->console_height : 0,
-                                     p->has_console_size ? (unsigned) p->console_width : 0, &master, &slave, &x->err);
-                if (r < 0)
-                        child_fail(x, r, "console");
-                r = sync_send(x->sync_fd, SYNC_CONSOLE, 0, NULL, 0, master);
-                if (r < 0)
-                        _exit(EXIT_FAILURE);
-                master = safe_close(master);
-                r = sync_expect(x->sync_fd, -1, EXEC_CHILD_STEP_TIMEOUT_USEC, SYNC_CONSOLE_DONE, NULL, NULL);
-                if (r < 0)
-                        _exit(EXIT_FAILURE);
-                r = console_make_controlling(slave);
-                if (r < 0) {
-                        child_errf(x, r, "make the pty the controlling terminal: %s", strerror(-r));
-                        child_fail(x, r, "console");
-                }
-        } else if (setsid() < 0) {
-                r = -errno;
-                child_errf(x, r, "setsid: %s", strerror(-r));
-                child_fail(x, r, "setsid");
-        }
-
-        r = child_build_env(p, &env);
-        if (r < 0)
-                child_fail(x, r, "environment");
-        r = process_apply_cpu_affinity(p->exec_cpu_affinity_final, "process.execCPUAffinity.final", &x->err);
-        if (r < 0)
-                child_fail(x, r, "cpu affinity");
-        r = process_close_fds(x->preserve_fds);
-        if (r < 0)
-                child_fail(x, r, "close fds");
-
-        int notify_fd = -1;
-        r = process_finalize_security_full(p, x->filter ? &x->c->linux_.seccomp : NULL, x->filter, x->has_userns,
-                                           send_notify_fd, x, &notify_fd, &x->err);
-        if (r < 0)
-                child_fail(x, r, "security");
-
-        execve(exe, p->args, env);
-        r = -errno;
-        child_errf(x, r, "exec: \"%s\": %s", p->args[0],
-                   r == -EACCES ? "permission denied" : r == -ENOENT ? "no such file or directory" : strerror(-r));
-        child_fail(x, r, "exec");
+                become_fail(b, r, "console");
+        become_exec(b);
 }
 
 /* ---- the runtime side ---- */
@@ -664,17 +443,6 @@ static pid_t clone_into(int cgroup_fd, int *ret_pidfd) {
                 .cgroup = cgroup_fd >= 0 ? (uint64_t) cgroup_fd : 0,
         };
         return (pid_t) syscall(SYS_clone3, &args, sizeof args);
-}
-
-static bool child_did_exec(pid_t pid) {
-        _cleanup_free_ char *comm = NULL;
-        char path[64];
-
-        snprintf(path, sizeof path, "/proc/%d/comm", (int) pid);
-        /* It is our unreaped child: its comm is readable even as a zombie. */
-        if (read_full_file_at(AT_FDCWD, path, 256, &comm, NULL) < 0)
-                return false;
-        return !strneq(comm, EXEC_CHILD_COMM, STRLEN(EXEC_CHILD_COMM));
 }
 
 /* Kill and reap the child; describe how it ended when it was dead already. */
@@ -712,7 +480,6 @@ int container_exec(const ExecOptions *o, ExecProcess *ret, char **reterr) {
         scmp_filter_ctx filter = NULL;
         const OciProcess *p = NULL;
         unsigned long ns_mask = 0;
-        struct stat self_st;
         size_t raw_len = 0;
         ContainerStatus st;
         pid_t child = 0;
@@ -760,10 +527,6 @@ int container_exec(const ExecOptions *o, ExecProcess *ret, char **reterr) {
                         goto finish;
                 }
         }
-        if (stat("/proc/self/exe", &self_st) < 0) {
-                r = errorf(reterr, -errno, "stat /proc/self/exe: %s", strerror(errno));
-                goto finish;
-        }
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
                 r = -errno;
                 goto finish;
@@ -783,17 +546,18 @@ int container_exec(const ExecOptions *o, ExecProcess *ret, char **reterr) {
         }
 
         ExecChild x = {
-                .p = p,
-                .c = c,
-                .filter = filter,
+                .b = {
+                        .p = p,
+                        .c = c,
+                        .filter = filter,
+                        .in_userns = (ns_mask & CLONE_NEWUSER) != 0,
+                        .preserve_fds = o->preserve_fds,
+                        .sync_fd = sv[1],
+                        .step_timeout_usec = EXEC_CHILD_STEP_TIMEOUT_USEC,
+                },
                 .init_pidfd = init_pidfd,
                 .ns_mask = ns_mask & ~(unsigned long) CLONE_NEWPID,
                 .wait_go = cg.n_v1 > 0,
-                .has_userns = (ns_mask & CLONE_NEWUSER) != 0,
-                .preserve_fds = o->preserve_fds,
-                .self_dev = self_st.st_dev,
-                .self_ino = self_st.st_ino,
-                .sync_fd = sv[1],
         };
         child = clone_into(cg.unified_fd, &child_pidfd);
         if (child < 0) {
@@ -815,12 +579,15 @@ int container_exec(const ExecOptions *o, ExecProcess *ret, char **reterr) {
                 /* A failure means the child died: the receive below says how. */
         }
 
+        bool exec_seen = false;
         for (;;) {
                 SyncMsg m;
 
                 r = sync_recv(sv[0], child_pidfd, EXEC_SETUP_TIMEOUT_USEC, &m);
                 if (r == -EPIPE || r == -ECHILD) {
-                        if (child_did_exec(child))
+                        /* Whether it executed the process comes from our own channel, never from anything the
+                         * process can change (its comm). */
+                        if (exec_seen)
                                 break;
                         _cleanup_free_ char *how = NULL;
                         child_kill_describe(child, child_pidfd, &how);
@@ -844,6 +611,17 @@ int container_exec(const ExecOptions *o, ExecProcess *ret, char **reterr) {
                         errorf(reterr, r, "unable to start container process: %s", m.payload ?: "setup failed");
                         sync_msg_done(&m);
                         goto kill;
+                } else if (m.type == SYNC_EXEC_FAILED) {
+                        r = m.error > 0 ? -m.error : -EIO;
+                        errorf(reterr, r, "unable to start container process: exec: \"%s\": %s", p->args[0],
+                               r == -EACCES  ? "permission denied"
+                               : r == -ENOENT ? "no such file or directory"
+                                              : strerror(-r));
+                        sync_msg_done(&m);
+                        goto kill;
+                } else if (m.type == SYNC_EXEC) {
+                        exec_seen = true;
+                        sync_msg_done(&m);
                 } else if (m.type == SYNC_CONSOLE) {
                         if (o->ret_console_master) {
                                 /* Sized before the process can ask: our caller proxies it to its terminal. */

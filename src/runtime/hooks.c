@@ -16,6 +16,7 @@
 #include "log.h"
 #include "macro.h"
 #include "process-util.h"
+#include "trampoline.h"
 
 #define HOOK_OUTPUT_MAX 8192
 /* A hook without a timeout may run as long as it likes, but nothing of ours waits forever: the default
@@ -23,6 +24,13 @@
 #define HOOK_DEFAULT_TIMEOUT_USEC (10U * 60U * USEC_PER_SEC)
 
 static char *const empty_env[] = { NULL };
+
+/* >= 0 in the container's init: hooks run in the container execute through this sealed trampoline. */
+static int hook_trampoline_fd = -EBADF;
+
+void hooks_exec_through(int trampoline_fd) {
+        hook_trampoline_fd = trampoline_fd;
+}
 
 _noreturn_ static void hook_child(const OciHook *h, int in_fd, int out_fd, const char *cwd, pid_t parent) {
         char *default_argv[] = { h->path, NULL };
@@ -32,13 +40,23 @@ _noreturn_ static void hook_child(const OciHook *h, int in_fd, int out_fd, const
                 _exit(126);
         if (dup2(in_fd, STDIN_FILENO) < 0 || dup2(out_fd, STDOUT_FILENO) < 0 || dup2(out_fd, STDERR_FILENO) < 0)
                 _exit(126);
-        (void) syscall(SYS_close_range, 3U, ~0U, 0U);
+        if (hook_trampoline_fd >= 3) {
+                /* Everything but the trampoline, which is close-on-exec itself. */
+                if (hook_trampoline_fd > 3)
+                        (void) syscall(SYS_close_range, 3U, (unsigned) hook_trampoline_fd - 1, 0U);
+                (void) syscall(SYS_close_range, (unsigned) hook_trampoline_fd + 1, ~0U, 0U);
+        } else
+                (void) syscall(SYS_close_range, 3U, ~0U, 0U);
         sigset_t all;
         sigemptyset(&all);
         sigprocmask(SIG_SETMASK, &all, NULL);
         if (cwd && chdir(cwd) < 0 && chdir("/") < 0)
                 _exit(126);
-        execve(h->path, h->args && h->args[0] ? h->args : default_argv, h->env ?: empty_env);
+        if (hook_trampoline_fd >= 0)
+                errno = -trampoline_execve(hook_trampoline_fd, false, h->path,
+                                           h->args && h->args[0] ? h->args : default_argv, h->env ?: empty_env, -1);
+        else
+                execve(h->path, h->args && h->args[0] ? h->args : default_argv, h->env ?: empty_env);
         dprintf(STDERR_FILENO, "exec \"%s\": %m\n", h->path);
         _exit(127);
 }

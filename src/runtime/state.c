@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -491,14 +493,21 @@ static bool init_alive(Container *c) {
         return true;
 }
 
+/* The init listens on the start socket in the state directory until `start` connects, and the listening
+ * socket is close-on-exec: while a connection is accepted it waits for start. (Our own channel, never
+ * /proc/PID/comm, which the container's process can set to anything.) The init takes a connection that
+ * says nothing as "not a starter" and goes on listening. */
 static bool init_waiting_for_start(Container *c) {
-        _cleanup_free_ char *comm = NULL;
-        char path[64];
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        _cleanup_close_ int s = -EBADF;
 
-        snprintf(path, sizeof path, "/proc/%d/comm", (int) c->pid);
-        if (read_full_file_at(AT_FDCWD, path, 256, &comm, NULL) < 0)
-                return true; /* gone meanwhile: init_alive() decides next time */
-        return strneq(comm, INIT_COMM, STRLEN(INIT_COMM));
+        snprintf(sa.sun_path, sizeof sa.sun_path, "/proc/self/fd/%d/" START_SOCKET_NAME, c->dir_fd);
+        s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (s < 0)
+                return true;
+        if (connect(s, (struct sockaddr *) &sa, sizeof sa) >= 0)
+                return true;
+        return errno != ECONNREFUSED;
 }
 
 bool container_is_frozen(Container *c) {

@@ -13,6 +13,8 @@
 
 /* The comm of the container init until it execs the user process (bootstrap.c sets it). */
 #define INIT_COMM "sdrun:init"
+/* The socket in the state directory on which the init waits for `start`. */
+#define START_SOCKET_NAME "start.sock"
 
 typedef enum ContainerStatus {
         CONTAINER_CREATING,

@@ -19,10 +19,11 @@ typedef enum SyncType {
         SYNC_COMMITTED,       /* runtime → init: state says created; stop watching the runtime */
         SYNC_ERROR,           /* either way: error = errno, payload = message */
         SYNC_STAGE1_PID,      /* stage1 → runtime: payload = pid_t of the init, fd = its pidfd */
-        SYNC_EXEC_FAILED,     /* init → start: payload = message */
+        SYNC_EXEC_FAILED,     /* init/trampoline → start/exec: error = errno of execve, payload = path */
         SYNC_SECCOMP_FD,      /* init → start/exec: fd = seccomp notify listener */
         SYNC_SECCOMP_FD_DONE, /* start/exec → init */
         SYNC_START,           /* start → init: run the user process */
+        SYNC_EXEC,            /* trampoline → start/exec: the hop ran; the process is the container's from here */
 } SyncType;
 
 typedef struct SyncMsg {

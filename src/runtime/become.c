@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "become.h"
+#include "capabilities.h"
+#include "console.h"
+#include "error-util.h"
+#include "fileio.h"
+#include "process-util.h"
+#include "process.h"
+#include "sync.h"
+#include "trampoline.h"
+
+#define PASSWD_SIZE_MAX (4U << 20)
+
+_noreturn_ void become_fail(Become *b, int r, const char *step) {
+        if (b->err)
+                sync_send_error(b->sync_fd, r, "%s", b->err);
+        else
+                sync_send_error(b->sync_fd, r, "%s: %s", step, strerror(r < 0 ? -r : r));
+        _exit(EXIT_FAILURE);
+}
+
+int become_errf(Become *b, int r, const char *fmt, ...) {
+        va_list ap;
+
+        free(b->err);
+        va_start(ap, fmt);
+        if (vasprintf(&b->err, fmt, ap) < 0)
+                b->err = NULL;
+        va_end(ap);
+        return r < 0 ? r : -r;
+}
+
+int become_read_file(const char *path, size_t max, char **ret) {
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        _cleanup_free_ char *buf = NULL;
+        struct stat st;
+        size_t n = 0;
+
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode) || (uint64_t) st.st_size > max)
+                return -EBADFD;
+        buf = malloc((size_t) st.st_size + 1);
+        if (!buf)
+                return -ENOMEM;
+        while (n < (size_t) st.st_size) {
+                ssize_t k = read(fd, buf + n, (size_t) st.st_size - n);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return -errno;
+                if (k == 0)
+                        break;
+                n += (size_t) k;
+        }
+        buf[n] = 0;
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
+bool become_apparmor_enabled(void) {
+        _cleanup_free_ char *v = NULL;
+
+        if (access("/proc/self/attr/apparmor/exec", F_OK) < 0)
+                return false;
+        return read_full_file_at(AT_FDCWD, "/sys/module/apparmor/parameters/enabled", 16, &v, NULL) >= 0 &&
+               v[0] == 'Y';
+}
+
+bool become_selinux_enabled(void) {
+        return access("/sys/fs/selinux/enforce", F_OK) >= 0;
+}
+
+int become_check_lsm(const OciProcess *p, const OciLinux *l, char **reterr) {
+        if (p && !isempty(p->apparmor_profile) && !become_apparmor_enabled())
+                return errorf(reterr, EINVAL,
+                              "process.apparmorProfile: \"%s\" requested, but AppArmor is not enabled on this host",
+                              p->apparmor_profile);
+        if (p && !isempty(p->selinux_label) && !become_selinux_enabled())
+                return errorf(reterr, EINVAL, "process.selinuxLabel: \"%s\" requested, but SELinux is not enabled on this host",
+                              p->selinux_label);
+        if (l && !isempty(l->mount_label) && !become_selinux_enabled())
+                return errorf(reterr, EINVAL, "linux.mountLabel: \"%s\" requested, but SELinux is not enabled on this host",
+                              l->mount_label);
+        return 0;
+}
+
+int become_prepare(Become *b) {
+        const OciProcess *p = b->p;
+        const char *cwd = p->cwd ?: "/";
+        int r;
+
+        r = process_find_executable(p, &b->exe, &b->err);
+        if (r < 0)
+                return r;
+        if ((r = process_apply_oom_score_adj(p, &b->err)) < 0 || (r = process_apply_rlimits(p, &b->err)) < 0 ||
+            (r = process_apply_personality(&b->c->linux_, &b->err)) < 0 ||
+            (r = process_apply_memory_policy(&b->c->linux_, &b->err)) < 0 ||
+            (r = process_apply_scheduler(p, &b->err)) < 0 || (r = process_apply_io_priority(p, &b->err)) < 0 ||
+            (r = process_apply_cpu_affinity(p->exec_cpu_affinity_initial, "process.execCPUAffinity.initial",
+                                            &b->err)) < 0)
+                return r;
+        if (chdir(cwd) < 0)
+                return become_errf(b, -errno, "process.cwd: chdir(\"%s\"): %s", cwd, strerror(errno));
+        return 0;
+}
+
+int become_terminal(Become *b, int (*setup_slave)(int slave, char **reterr)) {
+        const OciProcess *p = b->p;
+        _cleanup_close_ int master = -EBADF, slave = -EBADF;
+        int r;
+
+        if (!p->terminal) {
+                if (setsid() < 0 && errno != EPERM)
+                        return become_errf(b, -errno, "setsid: %s", strerror(errno));
+                return 0;
+        }
+        r = console_open_pty(p->has_console_size ? (unsigned) p->console_height : 0,
+                             p->has_console_size ? (unsigned) p->console_width : 0, &master, &slave, &b->err);
+        if (r < 0)
+                return r;
+        if (setup_slave && (r = setup_slave(slave, &b->err)) < 0)
+                return r;
+        r = sync_send(b->sync_fd, SYNC_CONSOLE, 0, NULL, 0, master);
+        if (r < 0)
+                _exit(EXIT_FAILURE);
+        master = safe_close(master);
+        r = sync_expect(b->sync_fd, -1, b->step_timeout_usec, SYNC_CONSOLE_DONE, NULL, NULL);
+        if (r < 0)
+                _exit(EXIT_FAILURE);
+        r = console_make_controlling(slave);
+        if (r < 0)
+                return become_errf(b, r, "make the pty the controlling terminal: %s", strerror(-r));
+        return 0;
+}
+
+/* process.env; LISTEN_FDS=n and LISTEN_PID=1 replace whatever it says about them with socket activation; HOME
+ * from the container's /etc/passwd when process.env has none (what runc does). */
+static int build_env(const OciProcess *p, unsigned listen_fds, char ***ret) {
+        _cleanup_free_ char *buf = NULL;
+        bool has_home = false;
+        size_t n = 0, total = 0;
+        char **env;
+
+        for (char **e = p->env; e && *e; e++, total++)
+                if (strneq(*e, "HOME=", 5))
+                        has_home = true;
+        env = calloc(total + 4, sizeof(char *));
+        if (!env)
+                return -ENOMEM;
+        for (size_t i = 0; i < total; i++) {
+                if (listen_fds > 0 &&
+                    (strneq(p->env[i], "LISTEN_FDS=", 11) || strneq(p->env[i], "LISTEN_PID=", 11)))
+                        continue;
+                env[n++] = p->env[i];
+        }
+        if (listen_fds > 0) {
+                if (asprintf(&env[n], "LISTEN_FDS=%u", listen_fds) < 0)
+                        return -ENOMEM; /* the caller fails right away */
+                n++;
+                env[n++] = (char *) "LISTEN_PID=1";
+        }
+        if (!has_home) {
+                char *home = NULL;
+                if (become_read_file("/etc/passwd", PASSWD_SIZE_MAX, &buf) >= 0)
+                        for (char *line = buf, *next; line && *line && !home; line = next) {
+                                char *f[7] = {};
+                                int k = 0;
+
+                                next = strchr(line, '\n');
+                                if (next)
+                                        *next++ = 0;
+                                /* name:pw:uid:gid:gecos:home:shell */
+                                for (char *s = line; s && k < 7; k++) {
+                                        f[k] = s;
+                                        s = strchr(s, ':');
+                                        if (s)
+                                                *s++ = 0;
+                                }
+                                if (k >= 6 && *f[2] && strtoul(f[2], NULL, 10) == p->user.uid && *f[5])
+                                        if (asprintf(&home, "HOME=%s", f[5]) < 0)
+                                                home = NULL;
+                        }
+                env[n] = home ?: strdup("HOME=/");
+        }
+        *ret = env;
+        return 0;
+}
+
+/* process.apparmorProfile / process.selinuxLabel: the label of the next execve. (Checked against the host's
+ * LSMs by become_check_lsm() before anything was created; a write that fails here is still an error.) */
+static int apply_lsm_exec_labels(Become *b) {
+        const OciProcess *p = b->p;
+        _cleanup_free_ char *v = NULL;
+        int r;
+
+        if (!isempty(p->apparmor_profile)) {
+                if (asprintf(&v, "exec %s", p->apparmor_profile) < 0)
+                        return -ENOMEM;
+                r = write_string_file("/proc/thread-self/attr/apparmor/exec", v);
+                if (r == -ENOENT)
+                        r = write_string_file("/proc/self/attr/exec", v);
+                if (r < 0)
+                        return become_errf(b, r, "process.apparmorProfile: apply \"%s\": %s", p->apparmor_profile,
+                                           strerror(-r));
+        }
+        if (!isempty(p->selinux_label)) {
+                r = write_string_file("/proc/thread-self/attr/exec", p->selinux_label);
+                if (r < 0)
+                        return become_errf(b, r, "process.selinuxLabel: apply \"%s\": %s", p->selinux_label,
+                                           strerror(-r));
+        }
+        return 0;
+}
+
+static int send_notify_fd(int fd, void *userdata) {
+        Become *b = userdata;
+        int r;
+
+        r = sync_send(b->sync_fd, SYNC_SECCOMP_FD, 0, NULL, 0, fd);
+        if (r < 0)
+                return r;
+        return sync_expect(b->sync_fd, -1, b->step_timeout_usec, SYNC_SECCOMP_FD_DONE, NULL, NULL);
+}
+
+static void reset_signals(void) {
+        struct sigaction sa = { .sa_handler = SIG_DFL };
+        sigset_t none;
+
+        /* The runtime's caller (conmon ignores SIGPIPE, a shell's `trap '' PIPE`) must not decide them. */
+        for (int s = 1; s < _NSIG; s++)
+                if (s != SIGKILL && s != SIGSTOP)
+                        (void) sigaction(s, &sa, NULL);
+        sigemptyset(&none);
+        (void) sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+_noreturn_ void become_exec(Become *b) {
+        const OciProcess *p = b->p;
+        const OciSeccomp *s = b->filter ? &b->c->linux_.seccomp : NULL;
+        _cleanup_close_ int tramp = -EBADF;
+        _cleanup_free_ char **env = NULL;
+        int r, notify_fd = -1;
+
+        r = build_env(p, b->listen_fds, &env);
+        if (r < 0)
+                become_fail(b, r, "environment");
+        r = process_apply_cpu_affinity(p->exec_cpu_affinity_final, "process.execCPUAffinity.final", &b->err);
+        if (r < 0)
+                become_fail(b, r, "cpu affinity");
+        r = apply_lsm_exec_labels(b);
+        if (r < 0)
+                become_fail(b, r, "lsm");
+        r = trampoline_open(&tramp);
+        if (r < 0) {
+                become_errf(b, r, "prepare the exec trampoline (memfd): %s", strerror(-r));
+                become_fail(b, r, "trampoline");
+        }
+        r = process_close_fds(b->preserve_fds);
+        if (r < 0)
+                become_fail(b, r, "close fds");
+        /* The trampoline reports a failing execve on the sync socket and closes it on exec. */
+        if (fcntl(b->sync_fd, F_SETFD, 0) < 0)
+                become_fail(b, -errno, "sync socket");
+        reset_signals();
+
+        r = process_finalize_security_full(p, s, b->filter, b->in_userns, send_notify_fd, b, &notify_fd, &b->err);
+        if (r < 0)
+                become_fail(b, r, "security");
+
+        r = trampoline_execve(tramp, trampoline_seccomp_blocks_execveat(s), b->exe, p->args, env, b->sync_fd);
+        become_errf(b, r, "exec \"%s\": run the exec trampoline: %s", p->args[0], strerror(-r));
+        become_fail(b, r, "exec");
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Becoming the container's process: the one container-side path shared by the init (create/start), `exec`
+ * and hooks run inside the container, so that every defence exists once. Everything here runs in the
+ * container's namespaces, as root there, before execve (privileged region). The last execve goes through
+ * the sealed trampoline (trampoline.h). */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "macro.h"
+#include "oci-config.h"
+#include "seccomp.h"
+
+typedef struct Become {
+        const OciProcess *p;
+        const OciConfig *c;
+        scmp_filter_ctx filter; /* prepared linux.seccomp, or NULL */
+        bool in_userns;         /* root of a user namespace of ours (or joined) */
+        unsigned preserve_fds;
+        unsigned listen_fds;    /* socket activation: LISTEN_FDS/LISTEN_PID=1 (the init only) */
+        int sync_fd;            /* to the runtime: errors, the pty master, the seccomp listener, SYNC_EXEC */
+        uint64_t step_timeout_usec;
+        char *exe;              /* process.args[0] resolved by become_prepare() */
+        char *err;
+} Become;
+
+/* Report (*b->err, or "step: strerror") on the sync socket and _exit(1). */
+_noreturn_ void become_fail(Become *b, int r, const char *step);
+/* Set b->err; returns -abs(r). */
+int become_errf(Become *b, int r, const char *fmt, ...) _printf_(3, 4);
+
+/* Read a small regular file of the container, never blocking on a FIFO or a device. */
+int become_read_file(const char *path, size_t max, char **ret);
+
+/* The LSMs this kernel has enabled (for process.apparmorProfile, process.selinuxLabel, linux.mountLabel
+ * and `features`). */
+bool become_apparmor_enabled(void);
+bool become_selinux_enabled(void);
+/* A requested profile or label the host cannot apply is an error naming the field (as runc); field_prefix
+ * names the source ("process", "--apparmor"...). Runs in the runtime before anything is created. */
+int become_check_lsm(const OciProcess *p, const OciLinux *l, char **reterr);
+
+/* In the container's root: resolve process.args[0], apply oomScoreAdj, rlimits, personality, memory policy,
+ * scheduler, ioPriority, execCPUAffinity.initial, and chdir to process.cwd. Fills b->exe and b->err. */
+int become_prepare(Become *b);
+
+/* process.terminal: a pty from the container's devpts, the master to the runtime (SYNC_CONSOLE, waits for
+ * SYNC_CONSOLE_DONE), the slave as controlling terminal and stdio; setup_slave (may be NULL) runs on the
+ * slave before it is sent (the init binds it to /dev/console). Without a terminal: setsid(). */
+int become_terminal(Become *b, int (*setup_slave)(int slave, char **reterr));
+
+/* The rest, in one order for every caller: environment (HOME from /etc/passwd), execCPUAffinity.final, the
+ * LSM exec labels, fds above 2 + preserve_fds close-on-exec, every signal
+ * disposition back to default and an empty signal mask, user/capabilities/no_new_privs/seccomp, and the
+ * execve of b->exe through the trampoline (which says SYNC_EXEC). Never returns: a failure is reported with become_fail(). */
+_noreturn_ void become_exec(Become *b);

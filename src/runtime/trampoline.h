@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The last execve into a container, made from a sealed copy of a tiny static program (trampoline/): the
+ * process that executes a container-controlled program — the init's user process, an exec'd process, a hook
+ * run inside the container — has that memfd as its /proc/self/exe at that moment, never the runtime's own
+ * binary (the CVE-2019-5736 class). A program that resolves to /proc/self/exe then runs the trampoline
+ * again, which is harmless: the memfd is sealed against writes, and the trampoline has no ELF interpreter a
+ * hostile image could substitute. The trampoline has no file capabilities and is not setuid, so the two
+ * execve calls transform capabilities exactly as one would. */
+
+#include <stdbool.h>
+
+#include "oci-config.h"
+
+/* A fresh sealed (write, grow, shrink, seal) close-on-exec memfd holding the trampoline. */
+int trampoline_open(int *ret_fd);
+
+/* Does linux.seccomp (loaded before the hop) refuse execveat? Then trampoline_execve() uses execve of
+ * /proc/self/fd/N instead. */
+bool trampoline_seccomp_blocks_execveat(const OciSeccomp *s);
+
+/* Execute path with argv/envp through the trampoline in tramp_fd. sync_fd (or -1) must not be close-on-exec:
+ * the trampoline says SYNC_EXEC there once it runs (the runtime's proof that the process is the container's
+ * from now on: not the comm, which that process can write), marks it close-on-exec before the final
+ * execve, and reports a failing one (SYNC_EXEC_FAILED). Returns only on failure to run the trampoline itself (-errno). */
+int trampoline_execve(int tramp_fd, bool avoid_execveat, const char *path, char *const argv[], char *const envp[],
+                      int sync_fd);

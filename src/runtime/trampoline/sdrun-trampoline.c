@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The last hop into a container process (see trampoline.h): a tiny static program without libc and without
+ * an ELF interpreter that the runtime runs from a sealed memfd, so that the process which executes the
+ * container's program has an unwritable /proc/self/exe, never the runtime's binary.
+ *
+ *   argv[0]  the path of the program to execute (resolved by execve in the caller's root and cwd)
+ *   argv[1]  "a" or "e" (execute with execveat or with execve: the system call that ran the trampoline, so
+ *            that a seccomp rule which kills that call kills the hop, before SYNC_EXEC), then the sync
+ *            socket's fd number or "-1"
+ *   argv[2…] the program's argv
+ *
+ * The environment passes through unchanged. On the sync socket it first says SYNC_EXEC (the hop worked:
+ * from here on the process is the container's, whatever kills it), marks the socket close-on-exec (so
+ * that the runtime sees EOF once the program runs), and on failure sends SYNC_EXEC_FAILED (errno, path)
+ * and exits 127. Run by anyone else (a container that
+ * executes /proc/self/exe of a process still in here), it executes what it is told, as any program could. */
+#include <asm/unistd.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../sync.h"
+
+#define F_SETFD_ 2
+#define FD_CLOEXEC_ 1
+
+#if defined(__x86_64__)
+static long sys5(long n, long a, long b, long c, long d, long e) {
+        register long r10 __asm__("r10") = d, r8 __asm__("r8") = e;
+        long r;
+        __asm__ volatile("syscall" : "=a"(r) : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8) : "rcx", "r11", "memory");
+        return r;
+}
+__asm__(".text\n.global _start\n_start:\n\txor %rbp, %rbp\n\tmov %rsp, %rdi\n\tand $-16, %rsp\n"
+        "\tcall tramp_main\n\thlt\n");
+#elif defined(__aarch64__)
+static long sys5(long n, long a, long b, long c, long d, long e) {
+        register long x8 __asm__("x8") = n, x0 __asm__("x0") = a, x1 __asm__("x1") = b, x2 __asm__("x2") = c,
+                      x3 __asm__("x3") = d, x4 __asm__("x4") = e;
+        __asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4) : "memory");
+        return x0;
+}
+__asm__(".text\n.global _start\n_start:\n\tmov x29, #0\n\tmov x30, #0\n\tmov x0, sp\n\tand sp, x0, #-16\n"
+        "\tbl tramp_main\n\tbrk #0\n");
+#else
+#error "sdrun-trampoline: add the syscall and _start glue for this architecture"
+#endif
+
+#define sys3(n, a, b, c) sys5(n, a, b, c, 0, 0)
+#define AT_FDCWD_ (-100)
+
+__attribute__((noreturn)) static void die(int status) {
+        for (;;)
+                (void) sys3(__NR_exit_group, status, 0, 0);
+}
+
+static int parse_fd(const char *s) {
+        int v = 0;
+
+        if (!s || *s == '-' || !*s)
+                return -1;
+        for (; *s; s++) {
+                if (*s < '0' || *s > '9' || v > 100000)
+                        return -1;
+                v = v * 10 + (*s - '0');
+        }
+        return v;
+}
+
+__attribute__((noreturn, used)) void tramp_main(long *sp);
+__attribute__((noreturn, used)) void tramp_main(long *sp) {
+        long argc = sp[0];
+        char **argv = (char **) (sp + 1);
+        char **envp = argv + argc + 1;
+        int fd;
+        long r;
+
+        if (argc < 3)
+                die(127);
+        fd = parse_fd(argv[1] + (argv[1][0] ? 1 : 0));
+        if (fd >= 0) {
+                uint32_t hdr[3] = { SYNC_EXEC, 0, 0 };
+                (void) sys3(__NR_write, fd, (long) hdr, sizeof hdr);
+                (void) sys3(__NR_fcntl, fd, F_SETFD_, FD_CLOEXEC_);
+        }
+        if (argv[1][0] == 'a')
+                r = sys5(__NR_execveat, AT_FDCWD_, (long) argv[0], (long) (argv + 2), (long) envp, 0);
+        else
+                r = sys3(__NR_execve, (long) argv[0], (long) (argv + 2), (long) envp);
+        if (fd >= 0) {
+                /* One SOCK_SEQPACKET message: the header of sync.c, then the path. */
+                struct {
+                        uint32_t type;
+                        int32_t error;
+                        uint32_t len;
+                        char path[4096];
+                } m = { .type = SYNC_EXEC_FAILED, .error = (int32_t) -r };
+                size_t n = 0;
+                while (argv[0][n] && n < sizeof m.path - 1) {
+                        m.path[n] = argv[0][n];
+                        n++;
+                }
+                m.path[n++] = 0;
+                m.len = (uint32_t) n;
+                (void) sys3(__NR_write, fd, (long) &m, (long) (offsetof(__typeof__(m), path) + n));
+        }
+        die(127);
+}
