@@ -43,6 +43,14 @@ bundle() {
         bundle_set "$1" '.process.args=["sh","-c",$s]' --arg s "$2" || bail "bundle_set failed"
 }
 svc() { echo "sdrun@$1.service"; }
+# start_unit ID: systemctl start, with the unit's journal as diagnostics when it fails
+start_unit() {
+        local out
+        out=$(systemctl start "sdrun@$1.service" 2>&1) && return 0
+        diag "systemctl start sdrun@$1.service: $out"
+        journalctl -q --no-pager -u "sdrun@$1.service" -u "sdrun-$1.scope" | tail -15 | _tap_diag_stream
+        return 1
+}
 prop() { systemctl show -p "$2" --value "$(svc "$1")"; }
 ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 # pid 1 that stops on SIGTERM
@@ -114,7 +122,7 @@ B=$TEST_TMPDIR/b-$id
 bundle "$B" 'trap "" TERM; sleep 1000 & wait; sleep 1000'
 dropin "$id" "Environment=SDRUN_BUNDLE=$B
 TimeoutStopSec=2"
-systemctl start "$(svc "$id")"
+start_unit "$id"
 t0=$(date +%s%N)
 systemctl stop "$(svc "$id")"
 t=$(ms_since "$t0")
@@ -126,7 +134,7 @@ id=$(instance)
 B=$TEST_TMPDIR/b-$id
 bundle "$B" 'sleep 0.5; exit 3'
 dropin "$id" "Environment=SDRUN_BUNDLE=$B"
-systemctl start "$(svc "$id")"
+start_unit "$id"
 wait_for sh -c "systemctl is-failed -q $(svc "$id")"
 is "$(prop "$id" ActiveState)" failed "a container that exits 3: the unit is failed"
 is "$(prop "$id" Result)/$(prop "$id" ExecMainStatus)" exit-code/3 "  Result=exit-code, ExecMainStatus=3"
@@ -137,7 +145,7 @@ dropin "$id" "Environment=SDRUN_BUNDLE=$B
 Restart=on-failure
 RestartSec=100ms
 StartLimitBurst=100"
-systemctl start "$(svc "$id")"
+start_unit "$id"
 ok_desc "Restart=on-failure: the unit restarts the container (NRestarts >= 2)" \
         env WAIT_FOR_TIMEOUT=15 bash -c "for i in \$(seq 150); do [ \"\$(systemctl show -p NRestarts --value $(svc "$id"))\" -ge 2 ] && exit 0; sleep 0.1; done; exit 1"
 systemctl stop "$(svc "$id")"
@@ -149,7 +157,7 @@ id=$(instance)
 B=$TEST_TMPDIR/b-$id
 bundle "$B" "$TERMOK; sleep 1000 & wait"
 dropin "$id" "Environment=SDRUN_BUNDLE=$B"
-systemctl start "$(svc "$id")"
+start_unit "$id"
 kill -9 "$(prop "$id" MainPID)"
 wait_for sh -c "test \"\$(systemctl show -p ActiveState --value $(svc "$id"))\" = failed"
 is "$(prop "$id" ActiveState)/$(prop "$id" Result)" failed/signal "kill -9 of sdrun run: the unit failed (signal)"
