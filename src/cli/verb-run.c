@@ -10,12 +10,13 @@
 #include "cli.h"
 #include "container.h"
 #include "macro.h"
+#include "notify.h"
 #include "process-util.h"
 
 int verb_run(int argc, char *argv[]) {
         CreateOptions o = {};
         _cleanup_free_ char *err = NULL;
-        _cleanup_close_ int pidfd = -EBADF, master = -EBADF;
+        _cleanup_close_ int pidfd = -EBADF, master = -EBADF, notify_fd = -EBADF;
         bool detach = false, keep = false;
         pid_t pid = 0;
         int r, status;
@@ -31,7 +32,13 @@ int verb_run(int argc, char *argv[]) {
                 log_error_errno(r, "run %s: %s", o.id, err ?: strerror(-r));
                 return EXIT_FAILURE;
         }
-        r = container_start(o.root, o.id, &err);
+        /* NOTIFY_SOCKET: detached, READY=1 carries the init's pid (as runc); in the foreground we stay the
+         * process whose exit is the container's (its exit status is ours), so MAINPID= names us. */
+        StartOptions so = {
+                .notify_mainpid = detach ? 0 : getpid(),
+                .ret_notify_fd = detach ? NULL : &notify_fd,
+        };
+        r = container_start_full(o.root, o.id, &so, &err);
         if (r < 0) {
                 log_error_errno(r, "run %s: %s", o.id, err ?: strerror(-r));
                 (void) pidfd_send_sig(pidfd, SIGKILL);
@@ -46,7 +53,7 @@ int verb_run(int argc, char *argv[]) {
                 return EXIT_SUCCESS;
 
         _cleanup_close_ int sfd = cli_block_forwarded_signals();
-        status = cli_wait_forwarding_signals(pid, pidfd, sfd, master);
+        status = cli_wait_forwarding_signals_notify(pid, pidfd, sfd, master, notify_fd, notify_host_socket());
         if (status < 0)
                 status = 255;
         if (!keep) {

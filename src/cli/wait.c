@@ -14,6 +14,7 @@
 #include "console.h"
 #include "fileio.h"
 #include "macro.h"
+#include "notify.h"
 #include "process-util.h"
 
 int cli_block_forwarded_signals(void) {
@@ -46,6 +47,11 @@ static bool pump(int in, int out) {
 }
 
 int cli_wait_forwarding_signals(pid_t pid, int pidfd, int sfd, int master) {
+        return cli_wait_forwarding_signals_notify(pid, pidfd, sfd, master, -EBADF, NULL);
+}
+
+int cli_wait_forwarding_signals_notify(pid_t pid, int pidfd, int sfd, int master, int notify_fd,
+                                       const char *notify_host) {
         struct termios saved;
         bool restore = false, stdin_open = master >= 0;
         siginfo_t si = {};
@@ -62,13 +68,14 @@ int cli_wait_forwarding_signals(pid_t pid, int pidfd, int sfd, int master) {
         /* A process whose main thread was killed (a seccomp KILL_THREAD of the leader) lives on while
          * another thread does, as for runc and crun: the pidfd reports the whole thread group's exit. */
         for (;;) {
-                struct pollfd p[4] = {
+                struct pollfd p[5] = {
                         { .fd = pidfd, .events = POLLIN },
                         { .fd = sfd, .events = POLLIN },
                         { .fd = master, .events = POLLIN },
                         { .fd = stdin_open ? STDIN_FILENO : -1, .events = POLLIN },
+                        { .fd = notify_host ? notify_fd : -1, .events = POLLIN },
                 };
-                if (poll(p, 4, -1) < 0) {
+                if (poll(p, 5, -1) < 0) {
                         if (errno == EINTR)
                                 continue;
                         break;
@@ -79,6 +86,9 @@ int cli_wait_forwarding_signals(pid_t pid, int pidfd, int sfd, int master) {
                         if (!pump(STDIN_FILENO, master))
                                 stdin_open = false;
                 }
+                /* STATUS=, RELOADING=1, STOPPING=1, WATCHDOG=1 ... (a foreground run stays the main process). */
+                if (p[4].revents & POLLIN)
+                        (void) notify_forward(notify_fd, notify_host, getpid(), NULL, NULL);
                 if (p[0].revents)
                         break;
                 if (p[1].revents & POLLIN) {

@@ -186,6 +186,10 @@ static int map_memory(const OciResources *r, bool v2, UnitPropertyList *props, C
                 if (k < 0)
                         return k;
                 k = unit_property_add_u64(props, v2 ? "MemoryMax" : "MemoryLimit", v);
+                /* On v1 systemd applies MemoryMax= instead of MemoryLimit= once MemoryMax= is set (`systemctl
+                 * set-property ... MemoryMax=` by an admin): set both, so that `sdrun update` still counts. */
+                if (k >= 0 && !v2)
+                        k = unit_property_add_u64(props, "MemoryMax", v);
                 if (k < 0)
                         return k;
         }

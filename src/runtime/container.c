@@ -27,6 +27,7 @@
 #include "log.h"
 #include "error-util.h"
 #include "macro.h"
+#include "notify.h"
 #include "oci-config.h"
 #include "process-util.h"
 #include "sdunit.h"
@@ -434,6 +435,10 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
         if (r < 0)
                 return errwrap(reterr, r, "config.json: annotations");
 
+        NotifyReady notify_ready = NOTIFY_READY_CONTAINER;
+        if (notify_host_socket() && (r = notify_ready_mode(c, &notify_ready, reterr)) < 0)
+                return r;
+
         log_debug("create %s: config parsed and validated", o->id);
         /* From here on, everything created is undone on failure. */
         r = container_new(o->root, o->id, &ct, reterr);
@@ -469,6 +474,21 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
                 goto fail;
         }
         test_stop_at("state");
+
+        /* NOTIFY_SOCKET (as runc): the container gets a directory of its state dir on /run/notify; whoever
+         * starts it binds the socket there. */
+        if (notify_host_socket() && notify_ready == NOTIFY_READY_CONTAINER) {
+                _cleanup_free_ char *notify_dir = NULL;
+                if (mkdirat(ct->dir_fd, NOTIFY_DIR, 0755) < 0 && errno != EEXIST) {
+                        r = errorf(reterr, -errno, "create the notify directory of \"%s\": %s", o->id, strerror(errno));
+                        goto fail;
+                }
+                r = container_path(ct, NOTIFY_DIR, &notify_dir);
+                if (r >= 0)
+                        r = notify_setup_config(c, notify_dir);
+                if (r < 0)
+                        goto fail;
+        }
 
         r = bind_start_socket(ct, &listen_fd, reterr);
         if (r < 0)
@@ -774,11 +794,33 @@ static int init_exit_status(pid_t pid, int pidfd, siginfo_t *ret) {
         return 0;
 }
 
+/* The seconds start waits for READY=1: the annotation NOTIFY_TIMEOUT_ANNOTATION or the default. */
+static uint64_t notify_timeout_usec(const OciConfig *c) {
+        const char *a = oci_config_annotation(c, NOTIFY_TIMEOUT_ANNOTATION);
+        char *end;
+        unsigned long v;
+
+        if (a) {
+                errno = 0;
+                v = strtoul(a, &end, 10);
+                if (!errno && *a && !*end && v > 0 && v <= 24UL * 3600)
+                        return v * USEC_PER_SEC;
+                log_warning("annotations[\"" NOTIFY_TIMEOUT_ANNOTATION "\"]: \"%s\" is not a number of seconds "
+                            "(1..86400): using %d", a, NOTIFY_DEFAULT_TIMEOUT_SEC);
+        }
+        return NOTIFY_DEFAULT_TIMEOUT_SEC * USEC_PER_SEC;
+}
+
 int container_start(const char *root, const char *id, char **reterr) {
+        return container_start_full(root, id, NULL, reterr);
+}
+
+int container_start_full(const char *root, const char *id, const StartOptions *so, char **reterr) {
         _cleanup_(container_freep) Container *ct = NULL;
         _cleanup_(oci_config_freep) OciConfig *c = NULL;
         _cleanup_free_ char *raw = NULL, *state_json = NULL;
-        _cleanup_close_ int pidfd = -EBADF, conn = -EBADF;
+        _cleanup_close_ int pidfd = -EBADF, conn = -EBADF, notify_fd = -EBADF;
+        const char *notify_host = NULL;
         size_t raw_len = 0;
         ContainerStatus st;
         int r;
@@ -810,6 +852,13 @@ int container_start(const char *root, const char *id, char **reterr) {
         r = build_hook_state(ct, CONTAINER_CREATED, container_ns_pid(c, ct->pid), &state_json);
         if (r < 0)
                 return r;
+        /* Bound before the process runs, so that its first sd_notify() finds it. */
+        notify_host = notify_host_socket();
+        if (notify_host && faccessat(ct->dir_fd, NOTIFY_DIR, F_OK, 0) >= 0) {
+                r = notify_bind(ct->dir_fd, &notify_fd, reterr);
+                if (r < 0)
+                        return errwrap(reterr, r, "NOTIFY_SOCKET");
+        }
         r = connect_start_socket(ct, &conn, reterr);
         if (r < 0)
                 return r;
@@ -911,6 +960,32 @@ int container_start(const char *root, const char *id, char **reterr) {
                                         (void) sdunit_kill_unit(bus, ct->unit, SIGKILL, NULL);
                         }
                         return errwrap(reterr, r, "container stopped");
+                }
+        }
+
+        /* NOTIFY_SOCKET: started means ready, as the container says; then it is the caller's (`run`) to keep
+         * forwarding, or nobody's. */
+        if (notify_fd >= 0) {
+                pid_t mainpid = so && so->notify_mainpid > 0 ? so->notify_mainpid : ct->pid;
+                log_debug("start %s: waiting for READY=1 on its notify socket", id);
+                r = notify_wait_ready(notify_fd, pidfd, id, notify_host, mainpid, notify_timeout_usec(c), reterr);
+                if (r < 0) {
+                        if (r != -ECHILD)
+                                kill_init_and_wait(pidfd);
+                        return r;
+                }
+                if (so && so->ret_notify_fd)
+                        *so->ret_notify_fd = TAKE_FD(notify_fd);
+        } else if (notify_host) {
+                /* A container that does not speak sd_notify ("started"): started is ready. */
+                NotifyReady mode;
+                if (notify_ready_mode(c, &mode, NULL) >= 0 && mode == NOTIFY_READY_STARTED) {
+                        char msg[64];
+                        snprintf(msg, sizeof msg, "READY=1\nMAINPID=%d\n",
+                                 (int) (so && so->notify_mainpid > 0 ? so->notify_mainpid : ct->pid));
+                        r = notify_send(notify_host, msg);
+                        if (r < 0)
+                                log_warning("send READY=1 to NOTIFY_SOCKET %s: %s", notify_host, strerror(-r));
                 }
         }
         return 0;

@@ -25,6 +25,14 @@ typedef struct CreateOptions {
  * the init to a caller that waits for it (`run`); else the init is left to be reparented. */
 int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, char **reterr);
 int container_start(const char *root, const char *id, char **reterr);
+typedef struct StartOptions {
+        /* NOTIFY_SOCKET: the MAINPID= sent with READY=1 (0: the container's init, as runc). */
+        pid_t notify_mainpid;
+        /* NOTIFY_SOCKET: the container's notify socket, for a caller that keeps forwarding (`run`); stays
+         * -1 without NOTIFY_SOCKET. */
+        int *ret_notify_fd;
+} StartOptions;
+int container_start_full(const char *root, const char *id, const StartOptions *so, char **reterr);
 int container_kill(const char *root, const char *id, int sig, bool all, char **reterr);
 int container_delete(const char *root, const char *id, bool force, char **reterr);
 

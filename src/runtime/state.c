@@ -645,8 +645,14 @@ int container_remove(Container *c) {
         if (!d)
                 return -errno;
         while ((de = readdir(d)))
-                if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
-                        (void) unlinkat(c->dir_fd, de->d_name, 0);
+                if (!streq(de->d_name, ".") && !streq(de->d_name, "..") && unlinkat(c->dir_fd, de->d_name, 0) < 0 &&
+                    errno == EISDIR) {
+                        /* notify/ (NOTIFY_SOCKET): one level of files. */
+                        _cleanup_close_ int sub = openat(c->dir_fd, de->d_name, O_DIRECTORY | O_CLOEXEC | O_RDONLY | O_NOFOLLOW);
+                        if (sub >= 0)
+                                remove_dir_contents(sub);
+                        (void) unlinkat(c->dir_fd, de->d_name, AT_REMOVEDIR);
+                }
         closedir(d);
 
         root_fd = open(c->root, O_DIRECTORY | O_CLOEXEC | O_RDONLY);

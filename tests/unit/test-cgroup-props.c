@@ -87,7 +87,7 @@ static void test_memory(void) {
         r.memory.swap = 2LL << 30;
         check("memory limit/reservation/swap", &r, U, 0,
               "MemoryMax=1073741824; MemoryLow=536870912; MemorySwapMax=1073741824", NULL);
-        check("memory limit/reservation/swap", &r, H, 0, "MemoryLimit=1073741824",
+        check("memory limit/reservation/swap", &r, H, 0, "MemoryLimit=1073741824; MemoryMax=1073741824",
               "memory:memory.soft_limit_in_bytes=536870912; memory:memory.memsw.limit_in_bytes=2147483648");
 
         r = res();
@@ -95,7 +95,7 @@ static void test_memory(void) {
         r.memory.limit = -1;
         r.memory.swap = -1;
         check("memory -1 is unlimited", &r, U, 0, "MemoryMax=infinity; MemorySwapMax=infinity", NULL);
-        check("memory -1 is unlimited", &r, H, 0, "MemoryLimit=infinity", "memory:memory.memsw.limit_in_bytes=-1");
+        check("memory -1 is unlimited", &r, H, 0, "MemoryLimit=infinity; MemoryMax=infinity", "memory:memory.memsw.limit_in_bytes=-1");
 
         r.memory.limit = 0;
         r.memory.swap = 0;
