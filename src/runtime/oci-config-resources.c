@@ -182,10 +182,12 @@ static int parse_cpu(const cJSON *v, const OciJsonPath *p, void *dst, char **ret
                 return r;
         /* shares 0 means "not set" (Docker sends it for every container), as runc and crun treat it. */
         cpu->has_shares = cpu->has_shares && cpu->shares != 0;
-        /* runc and crun accept it (and leave the kernel to judge): a warning, not an error. */
+        /* The kernel refuses a burst larger than the quota; runc 1.1 and crun accept the config and do not
+         * apply the burst: so does sdrun, with a warning. */
         if (cpu->has_burst && cpu->has_quota && cpu->quota > 0 && cpu->burst > (uint64_t) cpu->quota) {
                 _cleanup_free_ char *path = oci_json_path_to_string(p);
-                log_warning("%s.burst: larger than the quota; the kernel may refuse it.", strna(path));
+                log_warning("%s.burst: larger than the quota, ignoring it.", strna(path));
+                cpu->has_burst = false;
         }
         return 0;
 }

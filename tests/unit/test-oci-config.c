@@ -479,6 +479,7 @@ static void test_engine_compat(void) {
         _cleanup_free_ char *uerr = NULL;
         tap_is_int(oci_config_parse(um, strlen(um), &u, &uerr), 0, "umask 07777 and cpu.burst > quota accepted (%s)", strna(uerr));
         tap_ok(u && u->process.user.umask == 0777, "umask 07777 -> 0777 (what umask(2) keeps)");
+        tap_ok(u && !u->linux_.resources.cpu.has_burst, "cpu.burst > quota: not applied");
 
         static const char pers[] = "{" MIN_ "," LNX_ "\"personality\":{\"domain\":\"LINUX\",\"flags\":[\"ADDR_NO_RANDOMIZE\"]}}}";
         _cleanup_oci_config_ OciConfig *pc = NULL;
