@@ -71,7 +71,7 @@ pm_is "--network container:X joins X's network namespace" "$netns" 0 run --rm --
 pm_like "--network container:X sees X's eth0" "inet 10\.88\." 0 run --rm --network "container:$c" "$IMG" ip -4 addr show eth0
 
 # --- --init ---------------------------------------------------------------------------------------------------
-pm_like "--init: pid 1 is Podman's init (catatonit), the command is not pid 1" '^(catatonit|tini|init) ([02-9]|[1-9][0-9]+)$' 0 \
+pm_like "--init: pid 1 is Podman's init (catatonit), the command is not pid 1" '^(podman-init|catatonit|tini|init) ([02-9]|[1-9][0-9]+)$' 0 \
         run --rm --init "$IMG" sh -c 'echo $(cat /proc/1/comm) $$'
 pm_out out run --rm --init "$IMG" sh -c 'exit 9'
 is "$PM_RC" 9 "--init: the command's exit status"
@@ -105,16 +105,15 @@ if have_resource_control; then
         c2=upd-$$
         pm_out cid run -d --name "$c2" "$IMG" sleep 1000
         pid=$(pm_pid "$c2")
-        pm_out out update --cpus 0.5 --pids-limit 50 "$c2"
-        is "$PM_RC" 0 "update --cpus 0.5 --pids-limit 50" || diag "$PM_ERR"
+        # (Podman 4.3's update has no --pids-limit; --memory is in test-podman-lifecycle.sh)
+        pm_out out update --cpus 0.5 "$c2"
+        is "$PM_RC" 0 "update --cpus 0.5" || diag "$PM_ERR"
         if [ "$SDRUN_TEST_LAYOUT" = hybrid ]; then
                 d=$(proc_cgroup_dir "$pid" cpu) && got="$(cat "$d/cpu.cfs_quota_us")/$(cat "$d/cpu.cfs_period_us")"
                 is "$got" 50000/100000 "host: cpu.cfs_quota_us/period after update --cpus 0.5"
-                d=$(proc_cgroup_dir "$pid" pids) && got=$(cat "$d/pids.max")
-                is "$got" 50 "host: pids.max after update --pids-limit 50"
         else
                 d=$(proc_cgroup_dir "$pid" "")
-                is "$(cat "$d/cpu.max")/$(cat "$d/pids.max")" "50000 100000/50" "host: cpu.max and pids.max after update"
+                is "$(cat "$d/cpu.max")" "50000 100000" "host: cpu.max after update --cpus 0.5"
         fi
         # --- podman stats: the CPU of a busy container --------------------------------------------------------
         pm_out out exec -d "$c2" sh -c 'while :; do :; done'
