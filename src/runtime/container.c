@@ -438,6 +438,12 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
         NotifyReady notify_ready = NOTIFY_READY_CONTAINER;
         if (notify_host_socket() && (r = notify_ready_mode(c, &notify_ready, reterr)) < 0)
                 return r;
+        if (notify_host_socket() && notify_ready == NOTIFY_READY_CONTAINER) {
+                uint64_t usec;
+                r = notify_timeout_from_config(c, &usec, reterr);
+                if (r < 0)
+                        return r;
+        }
 
         log_debug("create %s: config parsed and validated", o->id);
         /* From here on, everything created is undone on failure. */
@@ -794,21 +800,12 @@ static int init_exit_status(pid_t pid, int pidfd, siginfo_t *ret) {
         return 0;
 }
 
-/* The seconds start waits for READY=1: the annotation NOTIFY_TIMEOUT_ANNOTATION or the default. */
+/* The seconds start waits for READY=1: the annotation NOTIFY_TIMEOUT_ANNOTATION (checked by create) or the
+ * default. */
 static uint64_t notify_timeout_usec(const OciConfig *c) {
-        const char *a = oci_config_annotation(c, NOTIFY_TIMEOUT_ANNOTATION);
-        char *end;
-        unsigned long v;
-
-        if (a) {
-                errno = 0;
-                v = strtoul(a, &end, 10);
-                if (!errno && *a && !*end && v > 0 && v <= 24UL * 3600)
-                        return v * USEC_PER_SEC;
-                log_warning("annotations[\"" NOTIFY_TIMEOUT_ANNOTATION "\"]: \"%s\" is not a number of seconds "
-                            "(1..86400): using %d", a, NOTIFY_DEFAULT_TIMEOUT_SEC);
-        }
-        return NOTIFY_DEFAULT_TIMEOUT_SEC * USEC_PER_SEC;
+        uint64_t usec = NOTIFY_DEFAULT_TIMEOUT_SEC * USEC_PER_SEC;
+        (void) notify_timeout_from_config(c, &usec, NULL);
+        return usec;
 }
 
 int container_start(const char *root, const char *id, char **reterr) {

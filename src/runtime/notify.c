@@ -47,6 +47,22 @@ int notify_ready_mode(const OciConfig *c, NotifyReady *ret, char **reterr) {
         return 0;
 }
 
+int notify_timeout_from_config(const OciConfig *c, uint64_t *ret, char **reterr) {
+        const char *a = oci_config_annotation(c, NOTIFY_TIMEOUT_ANNOTATION);
+        unsigned long v;
+        char *end;
+
+        if (!a)
+                return 0;
+        errno = 0;
+        v = strtoul(a, &end, 10);
+        if (errno || !*a || *end || a[0] == '-' || v == 0 || v > 24UL * 3600)
+                return errorf(reterr, EINVAL, "config.json: annotations[\"" NOTIFY_TIMEOUT_ANNOTATION "\"]: \"%s\" "
+                              "is not a number of seconds (1..86400)", a);
+        *ret = v * USEC_PER_SEC;
+        return 0;
+}
+
 static int strv_append_replace(char ***l, const char *prefix, const char *entry) {
         size_t n = 0, plen = strlen(prefix);
         char **e, *copy;

@@ -33,6 +33,9 @@ typedef enum NotifyReady {
 #define NOTIFY_READY_ENV "SDRUN_NOTIFY_READY"
 int notify_ready_mode(const OciConfig *c, NotifyReady *ret, char **reterr);
 
+/* The annotation NOTIFY_TIMEOUT_ANNOTATION in usec (*ret unchanged without it); -EINVAL unless 1..86400. */
+int notify_timeout_from_config(const OciConfig *c, uint64_t *ret, char **reterr);
+
 /* The caller's NOTIFY_SOCKET ("/path" or "@abstract"), or NULL when unset, empty or unusable. */
 const char *notify_host_socket(void);
 

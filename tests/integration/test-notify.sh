@@ -160,6 +160,13 @@ ok_desc "a container that never sends READY=1: run -d fails after the annotation
 like "$out" "did not send READY=1" "  and says why: $out"
 no_leftovers "$id"
 
+bundle_set "$B" '.annotations["io.github.sdrun.notify-timeout"]="soon"'
+id=$(new_id ntf); track_container "$id"
+out=$(NOTIFY_SOCKET=$L "$SDRUN" --root "$SDRUN_ROOT" run -d --bundle "$B" "$id" 2>&1)
+ok_desc "a bad io.github.sdrun.notify-timeout is refused by create" test $? != 0
+like "$out" 'annotations\["io.github.sdrun.notify-timeout"\]: "soon"' "  naming the annotation: $out"
+no_leftovers "$id"
+
 args 'sd-notify EXTEND_TIMEOUT_USEC=4000000; sleep 2; sd-notify READY=1; exec sleep 1000'
 bundle_set "$B" '.annotations["io.github.sdrun.notify-timeout"]="1"'
 id=$(new_id ntf); track_container "$id"
