@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "bootstrap.h"
+#include "criu.h"
 #include "capabilities.h"
 #include "console.h"
 #include "fileio.h"
@@ -292,6 +293,7 @@ _noreturn_ static void init_main(const BootstrapParams *bp, int sync_fd, pid_t r
         r = rootfs_finish(&rc, &ic.err);
         if (r < 0)
                 init_fail(&ic, r, "finish rootfs");
+        criu_reopen_dev_null_stdio();
 
         if (p && p->terminal) {
                 _cleanup_close_ int master = -EBADF, slave = -EBADF;
