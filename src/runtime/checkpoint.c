@@ -236,7 +236,7 @@ int container_checkpoint(const CheckpointOptions *o, char **reterr) {
                 _cleanup_free_ char *line = strv_builder_join(&args);
                 log_debug("checkpoint %s: %s", o->id, strempty(line));
         }
-        r = criu_spawn(args.strv, -EBADF, NULL, NULL, &pid, &errfd);
+        r = criu_spawn(args.strv, -EBADF, -EBADF, NULL, NULL, &pid, &errfd);
         if (r < 0)
                 return errorf(reterr, r, "cannot run %s: %s", criu, strerror(-r));
         r = criu_wait(pid, errfd, &run);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
@@ -123,8 +124,8 @@ void criu_run_done(CriuRun *r) {
         r->stderr_text = mfree(r->stderr_text);
 }
 
-int criu_spawn(char *const *argv, int go_fd, int (*setup)(void *userdata), void *userdata, pid_t *ret_pid,
-               int *ret_stderr_fd) {
+int criu_spawn(char *const *argv, int go_fd, int go_write_fd, int (*setup)(void *userdata), void *userdata,
+               pid_t *ret_pid, int *ret_stderr_fd) {
         _cleanup_close_ int out = -EBADF;
         pid_t pid;
 
@@ -144,25 +145,33 @@ int criu_spawn(char *const *argv, int go_fd, int (*setup)(void *userdata), void 
 
                 sigemptyset(&all);
                 (void) sigprocmask(SIG_SETMASK, &all, NULL);
+                /* criu dies with us (killed sdrun: nothing half-restored lives on; the scope goes too). */
+                (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+                if (go_write_fd >= 0)
+                        (void) close(go_write_fd);
                 if (setup && setup(userdata) < 0)
                         _exit(127);
                 if (dup2(out, STDOUT_FILENO) < 0 || dup2(out, STDERR_FILENO) < 0)
                         _exit(127);
                 if (go_fd >= 0) {
-                        /* "G", then NUL-terminated arguments to append, then EOF. */
+                        /* "G", then NUL-terminated arguments to append, then an empty one. (Not up to EOF:
+                         * this child holds a copy of the write end.) */
                         static char buf[8192];
                         size_t len = 0, n_args = 0, n_extra = 0;
                         ssize_t k;
-                        while (len < sizeof buf - 1 && (k = read(go_fd, buf + len, sizeof buf - 1 - len)) != 0) {
+                        while (!(len >= 2 && buf[len - 1] == 0 && (len == 2 || buf[len - 2] == 0))) {
+                                if (len >= sizeof buf - 1)
+                                        _exit(1);
+                                k = read(go_fd, buf + len, sizeof buf - 1 - len);
                                 if (k < 0 && errno == EINTR)
                                         continue;
-                                if (k < 0)
+                                if (k <= 0)
                                         _exit(1);
                                 len += (size_t) k;
+                                if (buf[0] != 'G')
+                                        _exit(1);
                         }
-                        if (len == 0 || buf[0] != 'G')
-                                _exit(1);
-                        buf[len] = 0;
+                        len--; /* the terminating empty argument */
                         for (size_t i = 1; i < len; i++)
                                 n_extra += buf[i] == 0;
                         while (argv[n_args])
@@ -228,7 +237,7 @@ int criu_get_version(const char *name, char **ret_path, char **ret_version) {
         if (r < 0)
                 return r;
         char *argv[] = { path, (char *) "--version", NULL };
-        r = criu_spawn(argv, -EBADF, NULL, NULL, &pid, &errfd);
+        r = criu_spawn(argv, -EBADF, -EBADF, NULL, NULL, &pid, &errfd);
         if (r < 0)
                 return r;
         /* Bounded: `criu --version` prints and exits at once; a hung one is killed. */

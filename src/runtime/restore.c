@@ -483,7 +483,7 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
         /* A foreground restore waits for the restored init: as runc, be the subreaper that gets it. */
         if (!o->detach && !o->no_subreaper)
                 (void) prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-        r = criu_spawn(args.strv, go[0], child_setup, &cs, &criu_pid, &errfd);
+        r = criu_spawn(args.strv, go[0], go[1], child_setup, &cs, &criu_pid, &errfd);
         if (r < 0) {
                 errorf(reterr, r, "cannot run %s: %s", criu, strerror(-r));
                 goto fail;
@@ -516,7 +516,7 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
 
         /* Go, with the cgroup root CRIU restores the tree into: the scope's cgroup. */
         {
-                size_t len = 1 + strlen("--cgroup-root") + 1 + strlen(cgroup) + 1;
+                size_t len = 1 + strlen("--cgroup-root") + 1 + strlen(cgroup) + 1 + 1;
                 _cleanup_free_ char *msg = malloc(len);
                 if (!msg) {
                         r = -ENOMEM;
@@ -525,6 +525,7 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
                 msg[0] = 'G';
                 strcpy(msg + 1, "--cgroup-root");
                 strcpy(msg + 1 + strlen("--cgroup-root") + 1, cgroup);
+                msg[len - 1] = 0; /* the end */
                 if (log_get_max_level() >= LOG_LEVEL_DEBUG) {
                         _cleanup_free_ char *line = strv_builder_join(&args);
                         log_debug("restore %s: %s --cgroup-root %s", o->id, strempty(line), cgroup);
