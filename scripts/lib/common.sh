@@ -12,6 +12,7 @@ SDRUN_DEBS=(
         scdoc mandoc python3 python3-jsonschema jq
         runc crun podman conmon uidmap
         cpio iproute2 procps util-linux time libc6-dev
+        criu kmod
 )
 SDRUN_DEBS_NORECOMMENDS=(qemu-system-x86)
 
