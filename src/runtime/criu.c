@@ -293,7 +293,7 @@ static char *error_line_with(const char *text, const char *needle) {
         return NULL;
 }
 
-/* The last n lines of text that start with "Error", joined with "; ". */
+/* The last n error lines of text, joined with "; ". */
 static char *last_errors(const char *text, unsigned n) {
         const char *lines[8] = {};
         unsigned k = 0;
@@ -303,12 +303,12 @@ static char *last_errors(const char *text, unsigned n) {
         if (!text)
                 return NULL;
         n = MIN(n, ELEMENTSOF(lines));
+        /* Log lines look like "(00.4)      1: Error (criu/x.c:12): what": keep "Error (...): what". */
         for (const char *p = text; *p;) {
-                if (strneq(p, "Error", 5) || strstr(p, ": Error") == p + strcspn(p, ":\n"))
-                        lines[k++ % n] = p;
-                p = strchrnul(p, '\n');
-                if (*p)
-                        p++;
+                const char *e = strchrnul(p, '\n'), *err = strstr(p, "Error (");
+                if (err && err < e)
+                        lines[k++ % n] = err;
+                p = *e ? e + 1 : e;
         }
         for (unsigned i = k > n ? k - n : 0; i < k; i++) {
                 const char *l = lines[i % n];
