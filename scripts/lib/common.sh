@@ -13,6 +13,7 @@ SDRUN_DEBS=(
         runc crun podman conmon uidmap
         docker.io containerd python3-grpcio python3-protobuf protobuf-compiler
         cpio iproute2 procps util-linux time libc6-dev
+        criu kmod
 )
 SDRUN_DEBS_NORECOMMENDS=(qemu-system-x86)
 

@@ -13,6 +13,7 @@ extern LogFormat arg_log_format;
 extern bool arg_debug;
 extern bool arg_systemd_cgroup;
 extern bool arg_rootless;
+extern char *arg_criu; /* --criu PATH: the criu binary for checkpoint/restore (NULL: "criu" in PATH) */
 
 /* Each verb gets argv with argv[0] the verb name, parses its own options with getopt_long, and returns the
  * process exit status (0 success, 1 failure; run/exec return the container process's status). */
@@ -31,6 +32,10 @@ int verb_events(int argc, char *argv[]);
 int verb_update(int argc, char *argv[]);
 int verb_spec(int argc, char *argv[]);
 int verb_features(int argc, char *argv[]);
+int verb_checkpoint(int argc, char *argv[]);
+int verb_restore(int argc, char *argv[]);
+/* --manage-cgroups-mode soft|full|strict|ignore (checkpoint, restore): a static string, or logs and -EINVAL. */
+int cli_parse_manage_cgroups_mode(const char *verb, const char *value, const char **ret);
 
 /* Prints "Usage: sdrun VERB ..." help for a verb from the table in main.c. */
 void cli_print_verb_help(const char *verb);

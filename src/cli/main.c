@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "log.h"
 #include "macro.h"
+#include "criu.h"
 #include "sdunit.h"
 
 char *arg_root = NULL;
@@ -22,6 +23,7 @@ LogFormat arg_log_format = LOG_FORMAT_TEXT;
 bool arg_debug = false;
 bool arg_systemd_cgroup = false;
 bool arg_rootless = false;
+char *arg_criu = NULL;
 
 typedef struct Verb {
         const char *name;
@@ -61,6 +63,16 @@ static const Verb verbs[] = {
           "update the resource limits of a container" },
         { "spec", verb_spec, "spec [--bundle DIR] [--rootless]", "write a default config.json" },
         { "features", verb_features, "features", "print the features document of the runtime" },
+        { "checkpoint", verb_checkpoint,
+          "checkpoint [--image-path DIR] [--work-path DIR] [--parent-path DIR] [--leave-running] [--pre-dump] "
+          "[--tcp-established] [--ext-unix-sk] [--shell-job] [--file-locks] [--manage-cgroups-mode MODE] "
+          "[--empty-ns network] [--auto-dedup] [--page-server ADDRESS:PORT] [--lazy-pages] ID",
+          "checkpoint a running container with CRIU" },
+        { "restore", verb_restore,
+          "restore [--image-path DIR] [--work-path DIR] [--bundle DIR] [--detach] [--pid-file FILE] "
+          "[--console-socket PATH] [--no-subreaper] [--no-pivot] [--tcp-established] [--ext-unix-sk] [--shell-job] "
+          "[--file-locks] [--manage-cgroups-mode MODE] [--lazy-pages] ID",
+          "restore a container from a CRIU checkpoint" },
 };
 
 static const Verb *find_verb(const char *name) {
@@ -133,14 +145,22 @@ static void print_help(void) {
 }
 
 static void print_version(void) {
+        _cleanup_free_ char *criu = NULL, *criu_version = NULL;
+        int r = criu_get_version(arg_criu, &criu, &criu_version);
+
         printf("sdrun version %s\n"
                "commit: %s\n"
                "spec: %s\n"
                "go: none (C)\n"
                "libseccomp: %u.%u.%u\n"
-               "features: +SYSTEMD +SECCOMP +CAP +CGROUPV1 +CGROUPV2\n",
+               "features: +SYSTEMD +SECCOMP +CAP +CGROUPV1 +CGROUPV2 %cCRIU\n",
                PACKAGE_VERSION, GIT_COMMIT, OCI_SPEC_VERSION, seccomp_version()->major,
-               seccomp_version()->minor, seccomp_version()->micro);
+               seccomp_version()->minor, seccomp_version()->micro, r >= 0 ? '+' : '-');
+        /* CRIU is optional: checkpoint and restore need it, nothing else does. */
+        if (r >= 0)
+                printf("criu: %s (%s)\n", criu_version, criu);
+        else
+                printf("criu: not available (%s)\n", r == -ENOENT ? "not installed" : strerror(-r));
 }
 
 static int default_root(char **ret) {
@@ -218,8 +238,11 @@ static int parse_global(int argc, char *argv[]) {
                         arg_rootless = streq(optarg, "true");
                         break;
                 case ARG_CRIU:
-                        return log_error_errno(EOPNOTSUPP,
-                                               "--criu: checkpoint/restore is not supported by sdrun");
+                        free(arg_criu);
+                        arg_criu = strdup(optarg);
+                        if (!arg_criu)
+                                return log_oom();
+                        break;
                 case 'h':
                         print_help();
                         exit(EXIT_SUCCESS);
@@ -287,5 +310,6 @@ int main(int argc, char *argv[]) {
         r = v->func(vargc, vargv);
         free(arg_root);
         free(arg_log);
+        free(arg_criu);
         return r;
 }

@@ -18,6 +18,7 @@
 
 #include "become.h"
 #include "bootstrap.h"
+#include "criu.h"
 #include "capabilities.h"
 #include "console.h"
 #include "fileio.h"
@@ -239,6 +240,7 @@ _noreturn_ static void init_main(const BootstrapParams *bp, int sync_fd, pid_t r
         r = rootfs_finish(&rc, &ic.err);
         if (r < 0)
                 init_fail(&ic, r, "finish rootfs");
+        criu_reopen_dev_null_stdio();
 
         if (p && p->terminal && !bp->has_console_socket) {
                 init_set_err(&ic, "process.terminal is true but no --console-socket was given");

@@ -22,6 +22,7 @@
 #include "cgroup-util.h"
 #include "console.h"
 #include "container.h"
+#include "criu.h"
 #include "fileio.h"
 #include "hooks.h"
 #include "log.h"
@@ -1062,7 +1063,9 @@ int container_delete(const char *root, const char *id, bool force, char **reterr
                         teardown_unit(bus, ct->unit, cgroup_may_be_populated(ct->cgroup));
         }
 
-        if (container_read_config(ct, &raw, &raw_len) >= 0 && oci_config_parse(raw, raw_len, &c, NULL) >= 0 &&
+        /* A container stopped by `checkpoint` had its poststop hooks run then. */
+        if (faccessat(ct->dir_fd, CHECKPOINTED_MARKER, F_OK, 0) < 0 &&
+            container_read_config(ct, &raw, &raw_len) >= 0 && oci_config_parse(raw, raw_len, &c, NULL) >= 0 &&
             c->hooks.n_hooks[OCI_HOOK_POSTSTOP] > 0) {
                 _cleanup_free_ char *state_json = NULL;
                 if (build_hook_state(ct, CONTAINER_STOPPED, 0, &state_json) >= 0)

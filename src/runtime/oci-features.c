@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "version.h"
+#include "criu.h"
 #include "oci-features.h"
 #include "json-util.h"
 #include "macro.h"
@@ -347,6 +348,16 @@ static cJSON *build_annotations(void) {
             !cJSON_AddStringToObject(a, "io.github.sdrun.systemd", "true") ||
             !cJSON_AddStringToObject(a, "io.github.seccomp.libseccomp.version", buf))
                 return NULL;
+        /* checkpoint/restore: whether CRIU is there and which (whether it works on this kernel shows only
+         * when it runs: see sdrun-checkpoint(8)). */
+        {
+                _cleanup_free_ char *criu_version = NULL;
+                int r = criu_get_version(NULL, NULL, &criu_version);
+                if (!cJSON_AddStringToObject(a, "io.github.sdrun.criu",
+                                             r >= 0 ? "available" : r == -ENOENT ? "not installed" : "not working") ||
+                    (r >= 0 && !cJSON_AddStringToObject(a, "org.criu.version", criu_version)))
+                        return NULL;
+        }
         return TAKE_PTR(a);
 }
 

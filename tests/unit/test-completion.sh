@@ -103,8 +103,6 @@ mapfile -t globals < <(awk '/^static int parse_global/ { on = 1 } on && /^}/ { e
 offered=" $(complete_line "sdrun --") "
 missing=""
 for g in "${globals[@]}"; do
-        # --criu is refused by sdrun: not offered.
-        [ "$g" = criu ] && continue
         [[ $offered == *" --$g "* ]] || missing+=" --$g"
 done
 if [ ${#globals[@]} -ge 5 ] && [ -z "$missing" ]; then ok "every global option is offered"; else not_ok "every global option is offered" "missing:$missing"; fi

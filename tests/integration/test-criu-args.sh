@@ -1,0 +1,123 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# checkpoint/restore on the host (the boxes): argument errors are refused before anything happens, with a
+# message naming the argument, and leave nothing behind; --version and features report CRIU; and on a kernel
+# where CRIU cannot work (the development machines' 6.18: CRIU 3.17 fails in its vDSO detection), checkpoint
+# fails at once with a message naming the cause and leaves the container running. The real checkpoint and
+# restore are tested in the VM tier (test-vm-criu.sh), on a kernel CRIU supports.
+. "$(dirname "$0")/lib.sh"
+
+require_root
+require_systemd
+command -v criu >/dev/null || bail "criu is not installed (Debian package criu)"
+
+S() { "$SDRUN" --root "$SDRUN_ROOT" "$@"; }
+
+# --version and features.
+criu_version=$(criu --version | sed -n 's/^Version: //p')
+like "$(S --version)" "criu: $criu_version \(" "--version names CRIU's version ($criu_version)"
+like "$(S --version)" '\+CRIU' "--version lists +CRIU"
+like "$(S --criu /nonexistent/criu --version)" 'criu: not available \(not installed\)' "--version with --criu naming nothing: not available"
+f=$(S features)
+is "$(jq -r '.annotations["org.criu.version"]' <<<"$f")" "$criu_version" "features: annotations org.criu.version"
+is "$(jq -r '.annotations["io.github.sdrun.criu"]' <<<"$f")" available "features: annotations io.github.sdrun.criu"
+
+B=$TEST_TMPDIR/b
+make_bundle "$B"
+bundle_set "$B" '.process.args=["sleep","1000"]'
+id=$(new_id crargs)
+track_container "$id"
+S run -d --bundle "$B" "$id" </dev/null >/dev/null 2>&1
+is "$(S state "$id" | jq -r .status)" running "a container to checkpoint is running"
+
+# expect_refused DESC REGEX CMD...: CMD fails (exit 1) with a message matching REGEX.
+expect_refused() {
+        local desc=$1 re=$2 out rc=0
+        shift 2
+        out=$("$@" 2>&1) || rc=$?
+        if [ "$rc" = 1 ] && [[ $out =~ $re ]]; then
+                ok_desc "$desc" true
+        else
+                ok_desc "$desc (exit $rc: $out)" false
+        fi
+}
+
+img=$TEST_TMPDIR/img
+expect_refused "checkpoint --manage-cgroups-mode bogus is refused" '--manage-cgroups-mode: unknown mode "bogus"' \
+        S checkpoint --image-path "$img" --manage-cgroups-mode bogus "$id"
+expect_refused "checkpoint --empty-ns ipc is refused" '--empty-ns: only "network"' \
+        S checkpoint --image-path "$img" --empty-ns ipc "$id"
+expect_refused "checkpoint --lazy-pages is refused" '--lazy-pages: not supported' \
+        S checkpoint --image-path "$img" --lazy-pages "$id"
+expect_refused "checkpoint --page-server without a port is refused" '--page-server: expected ADDRESS:PORT' \
+        S checkpoint --image-path "$img" --page-server localhost "$id"
+expect_refused "checkpoint without an id is refused" 'missing argument: container id' S checkpoint
+expect_refused "checkpoint of a container that does not exist" 'does not exist' S checkpoint --image-path "$img" nosuch-$$
+expect_refused "checkpoint --criu naming nothing: CRIU is not installed" 'CRIU is not installed' \
+        S --criu /nonexistent/criu checkpoint --image-path "$img" "$id"
+is "$(S state "$id" | jq -r .status)" running "the container is still running after the refused checkpoints"
+
+idc=$(new_id crcreated)
+track_container "$idc"
+S create --bundle "$B" "$idc" </dev/null >/dev/null 2>&1
+expect_refused "checkpoint of a created (not started) container is refused" 'it is created, not running' \
+        S checkpoint --image-path "$img" "$idc"
+S delete -f "$idc"
+
+# Restore: refused before any state, scope or mount exists.
+rid=$(new_id crrestore)
+track_container "$rid"
+expect_refused "restore from a missing image directory is refused" '--image-path: .*No such file or directory' \
+        S restore -d --image-path "$TEST_TMPDIR/nothing" --bundle "$B" "$rid"
+no_leftovers "$rid"
+mkdir -p "$TEST_TMPDIR/empty"
+expect_refused "restore from a directory without a checkpoint is refused" 'holds no checkpoint \(no inventory.img\)' \
+        S restore -d --image-path "$TEST_TMPDIR/empty" --bundle "$B" "$rid"
+no_leftovers "$rid"
+expect_refused "restore --console-socket is refused" '--console-socket: sdrun cannot restore a container.s terminal' \
+        S restore -d --console-socket /tmp/x.sock --image-path "$TEST_TMPDIR/empty" --bundle "$B" "$rid"
+expect_refused "restore --manage-cgroups-mode bogus is refused" '--manage-cgroups-mode: unknown mode' \
+        S restore --manage-cgroups-mode bogus "$rid"
+expect_refused "restore of an invalid id is refused" 'invalid|not a valid' \
+        S restore -d --image-path "$TEST_TMPDIR/empty" --bundle "$B" '../x'
+no_leftovers "$rid"
+
+# The fail-fast path: does CRIU work on this kernel at all? (`criu check` fails in its kernel feature
+# detection where it cannot.)
+check_out=$(criu check 2>&1) && criu_ok=1 || criu_ok=0
+if [ $criu_ok = 0 ] && grep -q 'kernel features detection\|kerndat' <<<"$check_out"; then
+        start=$(date +%s%N)
+        out=$(S checkpoint --image-path "$img" "$id" 2>&1) && rc=0 || rc=$?
+        ms=$(( ($(date +%s%N) - start) / 1000000 ))
+        is "$rc" 1 "checkpoint fails on this kernel ($(uname -r))"
+        like "$out" "CRIU $criu_version cannot work on this kernel \(Linux $(uname -r)\)" \
+                "the message names CRIU's version and the kernel"
+        like "$out" 'vdso|kerndat' "the message names CRIU's own reason ($out)"
+        # CRIU stops in its kernel feature detection (~0.4 s idle); the bound leaves room for a loaded machine.
+        ok_desc "checkpoint failed at once (${ms} ms < 20000 ms)" test "$ms" -lt 20000
+        is "$(S state "$id" | jq -r .status)" running "the container is still running after the failed checkpoint"
+        ok_desc "no checkpointed marker was left" test ! -e "$SDRUN_ROOT/$id/checkpointed"
+        # runc as the control: CRIU fails for it too on this kernel (so it is the kernel, not sdrun).
+        R() { runc --root "$TEST_TMPDIR/runc" --systemd-cgroup "$@"; }
+        rid2=runc-crargs-$$
+        cleanup_add runc --root "$TEST_TMPDIR/runc" delete -f "$rid2"
+        R run -d --bundle "$B" "$rid2" </dev/null >/dev/null 2>&1
+        start=$(date +%s%N)
+        rout=$(R checkpoint --image-path "$TEST_TMPDIR/rimg" "$rid2" 2>&1) && rrc=0 || rrc=$?
+        rms=$(( ($(date +%s%N) - start) / 1000000 ))
+        ok_desc "runc (control) fails to checkpoint on this kernel too (exit $rrc, ${rms} ms; sdrun ${ms} ms)" test "$rrc" != 0
+        diag "runc says: $(tail -c 300 <<<"$rout")"
+        R delete -f "$rid2" >/dev/null 2>&1
+else
+        skip "CRIU works on this kernel ($(uname -r)): the fail-fast path is for kernels it cannot work on"
+        skip "(same)"
+        skip "(same)"
+        skip "(same)"
+        skip "(same)"
+        skip "(same)"
+        skip "(same)"
+fi
+
+S delete -f "$id"
+no_leftovers "$id"
+done_testing
