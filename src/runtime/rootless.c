@@ -38,9 +38,17 @@ bool running_in_userns(void) {
         return !(one_line && a == 0 && b == 0 && n == UINT32_MAX);
 }
 
+static int override = -1;
+
+void rootless_set_override(int v) {
+        override = v < 0 ? -1 : !!v;
+}
+
 bool rootless_detect(void) {
         const char *e = getenv("SDRUN_ROOTLESS");
 
+        if (override >= 0)
+                return override;
         if (e && streq(e, "1"))
                 return true;
         if (e && streq(e, "0"))
@@ -225,7 +233,7 @@ static bool word_in_list(const char *list, const char *word) {
         return false;
 }
 
-int rootless_filter_properties(UnitPropertyList *props, const char *delegated, CgroupLayout layout) {
+int rootless_filter_properties(UnitPropertyList *props, const char *delegated, CgroupLayout layout, char **reterr) {
         for (size_t i = 0; i < props->n_items;) {
                 const char *name = props->items[i].name;
                 const char *ctl = unit_property_controller(name);
@@ -236,10 +244,14 @@ int rootless_filter_properties(UnitPropertyList *props, const char *delegated, C
                 }
                 if (streq(ctl, "devices"))
                         log_debug("rootless: %s= not applied: a user manager has no device cgroup", name);
+                else if (layout == CGROUP_LAYOUT_UNIFIED)
+                        /* Under Podman a warning would be lost in conmon's log: refuse, as runc does. */
+                        return errorf(reterr, EOPNOTSUPP,
+                                      "linux.resources: %s= needs the %s controller, which is not delegated to the "
+                                      "user manager (it has \"%s\"): not applied", name, ctl, strempty(delegated));
                 else
-                        log_warning("linux.resources: %s= needs the %s controller, which the user manager does not "
-                                    "have delegated%s: not applied", name, ctl,
-                                    layout == CGROUP_LAYOUT_UNIFIED ? "" : " (cgroup v1: nothing is delegated to users)");
+                        log_warning("linux.resources: %s= needs the %s controller: on cgroup v1 nothing is delegated "
+                                    "to a user manager: not applied", name, ctl);
                 _cleanup_free_ char *copy = strdup(name);
                 if (!copy)
                         return -ENOMEM;
@@ -262,5 +274,5 @@ int rootless_filter_resources(SdUnitBus *bus, CgroupLayout layout, UnitPropertyL
                 return errorf(reterr, r, "read the controllers delegated to the user manager (%s): %s",
                               strna(manager_cgroup), strerror(-r));
         log_debug("rootless: controllers delegated to the user manager: \"%s\"", delegated);
-        return rootless_filter_properties(props, delegated, layout);
+        return rootless_filter_properties(props, delegated, layout, reterr);
 }

@@ -23,6 +23,8 @@
 /* Whether we run without privilege on the host: euid != 0, or in a user namespace that is not the
  * initial one (its uid_map is not "0 0 4294967295"). SDRUN_ROOTLESS=1/0 overrides (tests). */
 bool rootless_detect(void);
+/* --rootless true|false (1, 0) or auto (-1). */
+void rootless_set_override(int v);
 /* Only the uid_map test. */
 bool running_in_userns(void);
 
@@ -42,12 +44,12 @@ int rootless_validate_config(const OciConfig *c, char **reterr);
  * ControlGroup ("/user.slice/user-1000.slice/user@1000.service"). Returns a malloc'd space-separated list. */
 int rootless_delegated_controllers(const char *manager_cgroup, CgroupLayout layout, char **ret);
 
-/* Drop the unit properties whose controller is not in `delegated` (a space-separated list), with one
- * warning naming the property and the controller ("linux.resources: MemoryMax= needs the memory
- * controller, which the user manager does not have delegated: not applied"). Device rules are dropped
- * with a debug message only: a user's manager has no device cgroup, and in the user namespace device
- * access is the host's file permissions on bound nodes. Accounting switches (...Accounting=) are kept. */
-int rootless_filter_properties(UnitPropertyList *props, const char *delegated, CgroupLayout layout);
+/* The unit properties whose controller is not in `delegated` (a space-separated list): on cgroup v2 an
+ * error naming the property and the controller (-EOPNOTSUPP, as runc fails to write the file); on v1, where
+ * nothing is delegated to a user manager, a warning, and the property is dropped. Device rules are dropped
+ * with a debug message only: a user's manager has no device cgroup, and in the user namespace device access
+ * is the host's file permissions on bound nodes. Accounting switches (...Accounting=) are kept. */
+int rootless_filter_properties(UnitPropertyList *props, const char *delegated, CgroupLayout layout, char **reterr);
 
 /* Both of the above for the user manager behind bus (its ControlGroup asked over the bus). */
 int rootless_filter_resources(SdUnitBus *bus, CgroupLayout layout, UnitPropertyList *props, char **reterr);
