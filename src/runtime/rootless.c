@@ -161,8 +161,39 @@ int userns_write_id_maps(pid_t pid, const OciConfig *c, char **reterr) {
         return 0;
 }
 
+static bool mount_is_bind(const OciMount *m) {
+        if (m->type && streq(m->type, "bind"))
+                return true;
+        for (char **o = m->options; o && *o; o++)
+                if (streq(*o, "bind") || streq(*o, "rbind"))
+                        return true;
+        return false;
+}
+
+/* Filesystems the kernel lets the root of a user namespace mount (FS_USERNS_MOUNT). cgroup: rootfs.c binds
+ * the container's own cgroup where a fresh one cannot be mounted. */
+static bool type_mountable_in_userns(const char *type) {
+        static const char *const ok[] = { "proc",   "sysfs", "tmpfs",  "devpts",  "mqueue", "cgroup",
+                                          "cgroup2", "ramfs", "overlay", "fuse",   "binder" };
+
+        FOREACH_ARRAY(t, ok, ELEMENTSOF(ok))
+                if (streq(type, *t))
+                        return true;
+        return strneq(type, "fuse.", 5);
+}
+
 int rootless_validate_config(const OciConfig *c, char **reterr) {
         const char *path = NULL;
+
+        for (size_t i = 0; i < c->n_mounts; i++) {
+                const OciMount *m = &c->mounts[i];
+                if (mount_is_bind(m) || !m->type || type_mountable_in_userns(m->type))
+                        continue;
+                return errorf(reterr, EPERM,
+                              "mounts[%zu]: type \"%s\" on \"%s\" needs CAP_SYS_ADMIN on the host, which a rootless "
+                              "container does not have (bind-mount it from the host instead)", i, m->type,
+                              strna(m->destination));
+        }
 
         /* Root of a user namespace already (Podman's): the container may share it. */
         if (geteuid() == 0)
@@ -177,8 +208,9 @@ int rootless_validate_config(const OciConfig *c, char **reterr) {
                 if (c->linux_.n_gid_mappings == 0)
                         return errorf(reterr, EINVAL, "linux.gidMappings: required for a new user namespace when rootless");
         }
-        /* A network namespace joined by path that is not ours, or a new one: fine (Podman's slirp4netns or
-         * pasta, or none). Devices are bound from the host (devices_create), never mknod'ed. */
+        /* A new network namespace has only lo (Podman connects it with slirp4netns or pasta); one joined by
+         * path is whatever its creator made. Devices are bound from the host (devices_create), never
+         * mknod'ed; sysctls are checked against the container's namespaces (validate_config). */
         return 0;
 }
 
