@@ -156,6 +156,17 @@ if delegated memory; then
 elif [ "$SDRUN_TEST_LAYOUT" != hybrid ]; then
         refused "memory.limit without the memory controller delegated" '.linux.resources.memory.limit=67108864' \
                 'MemoryMax= needs the memory controller, which is not delegated'
+else
+        # cgroup v1: nothing is ever delegated to a user manager; a warning, not a silent drop.
+        id=$(new_id rl)
+        rl_make_bundle "$B"
+        rl_bundle_set "$B" '.linux.resources.memory.limit=67108864'
+        rl "$RL_SDRUN" run -d --bundle "$B" "$id" </dev/null >"$TEST_TMPDIR/out" 2>&1
+        rc=$?
+        like "$rc:$(cat "$TEST_TMPDIR/out")" '^0:.*Memory(Limit|Max)= needs the memory controller: on cgroup v1' \
+                "memory.limit on cgroup v1: runs, with a warning naming the controller"
+        rl "$RL_SDRUN" delete -f "$id" >/dev/null 2>&1
+        rl_no_leftovers "$id"
 fi
 
 # ---- the control: the same as the user with crun ----
