@@ -143,6 +143,8 @@ refused "no user namespace" 'del(.linux.namespaces[] | select(.type == "user")) 
         'linux.namespaces: .*user namespace is required'
 refused "an ext4 mount" '.mounts += [{destination:"/data",type:"ext4",source:"/dev/vda1"}]' \
         'mounts\[[0-9]+\]: type "ext4" on "/data" needs CAP_SYS_ADMIN'
+refused "an init that cannot exec (fails in the user's scope)" '.process.args=["/nonexistent"]' \
+        'process.args\[0\].*/nonexistent'
 refused "a host sysctl" '.linux.sysctl={"vm.swappiness":"10"}' '"vm.swappiness" is not namespaced'
 if delegated memory; then
         id=$(new_id rl)
