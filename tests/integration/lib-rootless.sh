@@ -109,3 +109,60 @@ rl_make_bundle() {
 rl_bundle_set() {
         bundle_set "$@" && chown "$RL_USER:" "$1/config.json"
 }
+
+# rl_podman_setup RUNTIME: the user's containers.conf and storage.conf (vfs: works on any filesystem, also the
+# VM's overlay root) with RUNTIME (sdrun, the user's copy, or crun) as the default, and the busybox image
+# (needs lib-podman.sh's _podman_rootfs_tar). Out: up (podman as the user), RL_PODMAN_IMAGE. The user's
+# containers and storage are removed on exit.
+rl_podman_setup() {
+        local rt=$1 pids_line="" tar info out
+        RL_PODMAN_CONF=$RL_TMP/conf
+        mkdir -p "$RL_PODMAN_CONF" "$RL_TMP/storage" "$RL_TMP/run"
+        # Without the pids controller delegated, Podman's default pids limit fails with every runtime.
+        [[ " $(rl_delegated) " == *" pids "* ]] || pids_line='pids_limit = 0'
+        cat >"$RL_PODMAN_CONF/containers.conf" <<EOF
+# Written by tests/integration/lib-rootless.sh
+[containers]
+log_driver = "k8s-file"
+$pids_line
+
+[engine]
+runtime = "$rt"
+cgroup_manager = "systemd"
+events_logger = "file"
+runtime_supports_json = ["crun", "runc", "sdrun"]
+
+[engine.runtimes]
+sdrun = ["$RL_SDRUN"]
+crun = ["/usr/bin/crun"]
+EOF
+        cat >"$RL_PODMAN_CONF/storage.conf" <<EOF
+[storage]
+driver = "vfs"
+graphroot = "$RL_TMP/storage"
+runroot = "$RL_TMP/run"
+EOF
+        chown -R "$RL_USER:" "$RL_PODMAN_CONF" "$RL_TMP/storage" "$RL_TMP/run"
+        cleanup_add _rl_podman_teardown
+        tar=$RL_TMP/busybox.tar
+        _podman_rootfs_tar "$tar" && chown "$RL_USER:" "$tar" || bail "cannot build the busybox rootfs tarball"
+        RL_PODMAN_IMAGE=localhost/sdrun-rootless-busybox:latest
+        out=$(up import --change 'CMD ["/bin/sh"]' "$tar" "$RL_PODMAN_IMAGE" 2>&1) ||
+                bail "podman import (as $RL_USER) failed: $out"
+        rm -f "$tar"
+        info=$(up info --format '{{.Host.OCIRuntime.Name}} rootless={{.Host.Security.Rootless}} cgroups={{.Host.CgroupsVersion}} manager={{.Host.CgroupManager}}' 2>&1)
+        diag "podman as $RL_USER: $info"
+        [ "${info%% *}" = "$rt" ] || bail "podman does not use runtime $rt: $info"
+        export RL_PODMAN_CONF RL_PODMAN_IMAGE
+}
+
+# up ARGS...: podman as the user with the test's configuration.
+up() {
+        rl env CONTAINERS_CONF="$RL_PODMAN_CONF/containers.conf" CONTAINERS_STORAGE_CONF="$RL_PODMAN_CONF/storage.conf" \
+                podman "$@"
+}
+
+_rl_podman_teardown() {
+        up rm -a -f -t 0
+        up system reset -f
+}

@@ -19,52 +19,8 @@ v2=0
 [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ] && v2=1
 DELEGATED=$(rl_delegated)
 
-# The user's containers.conf and storage.conf (vfs: works on any filesystem, also the VM's overlay root).
-CONF=$RL_TMP/conf
-mkdir -p "$CONF" "$RL_TMP/storage" "$RL_TMP/run"
-pids_line=""
-[[ " $DELEGATED " == *" pids "* ]] || pids_line='pids_limit = 0'
-cat >"$CONF/containers.conf" <<EOF
-# Written by tests/podman/test-podman-rootless.sh
-[containers]
-log_driver = "k8s-file"
-$pids_line
-
-[engine]
-runtime = "$RT"
-cgroup_manager = "systemd"
-events_logger = "file"
-runtime_supports_json = ["crun", "runc", "sdrun"]
-
-[engine.runtimes]
-sdrun = ["$RL_SDRUN"]
-crun = ["/usr/bin/crun"]
-EOF
-cat >"$CONF/storage.conf" <<EOF
-[storage]
-driver = "vfs"
-graphroot = "$RL_TMP/storage"
-runroot = "$RL_TMP/run"
-EOF
-chown -R "$RL_USER:" "$CONF" "$RL_TMP/storage" "$RL_TMP/run"
-
-# up CMD...: podman as the user with the test's configuration.
-up() {
-        rl env CONTAINERS_CONF="$CONF/containers.conf" CONTAINERS_STORAGE_CONF="$CONF/storage.conf" podman "$@"
-}
-_rl_podman_teardown() {
-        up rm -a -f -t 0
-        up system reset -f
-}
-cleanup_add _rl_podman_teardown
-
-tar=$RL_TMP/busybox.tar
-_podman_rootfs_tar "$tar" && chown "$RL_USER:" "$tar" || bail "cannot build the busybox rootfs tarball"
-IMG=localhost/sdrun-rootless-busybox:latest
-out=$(up import --change 'CMD ["/bin/sh"]' "$tar" "$IMG" 2>&1) || bail "podman import (as $RL_USER) failed: $out"
-info=$(up info --format '{{.Host.OCIRuntime.Name}} rootless={{.Host.Security.Rootless}} cgroups={{.Host.CgroupsVersion}} manager={{.Host.CgroupManager}}' 2>&1)
-diag "podman as $RL_USER: $info"
-[ "${info%% *}" = "$RT" ] || bail "podman does not use runtime $RT: $info"
+rl_podman_setup "$RT"
+IMG=$RL_PODMAN_IMAGE
 
 # upis DESC EXPECTED CMD...: podman's stdout (stderr apart) and exit status 0.
 upis() {
