@@ -928,13 +928,24 @@ int container_exec(const ExecOptions *o, ExecProcess *ret, char **reterr) {
         }
         sv[1] = safe_close(sv[1]);
 
-        if (!in_cgroup) {
+        /* Rootless on v1 the user may write none of the hierarchies: systemd places the process in the ones
+         * it manages, and the v1 controllers the user cannot write are left, as runc and crun do. */
+        bool rootless = rootless_detect();
+        if (!in_cgroup || (rootless && cg.n_v1 > 0)) {
                 r = attach_via_systemd(ct, cg.unified_path, child, reterr);
                 if (r < 0)
                         goto kill;
         }
         if (cg.n_v1 > 0) {
                 r = cgroup_plan_attach_v1(&cg, child, reterr);
+                if (r < 0 && rootless && (r == -EACCES || r == -EPERM)) {
+                        log_debug("rootless: %s (left to systemd)", reterr && *reterr ? *reterr : strerror(-r));
+                        if (reterr) {
+                                free(*reterr);
+                                *reterr = NULL;
+                        }
+                        r = 0;
+                }
                 if (r < 0)
                         goto kill;
         }

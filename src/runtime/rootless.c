@@ -81,6 +81,8 @@ static int write_map_file(pid_t pid, const char *file, const OciIdMapping *m, si
         char path[64];
         int r;
 
+        if (n == 0)
+                return 0; /* no mapping given: nothing written, as before (ids then show as the overflow id) */
         r = format_map(m, n, &buf);
         if (r < 0)
                 return r;
