@@ -3,11 +3,10 @@
 # Suite "vm" (real cgroup v2; the user manager has memory, pids and cpu delegated; ~50x slower, so kept
 # small): rootless resources land in the user's scope. sdrun run -d as an unprivileged user with
 # memory.limit and pids.limit -> memory.max and pids.max of sdrun-ID.scope in user@UID.service; `update`
-# changes memory.max; nothing is left. crun rootless is the control for the same bundle. Rootless Podman
-# with `--memory 64m`, sdrun and crun: memory.max inside, and `stats` counts the pids.
+# changes memory.max; nothing is left. crun rootless is the control for the same bundle. Rootless Podman in
+# the VM: tests/podman/test-podman-vm-rootless.sh.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-rootless.sh"
-. "$(dirname "$0")/../podman/lib-podman.sh"
 
 require_root
 require_systemd
@@ -48,16 +47,6 @@ for rt in sdrun crun; do
         ok_desc "$rt: delete -f" rl "$bin" delete -f "$id"
         _gone() { [ -z "$(rl_units "*$id*")" ]; }
         ok_desc "$rt: nothing left in the user's manager" wait_for _gone
-done
-
-for rt in sdrun crun; do
-        rl_podman_setup "$rt"
-        got=$(up run --rm --network none --memory 64m "$RL_PODMAN_IMAGE" cat /sys/fs/cgroup/memory.max 2>&1 </dev/null)
-        is "$got" 67108864 "podman ($rt, rootless) run --memory 64m: memory.max in the container's cgroup"
-        cid=$(up run -d --network none "$RL_PODMAN_IMAGE" sleep 1000 2>/dev/null </dev/null)
-        like "$(up stats --no-stream --format '{{.PIDs}}' "$cid" 2>&1)" '^[1-9]' "podman ($rt, rootless) stats counts the pids"
-        up rm -f -t 0 "$cid" >/dev/null 2>&1
-        _rl_podman_teardown >/dev/null 2>&1
 done
 
 done_testing
