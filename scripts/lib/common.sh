@@ -8,7 +8,7 @@
 SDRUN_DEBS=(
         meson ninja-build pkg-config gcc clang libclang-rt-14-dev
         libsystemd-dev libseccomp-dev libcap-dev libcjson-dev
-        systemd systemd-container dbus busybox-static
+        systemd systemd-container dbus dbus-user-session busybox-static
         scdoc mandoc python3 python3-jsonschema jq
         runc crun podman conmon uidmap
         docker.io containerd python3-grpcio python3-protobuf protobuf-compiler

@@ -15,6 +15,7 @@
 #include "log.h"
 #include "macro.h"
 #include "criu.h"
+#include "rootless.h"
 #include "sdunit.h"
 
 char *arg_root = NULL;
@@ -139,7 +140,8 @@ static void print_help(void) {
                "  --log-format FORMAT    text or json\n"
                "  --debug                debug output\n"
                "  --systemd-cgroup       accepted for compatibility; sdrun always uses systemd\n"
-               "  --rootless VALUE       accepted for compatibility (true|false|auto)\n"
+               "  --rootless VALUE       true|false|auto: run as an unprivileged user (user manager, user\n"
+               "                         namespace; auto: when not root or in a user namespace)\n"
                "  -h, --help             this help\n"
                "  -v, --version          version information\n");
 }
@@ -166,7 +168,8 @@ static void print_version(void) {
 static int default_root(char **ret) {
         const char *xdg;
 
-        if (geteuid() == 0)
+        /* Rootless (also root of a user namespace, as under rootless Podman): the user's runtime dir. */
+        if (!rootless_detect())
                 *ret = strdup("/run/sdrun");
         else if ((xdg = getenv("XDG_RUNTIME_DIR")) && *xdg) {
                 if (asprintf(ret, "%s/sdrun", xdg) < 0)
@@ -236,6 +239,7 @@ static int parse_global(int argc, char *argv[]) {
                                 return log_error_errno(EINVAL, "--rootless: expected true, false or auto, got \"%s\"",
                                                        optarg);
                         arg_rootless = streq(optarg, "true");
+                        rootless_set_override(streq(optarg, "auto") ? -1 : arg_rootless);
                         break;
                 case ARG_CRIU:
                         free(arg_criu);

@@ -14,6 +14,7 @@
 #include "json-util.h"
 #include "macro.h"
 #include "oci-config.h"
+#include "rootless.h"
 #include "sdunit.h"
 #include "state.h"
 
@@ -210,6 +211,9 @@ int verb_update(int argc, char *argv[]) {
 
         _cleanup_(sdunit_bus_closep) SdUnitBus *bus = NULL;
         r = sdunit_bus_open(ct->user_bus, &bus, &err);
+        /* A user manager applies only the controllers it has delegated: warn about the rest. */
+        if (r >= 0 && ct->user_bus)
+                r = rootless_filter_resources(bus, layout, &props, &err);
         if (r >= 0 && props.n_items > 0)
                 r = sdunit_set_properties(bus, ct->unit, &props, &err);
         if (r >= 0 && writes.n_items > 0)

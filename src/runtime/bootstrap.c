@@ -28,6 +28,7 @@
 #include "process-util.h"
 #include "process.h"
 #include "rootfs.h"
+#include "rootless.h"
 #include "seccomp.h"
 #include "state.h"
 #include "sync.h"
@@ -64,6 +65,9 @@ static pid_t raw_clone3(uint64_t flags, int *pidfd, int exit_signal, int cgroup_
 }
 
 /* ---- the init: everything below runs in the container's namespaces, as root there (privileged) ---- */
+
+/* Rootless: the cgroup directory the init is born in, as stage1 received it (the init inherits it). */
+static int init_own_cgroup_fd = -EBADF;
 
 typedef struct InitContext {
         const BootstrapParams *bp;
@@ -208,6 +212,7 @@ _noreturn_ static void init_main(const BootstrapParams *bp, int sync_fd, pid_t r
                 .new_netns = oci_config_has_namespace(c, OCI_NS_NETWORK, NULL),
                 .bundle = bp->bundle,
                 .bind_source_fds = bp->bind_source_fds,
+                .own_cgroup_fd = init_own_cgroup_fd,
         };
         r = rootfs_prepare(&rc, &ic.err);
         if (r < 0)
@@ -305,25 +310,6 @@ _noreturn_ static void init_main(const BootstrapParams *bp, int sync_fd, pid_t r
 
 /* ---- the runtime side ---- */
 
-static int write_id_map(pid_t pid, const char *file, const OciIdMapping *m, size_t n) {
-        _cleanup_free_ char *buf = NULL;
-        size_t size = 0;
-        char path[64];
-        FILE *f;
-
-        if (n == 0)
-                return 0;
-        f = open_memstream(&buf, &size);
-        if (!f)
-                return -ENOMEM;
-        for (size_t i = 0; i < n; i++)
-                fprintf(f, "%u %u %u\n", m[i].container_id, m[i].host_id, m[i].size);
-        if (fclose(f) != 0)
-                return -ENOMEM;
-        snprintf(path, sizeof path, "/proc/%d/%s", (int) pid, file);
-        return write_string_file(path, buf);
-}
-
 static int open_ns_paths(const OciConfig *c, int fds[_OCI_NS_MAX], char **reterr) {
         for (size_t i = 0; i < c->linux_.n_namespaces; i++) {
                 const OciNamespace *ns = &c->linux_.namespaces[i];
@@ -368,6 +354,17 @@ _noreturn_ static void stage1_main(const BootstrapParams *bp, int sync_fd, const
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != runtime_pid)
                 _exit(EXIT_FAILURE);
 
+        int cgroup_fd = bp->init_cgroup_fd;
+        if (bp->place_stage1) {
+                /* Rootless: wait until we are in the scope (the runtime passes a sub-cgroup's fd along). */
+                SyncMsg m;
+                if (sync_expect(sync_fd, -1, 60 * USEC_PER_SEC, SYNC_GO, &m, NULL) < 0)
+                        _exit(EXIT_FAILURE);
+                if (m.fd >= 0)
+                        cgroup_fd = init_own_cgroup_fd = TAKE_FD(m.fd);
+                sync_msg_done(&m);
+        }
+
         FOREACH_ARRAY(t, order, ELEMENTSOF(order)) {
                 if (ns_fds[*t] < 0)
                         continue;
@@ -385,7 +382,7 @@ _noreturn_ static void stage1_main(const BootstrapParams *bp, int sync_fd, const
                 new_flags &= ~(unsigned long) CLONE_NEWTIME;
         }
 
-        pid = raw_clone3(new_flags | CLONE_PIDFD | CLONE_PARENT, &pidfd, 0, bp->init_cgroup_fd);
+        pid = raw_clone3(new_flags | CLONE_PIDFD | CLONE_PARENT, &pidfd, 0, cgroup_fd);
         if (pid < 0) {
                 sync_send_error(sync_fd, errno, "clone the container init: %m");
                 _exit(EXIT_FAILURE);
@@ -425,6 +422,9 @@ int bootstrap_clone_init(const BootstrapParams *bp_in, InitProcess *ret, char **
                 }
         }
 
+        if (bp->place_stage1)
+                need_stage1 = true;
+
         r = open_ns_paths(c, ns_fds, reterr);
         if (r < 0)
                 goto finish;
@@ -453,6 +453,17 @@ int bootstrap_clone_init(const BootstrapParams *bp_in, InitProcess *ret, char **
                 if (s1 == 0) {
                         sv[0] = safe_close(sv[0]);
                         stage1_main(bp, sv[1], ns_fds, new_flags, runtime_pid);
+                }
+                if (bp->place_stage1) {
+                        _cleanup_close_ int cgroup_fd = -EBADF;
+                        r = bp->place_stage1(s1, bp->place_userdata, &cgroup_fd, reterr);
+                        if (r >= 0)
+                                r = sync_send(sv[0], SYNC_GO, 0, NULL, 0, cgroup_fd);
+                        if (r < 0) {
+                                (void) pidfd_send_sig(stage1_pidfd, SIGKILL);
+                                (void) waitpid(s1, NULL, 0);
+                                goto finish;
+                        }
                 }
                 SyncMsg m;
                 r = sync_expect(sv[0], -1, 30 * USEC_PER_SEC, SYNC_STAGE1_PID, &m, reterr);
@@ -488,16 +499,9 @@ int bootstrap_clone_init(const BootstrapParams *bp_in, InitProcess *ret, char **
         ip.sync_fd = TAKE_FD(sv[0]);
 
         if (new_userns) {
-                /* As root in the parent user namespace no setgroups "deny" is needed for gid_map. */
-                r = write_id_map(ip.pid, "uid_map", c->linux_.uid_mappings, c->linux_.n_uid_mappings);
-                if (r >= 0)
-                        r = write_id_map(ip.pid, "gid_map", c->linux_.gid_mappings, c->linux_.n_gid_mappings);
-                if (r < 0) {
-                        if (reterr && asprintf(reterr, "linux.uidMappings/gidMappings: write id maps of the init: %s",
-                                               strerror(-r)) < 0)
-                                *reterr = NULL;
+                r = userns_write_id_maps(ip.pid, c, reterr);
+                if (r < 0)
                         goto finish;
-                }
         }
 
         r = sync_send(ip.sync_fd, SYNC_GO, 0, NULL, 0, -EBADF);

@@ -27,6 +27,11 @@ typedef struct BootstrapParams {
         bool has_console_socket;
         int init_cgroup_fd; /* >= 0: the init is born in this cgroup v2 directory (a sub-cgroup of the scope) */
         const int *bind_source_fds; /* set by bootstrap_clone_init(): see rootfs_open_bind_sources() */
+        /* Rootless (rootless.h): the runtime stays where it is. The init is cloned through stage1, which
+         * waits until place_stage1(its pid) has put it into the container's scope, so that the init is
+         * still born there; a cgroup fd returned in *ret_cgroup_fd (>= 0) replaces init_cgroup_fd. */
+        int (*place_stage1)(pid_t stage1_pid, void *userdata, int *ret_cgroup_fd, char **reterr);
+        void *place_userdata;
 } BootstrapParams;
 
 typedef struct InitProcess {

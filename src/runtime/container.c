@@ -31,6 +31,7 @@
 #include "notify.h"
 #include "oci-config.h"
 #include "process-util.h"
+#include "rootless.h"
 #include "sdunit.h"
 #include "seccomp.h"
 #include "state.h"
@@ -324,7 +325,8 @@ static SdUnitMachineCall *register_machine_begin(const OciConfig *c, const char 
                 log_debug("not registering %s with systemd-machined: %s=false", id, MACHINE_ANNOTATION);
                 return NULL;
         }
-        if (geteuid() != 0 || sdunit_machine_name(id, &name) < 0)
+        /* machined is system-wide and refuses unprivileged registrations: rootless containers have none. */
+        if (rootless_detect() || sdunit_machine_name(id, &name) < 0)
                 return NULL;
         r = sdunit_register_machine_begin(false, name, leader, rootfs, &call, &err);
         if (r < 0)
@@ -337,6 +339,96 @@ static void register_machine_end(SdUnitMachineCall *call) {
 
         if (call)
                 register_machine_report(sdunit_register_machine_end(call, 25 * USEC_PER_SEC, &err), err);
+}
+
+/* The container's scope, holding pid, before the init exists; its resources files written and the
+ * sub-cgroup for the init made when asked. The init is then born in the scope's cgroup (or in the sub-cgroup
+ * *ret_subgroup_fd). pid is the runtime itself (root), or stage1 (rootless: we could not move back out). */
+typedef struct ScopeEntry {
+        SdUnitBus *bus;
+        const char *unit, *slice, *description, *subgroup;
+        const UnitPropertyList *props;
+        const CgroupFileWrites *writes;
+        CgroupLayout layout;
+        bool started;    /* the unit exists: tear it down on failure */
+        char *cgroup;    /* its ControlGroup */
+        char *scope_dir; /* its cgroupfs directory, when there is a sub-cgroup */
+} ScopeEntry;
+
+static int scope_enter(ScopeEntry *s, pid_t pid, int *ret_subgroup_fd, char **reterr) {
+        int r;
+
+        r = sdunit_start_scope(s->bus, s->unit, s->slice, s->description, pid, s->props, SCOPE_JOB_TIMEOUT_USEC, reterr);
+        if (r < 0)
+                return errwrap(reterr, r, "");
+        s->started = true;
+        log_debug("create: scope %s started", s->unit);
+        test_stop_at("scope");
+
+        {
+                CgroupMembership *now = NULL;
+                size_t n_now = 0;
+                r = cgroup_read_memberships(pid == getpid() ? 0 : pid, &now, &n_now);
+                if (r >= 0) {
+                        const char *want = s->layout == CGROUP_LAYOUT_LEGACY ? "name=systemd" : "";
+                        for (size_t i = 0; i < n_now; i++)
+                                if (streq(now[i].controllers, want)) {
+                                        free(s->cgroup);
+                                        s->cgroup = strdup(now[i].path);
+                                }
+                        cgroup_memberships_free(now, n_now);
+                }
+                if (!s->cgroup)
+                        return errorf(reterr, EIO, "cannot find the cgroup of unit %s", s->unit);
+        }
+        if (pid == getpid()) {
+                /* The v1 hierarchies systemd trims (cpu, memory, pids, ...): the unit's path there too. */
+                r = cgroup_join_v1_accounting(s->cgroup, s->layout, reterr);
+                if (r < 0)
+                        return errwrap(reterr, r, "join the v1 cgroup hierarchies");
+        }
+        if (s->writes->n_items > 0) {
+                r = cgroup_apply_file_writes(s->writes, s->cgroup, s->layout, reterr);
+                if (r < 0)
+                        return errwrap(reterr, r, "config.json: linux.resources");
+        }
+
+        /* A sub-cgroup for the init where nested cgroup management needs it (cgroup v2 does not allow
+         * controllers below a cgroup that has processes): the init is born in it (CLONE_INTO_CGROUP). */
+        if (s->subgroup) {
+                if (s->layout == CGROUP_LAYOUT_LEGACY)
+                        return errorf(reterr, EOPNOTSUPP, "annotations[\"" SUBGROUP_ANNOTATION "\"]: needs a unified (cgroup v2) hierarchy");
+                r = cgroup_unified_dir(s->cgroup, &s->scope_dir);
+                if (r >= 0) {
+                        _cleanup_close_ int dfd = open(s->scope_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                        if (dfd < 0 || (mkdirat(dfd, s->subgroup, 0755) < 0 && errno != EEXIST))
+                                r = -errno;
+                        else if ((*ret_subgroup_fd = openat(dfd, s->subgroup, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+                                r = -errno;
+                }
+                if (r < 0)
+                        return errorf(reterr, r, "create the sub-cgroup \"%s\" of %s: %s", s->subgroup, s->unit, strerror(-r));
+        }
+        return 0;
+}
+
+/* Rootless: stage1 is the scope's first process; the init is born in the cgroup whose fd we pass back (the
+ * scope's own, or the sub-cgroup), which it also binds where it cannot mount a fresh cgroup2. */
+static int scope_place_stage1(pid_t stage1_pid, void *userdata, int *ret_cgroup_fd, char **reterr) {
+        ScopeEntry *s = userdata;
+        _cleanup_free_ char *dir = NULL;
+        int r;
+
+        r = scope_enter(s, stage1_pid, ret_cgroup_fd, reterr);
+        if (r < 0 || *ret_cgroup_fd >= 0 || s->layout != CGROUP_LAYOUT_UNIFIED)
+                return r;
+        r = cgroup_unified_dir(s->cgroup, &dir);
+        if (r < 0)
+                return r;
+        *ret_cgroup_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (*ret_cgroup_fd < 0)
+                return errorf(reterr, -errno, "open the cgroup of %s (\"%s\"): %s", s->unit, dir, strerror(errno));
+        return 0;
 }
 
 int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, char **reterr) {
@@ -356,6 +448,7 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
         bool in_scope = false, unit_started = false;
         InitProcess ip = { .pidfd = -EBADF, .sync_fd = -EBADF };
         CgroupLayout layout;
+        bool rootless = rootless_detect();
         int r;
 
         bundle = realpath(o->bundle ?: ".", NULL);
@@ -398,6 +491,8 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
         }
 
         r = validate_config(c, o, reterr);
+        if (r >= 0 && rootless)
+                r = rootless_validate_config(c, reterr);
         if (r < 0)
                 return errwrap(reterr, r, "config.json");
 
@@ -455,6 +550,7 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
         ct->rootfs = strdup(rootfs);
         ct->unit = strdup(unit);
         ct->slice = strdup(slice);
+        ct->user_bus = rootless;
         if (!ct->bundle || !ct->rootfs || !ct->unit || !ct->slice) {
                 r = -ENOMEM;
                 goto fail;
@@ -501,13 +597,7 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
         if (r < 0)
                 goto fail;
 
-        /* The scope, with us in it, before the init exists: the init is born in the scope's cgroup. */
-        r = cgroup_read_memberships(0, &orig, &n_orig);
-        if (r < 0) {
-                errorf(reterr, r, "read /proc/self/cgroup: %s", strerror(-r));
-                goto fail;
-        }
-        r = sdunit_bus_open(geteuid() != 0, &bus, reterr);
+        r = sdunit_bus_open(rootless, &bus, reterr);
         if (r < 0) {
                 errwrap(reterr, r, "connect to systemd");
                 goto fail;
@@ -517,66 +607,29 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
                 r = -ENOMEM;
                 goto fail;
         }
-        r = sdunit_start_scope(bus, unit, slice, description, getpid(), &props, SCOPE_JOB_TIMEOUT_USEC, reterr);
-        if (r < 0) {
-                errwrap(reterr, r, "");
-                goto fail;
-        }
-        unit_started = in_scope = true;
-        log_debug("create %s: scope %s started", o->id, unit);
-        test_stop_at("scope");
-
-        {
-                CgroupMembership *now = NULL;
-                size_t n_now = 0;
-                r = cgroup_read_memberships(0, &now, &n_now);
-                if (r >= 0) {
-                        const char *want = layout == CGROUP_LAYOUT_LEGACY ? "name=systemd" : "";
-                        for (size_t i = 0; i < n_now; i++)
-                                if (streq(now[i].controllers, want))
-                                        cgroup = strdup(now[i].path);
-                        cgroup_memberships_free(now, n_now);
-                }
-                if (!cgroup) {
-                        errorf(reterr, EIO, "cannot find the cgroup of unit %s", unit);
-                        r = -EIO;
+        if (rootless) {
+                r = rootless_filter_resources(bus, layout, &props, reterr);
+                if (r < 0)
                         goto fail;
-                }
         }
-        ct->cgroup = strdup(cgroup);
-        r = cgroup_join_v1_accounting(cgroup, layout, reterr);
-        if (r < 0) {
-                errwrap(reterr, r, "join the v1 cgroup hierarchies");
-                goto fail;
-        }
-        if (writes.n_items > 0) {
-                r = cgroup_apply_file_writes(&writes, cgroup, layout, reterr);
-                if (r < 0) {
-                        errwrap(reterr, r, "config.json: linux.resources");
-                        goto fail;
-                }
-        }
-
-        /* A sub-cgroup for the init where nested cgroup management needs it (cgroup v2 does not allow
-         * controllers below a cgroup that has processes): the init is born in it (CLONE_INTO_CGROUP). */
         subgroup = oci_config_annotation(c, SUBGROUP_ANNOTATION);
-        if (subgroup) {
-                if (layout == CGROUP_LAYOUT_LEGACY) {
-                        r = errorf(reterr, EOPNOTSUPP, "annotations[\"" SUBGROUP_ANNOTATION "\"]: needs a unified (cgroup v2) hierarchy");
-                        goto fail;
-                }
-                r = cgroup_unified_dir(cgroup, &scope_dir);
-                if (r >= 0) {
-                        _cleanup_close_ int dfd = open(scope_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-                        if (dfd < 0 || (mkdirat(dfd, subgroup, 0755) < 0 && errno != EEXIST))
-                                r = -errno;
-                        else if ((subgroup_fd = openat(dfd, subgroup, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
-                                r = -errno;
-                }
+        ScopeEntry se = {
+                .bus = bus, .unit = unit, .slice = slice, .description = description, .subgroup = subgroup,
+                .props = &props, .writes = &writes, .layout = layout,
+        };
+        if (!rootless) {
+                /* The scope, with us in it, before the init exists: the init is born in the scope's cgroup. */
+                r = cgroup_read_memberships(0, &orig, &n_orig);
                 if (r < 0) {
-                        errorf(reterr, r, "create the sub-cgroup \"%s\" of %s: %s", subgroup, unit, strerror(-r));
+                        errorf(reterr, r, "read /proc/self/cgroup: %s", strerror(-r));
                         goto fail;
                 }
+                r = scope_enter(&se, getpid(), &subgroup_fd, reterr);
+                unit_started = in_scope = se.started;
+                cgroup = TAKE_PTR(se.cgroup);
+                scope_dir = TAKE_PTR(se.scope_dir);
+                if (r < 0)
+                        goto fail;
         }
 
         unsigned listen_fds = listen_fds_from_env();
@@ -593,10 +646,22 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
                 .close_in_init_fd = ct->lock_fd,
                 .has_console_socket = o->console_socket || o->ret_console_master,
                 .init_cgroup_fd = subgroup_fd,
+                /* Rootless: the scope holds stage1 first, and the init is cloned from there. */
+                .place_stage1 = rootless ? scope_place_stage1 : NULL,
+                .place_userdata = &se,
         };
         r = bootstrap_clone_init(&bp, &ip, reterr);
+        if (rootless) {
+                unit_started = se.started;
+                cgroup = TAKE_PTR(se.cgroup);
+                scope_dir = TAKE_PTR(se.scope_dir);
+                if (r >= 0 && !cgroup)
+                        r = errorf(reterr, EIO, "cannot find the cgroup of unit %s", unit);
+        }
+        if (cgroup && !ct->cgroup && !(ct->cgroup = strdup(cgroup)) && r >= 0)
+                r = -ENOMEM;
         /* Back to where we came from: only the init (and what it forks) belongs to the container. */
-        if (cgroup_leave_unit(getpid(), orig, n_orig, cgroup) >= 0)
+        if (!in_scope || cgroup_leave_unit(getpid(), orig, n_orig, cgroup) >= 0)
                 in_scope = false;
         if (r < 0) {
                 errwrap(reterr, r, "start the container init");

@@ -29,6 +29,8 @@
 #include "oci-config.h"
 #include "process-util.h"
 #include "process.h"
+#include "rootless.h"
+#include "sdunit.h"
 #include "seccomp.h"
 #include "state.h"
 #include "sync.h"
@@ -281,12 +283,15 @@ static int init_namespaces(pid_t pid, unsigned long *ret) {
 
 typedef struct CgroupPlan {
         int unified_fd;              /* the init's cgroup on the unified hierarchy, for CLONE_INTO_CGROUP */
+        char *unified_path;          /* and its path ("/machine.slice/x.scope/sub") */
         CgroupMembership *v1;        /* v1 hierarchies where the init is elsewhere than we are */
         size_t n_v1;
 } CgroupPlan;
 
 static void cgroup_plan_done(CgroupPlan *c) {
         c->unified_fd = safe_close(c->unified_fd);
+        free(c->unified_path);
+        c->unified_path = NULL;
         cgroup_memberships_free(c->v1, c->n_v1);
         c->v1 = NULL;
         c->n_v1 = 0;
@@ -325,6 +330,11 @@ static int cgroup_plan_make(pid_t init_pid, CgroupPlan *ret, char **reterr) {
                         plan.unified_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                         if (plan.unified_fd < 0) {
                                 r = errorf(reterr, -errno, "open the container's cgroup \"%s\": %s", dir, strerror(errno));
+                                goto finish;
+                        }
+                        plan.unified_path = strdup(m->path);
+                        if (!plan.unified_path) {
+                                r = -ENOMEM;
                                 goto finish;
                         }
                         continue;
@@ -445,6 +455,94 @@ static pid_t clone_into(int cgroup_fd, int *ret_pidfd) {
         return (pid_t) syscall(SYS_clone3, &args, sizeof args);
 }
 
+/* Rootless (rootless.h): we may not join a pid namespace that belongs to the container's own user namespace.
+ * A short-lived intermediate joins the user and pid namespaces and clones the child as our own
+ * (CLONE_PARENT), into the container's cgroup where the kernel lets it; the child's pid, its pidfd and
+ * whether it is in the cgroup come back over the sync socket. The child waits for SYNC_GO (x->wait_go). */
+typedef struct ExecViaUserns {
+        pid_t pid;
+        bool in_cgroup;
+} ExecViaUserns;
+
+static pid_t clone_via_userns(ExecChild *x, int cgroup_fd, int sock, int *ret_pidfd, bool *ret_in_cgroup,
+                              char **reterr) {
+        _cleanup_close_ int mid_pidfd = -EBADF;
+        ExecViaUserns v = {};
+        SyncMsg m;
+        pid_t mid;
+        int r;
+
+        mid = clone_into(-EBADF, &mid_pidfd);
+        if (mid < 0)
+                return errorf(reterr, -errno, "clone: %s", strerror(errno));
+        if (mid == 0) {
+                struct clone_args args = {
+                        .flags = CLONE_PIDFD | CLONE_PARENT | (cgroup_fd >= 0 ? CLONE_INTO_CGROUP : 0),
+                        .cgroup = cgroup_fd >= 0 ? (uint64_t) cgroup_fd : 0,
+                };
+                int pidfd = -EBADF;
+
+                safe_close(sock);
+                (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+                if (setns(x->init_pidfd, CLONE_NEWUSER | CLONE_NEWPID) < 0) {
+                        sync_send_error(x->b.sync_fd, errno, "join the user and pid namespaces of the container init: %m");
+                        _exit(EXIT_FAILURE);
+                }
+                args.pidfd = (uint64_t) (uintptr_t) &pidfd;
+                v.in_cgroup = cgroup_fd >= 0;
+                v.pid = (pid_t) syscall(SYS_clone3, &args, sizeof args);
+                if (v.pid < 0 && v.in_cgroup && (errno == EACCES || errno == EPERM)) {
+                        /* Not ours to write: systemd moves it (AttachProcessesToUnit) before it goes on. */
+                        args.flags &= ~CLONE_INTO_CGROUP;
+                        args.cgroup = 0;
+                        v.in_cgroup = false;
+                        v.pid = (pid_t) syscall(SYS_clone3, &args, sizeof args);
+                }
+                if (v.pid == 0)
+                        exec_child_main(x);
+                if (v.pid < 0) {
+                        sync_send_error(x->b.sync_fd, errno, "clone the process in the container's namespaces: %m");
+                        _exit(EXIT_FAILURE);
+                }
+                _exit(sync_send(x->b.sync_fd, SYNC_STAGE1_PID, 0, &v, sizeof v, pidfd) < 0 ? EXIT_FAILURE : EXIT_SUCCESS);
+        }
+
+        r = sync_expect(sock, -1, EXEC_SETUP_TIMEOUT_USEC, SYNC_STAGE1_PID, &m, reterr);
+        (void) waitpid(mid, NULL, 0);
+        if (r < 0)
+                return r == -EPIPE ? errorf(reterr, ECHILD, "the namespace setup child died") : r;
+        if (m.len != sizeof v || m.fd < 0) {
+                sync_msg_done(&m);
+                return -EBADMSG;
+        }
+        memcpy(&v, m.payload, sizeof v);
+        *ret_pidfd = TAKE_FD(m.fd);
+        *ret_in_cgroup = v.in_cgroup;
+        sync_msg_done(&m);
+        return v.pid;
+}
+
+/* Rootless: systemd puts the child into the container's cgroup where we may not (the common ancestor of our
+ * cgroup and the container's is not the user's). */
+static int attach_via_systemd(const Container *ct, const char *init_cgroup, pid_t pid, char **reterr) {
+        _cleanup_(sdunit_bus_closep) SdUnitBus *bus = NULL;
+        const char *sub = "";
+        int r;
+
+        if (!ct->unit || !ct->cgroup)
+                return errorf(reterr, EPERM, "join the container's cgroup: not permitted, and the container has no unit");
+        if (init_cgroup && strneq(init_cgroup, ct->cgroup, strlen(ct->cgroup)) && init_cgroup[strlen(ct->cgroup)] == '/')
+                sub = init_cgroup + strlen(ct->cgroup);
+        r = sdunit_bus_open(ct->user_bus, &bus, reterr);
+        if (r >= 0)
+                r = sdunit_attach_processes(bus, ct->unit, sub, pid, reterr);
+        if (r < 0) {
+                _cleanup_free_ char *inner = reterr ? TAKE_PTR(*reterr) : NULL;
+                return errorf(reterr, r, "join the container's cgroup: %s", inner ?: strerror(-r));
+        }
+        return 0;
+}
+
 /* Kill and reap the child; describe how it ended when it was dead already. */
 static void child_kill_describe(pid_t pid, int pidfd, char **ret_how) {
         siginfo_t si = {};
@@ -539,10 +637,15 @@ int container_exec(const ExecOptions *o, ExecProcess *ret, char **reterr) {
                 r = errorf(reterr, -errno, "prctl(PR_SET_DUMPABLE): %s", strerror(errno));
                 goto finish;
         }
-        /* Children only: our own pid namespace does not change. */
+        /* Children only: our own pid namespace does not change. Rootless, the container's pid namespace may
+         * belong to its user namespace, which only an intermediate child joins (clone_via_userns). */
+        bool via_userns = false;
         if ((ns_mask & CLONE_NEWPID) && setns(init_pidfd, CLONE_NEWPID) < 0) {
-                r = errorf(reterr, -errno, "join the pid namespace of the container init: %s", strerror(errno));
-                goto finish;
+                via_userns = errno == EPERM && (ns_mask & CLONE_NEWUSER) && rootless_detect();
+                if (!via_userns) {
+                        r = errorf(reterr, -errno, "join the pid namespace of the container init: %s", strerror(errno));
+                        goto finish;
+                }
         }
 
         ExecChild x = {
@@ -559,25 +662,60 @@ int container_exec(const ExecOptions *o, ExecProcess *ret, char **reterr) {
                 .ns_mask = ns_mask & ~(unsigned long) CLONE_NEWPID,
                 .wait_go = cg.n_v1 > 0,
         };
-        child = clone_into(cg.unified_fd, &child_pidfd);
-        if (child < 0) {
-                r = errorf(reterr, -errno, "clone the process into the container's cgroup: %s", strerror(errno));
-                child = 0;
-                goto finish;
-        }
-        if (child == 0) {
-                sv[0] = safe_close(sv[0]);
-                exec_child_main(&x);
+        bool in_cgroup = true;
+        if (via_userns) {
+                x.ns_mask &= ~(unsigned long) CLONE_NEWUSER; /* the intermediate joined it for the child */
+                x.wait_go = true;
+                child = clone_via_userns(&x, cg.unified_fd, sv[0], &child_pidfd, &in_cgroup, reterr);
+                if (child < 0) {
+                        r = child;
+                        child = 0;
+                        goto finish;
+                }
+        } else {
+                child = clone_into(cg.unified_fd, &child_pidfd);
+                if (child < 0 && cg.unified_fd >= 0 && (errno == EACCES || errno == EPERM) && rootless_detect()) {
+                        /* Rootless, outside the user's cgroup tree: systemd moves it in (below). */
+                        x.wait_go = true;
+                        in_cgroup = false;
+                        child = clone_into(-EBADF, &child_pidfd);
+                }
+                if (child < 0) {
+                        r = errorf(reterr, -errno, "clone the process into the container's cgroup: %s", strerror(errno));
+                        child = 0;
+                        goto finish;
+                }
+                if (child == 0) {
+                        sv[0] = safe_close(sv[0]);
+                        exec_child_main(&x);
+                }
         }
         sv[1] = safe_close(sv[1]);
 
-        if (cg.n_v1 > 0) {
-                r = cgroup_plan_attach_v1(&cg, child, reterr);
+        /* Rootless on v1 the user may write none of the hierarchies: systemd places the process in the ones
+         * it manages, and the v1 controllers the user cannot write are left, as runc and crun do. */
+        bool rootless = rootless_detect();
+        if (!in_cgroup || (rootless && cg.n_v1 > 0)) {
+                r = attach_via_systemd(ct, cg.unified_path, child, reterr);
                 if (r < 0)
                         goto kill;
-                r = sync_send(sv[0], SYNC_GO, 0, NULL, 0, -EBADF);
-                /* A failure means the child died: the receive below says how. */
         }
+        if (cg.n_v1 > 0) {
+                r = cgroup_plan_attach_v1(&cg, child, reterr);
+                if (r < 0 && rootless && (r == -EACCES || r == -EPERM)) {
+                        log_debug("rootless: %s (left to systemd)", reterr && *reterr ? *reterr : strerror(-r));
+                        if (reterr) {
+                                free(*reterr);
+                                *reterr = NULL;
+                        }
+                        r = 0;
+                }
+                if (r < 0)
+                        goto kill;
+        }
+        if (x.wait_go)
+                /* A failure means the child died: the receive below says how. */
+                (void) sync_send(sv[0], SYNC_GO, 0, NULL, 0, -EBADF);
 
         bool exec_seen = false;
         for (;;) {

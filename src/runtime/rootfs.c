@@ -2,6 +2,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/magic.h>
 #include <stdio.h>
 #include <string.h>
@@ -376,6 +377,29 @@ static int own_cgroup_path(const char *proc_cgroup, const char *controllers, cha
         return -ENOENT;
 }
 
+/* An fd opened in the runtime's mount namespace cannot be the source of open_tree() in ours: open the same
+ * path here (ours is a copy, before pivot_root) and check that it is the same directory. */
+static int reopen_in_own_mount_ns(int fd) {
+        char proc[64], path[PATH_MAX];
+        struct stat a, b;
+        ssize_t n;
+        int nfd;
+
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+        n = readlink(proc, path, sizeof path - 1);
+        if (n < 0)
+                return -errno;
+        path[n] = 0;
+        nfd = RET_NERRNO(open(path, O_PATH | O_DIRECTORY | O_CLOEXEC));
+        if (nfd < 0)
+                return nfd;
+        if (fstat(fd, &a) < 0 || fstat(nfd, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+                safe_close(nfd);
+                return -ESTALE;
+        }
+        return nfd;
+}
+
 /* A cgroup mount: with a cgroup namespace a fresh cgroup filesystem (its root is the namespace's root);
  * without one a bind of the init's own cgroup directory, so the container never sees the host's tree.
  * On a hybrid/v1 host: a tmpfs at the destination with one directory per hierarchy. Privileged, runs in
@@ -410,9 +434,20 @@ static int mount_cgroup(MountCtx *c, char **reterr) {
 
                 if (c->rc->new_cgroupns) {
                         r = mount_on_fd("cgroup2", target_fd, "cgroup2", c->spec.flags, c->spec.data);
-                        if (r < 0)
+                        if (r >= 0)
+                                return mount_apply_after(c, reterr);
+                        /* In a user namespace (rootless) the host's cgroup2 superblock cannot be mounted
+                         * again (EBUSY): bind the init's own cgroup instead, the root of its namespace. */
+                        if ((r != -EBUSY && r != -EPERM) || c->rc->own_cgroup_fd <= 0)
                                 return mount_fail(c, reterr, r, NULL);
-                        return mount_apply_after(c, reterr);
+                        _cleanup_close_ int own_fd = reopen_in_own_mount_ns(c->rc->own_cgroup_fd);
+                        if (own_fd < 0)
+                                return mount_fail(c, reterr, own_fd, "find the container's own cgroup");
+                        r = bind_tree(own_fd, false, target_fd, true, c->spec.flags, c->spec.clear,
+                                      c->spec.rec_attr_set, c->spec.rec_attr_clr, c->spec.propagation, &step);
+                        if (r < 0)
+                                return mount_fail(c, reterr, r, step ?: "bind the container's own cgroup");
+                        return 0;
                 }
                 r = own_cgroup_path(proc_cgroup, "", &own);
                 if (r < 0)

@@ -36,6 +36,11 @@ int sdunit_start_scope(SdUnitBus *b, const char *unit, const char *slice, const 
 
 /* The unit's ControlGroup property ("/machine.slice/x.scope"), "" when it has none. */
 int sdunit_get_control_group(SdUnitBus *b, const char *unit, char **ret, char **reterr);
+/* The manager's own ControlGroup (a user manager's: "/user.slice/user-1000.slice/user@1000.service"). */
+int sdunit_get_manager_control_group(SdUnitBus *b, char **ret, char **reterr);
+/* AttachProcessesToUnit(unit, subcgroup, [pid]): systemd moves a process of ours into a unit's cgroup (a
+ * user manager asks the system manager where the user cannot write the common ancestor). */
+int sdunit_attach_processes(SdUnitBus *b, const char *unit, const char *subcgroup, pid_t pid, char **reterr);
 /* ActiveState ("active", "inactive", "failed", ...); -ENOENT when not loaded. */
 int sdunit_get_active_state(SdUnitBus *b, const char *unit, char **ret, char **reterr);
 /* FreezerState ("running", "frozen", ...). */

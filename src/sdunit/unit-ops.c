@@ -99,6 +99,27 @@ int sdunit_get_control_group(SdUnitBus *b, const char *unit, char **ret, char **
         return get_loaded_unit_string(b, unit, unit_type_interface(unit), "ControlGroup", ret, reterr);
 }
 
+int sdunit_get_manager_control_group(SdUnitBus *b, char **ret, char **reterr) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        int r;
+
+        r = sd_bus_get_property_string(b->bus, SD_DEST, SD_PATH, SD_IFACE_MANAGER, "ControlGroup", &e, ret);
+        if (r < 0)
+                return sdunit_fail(reterr, r, &e, "read the manager's ControlGroup");
+        return 0;
+}
+
+int sdunit_attach_processes(SdUnitBus *b, const char *unit, const char *subcgroup, pid_t pid, char **reterr) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        int r;
+
+        r = sd_bus_call_method(b->bus, SD_DEST, SD_PATH, SD_IFACE_MANAGER, "AttachProcessesToUnit", &e, NULL, "ssau",
+                               unit, strempty(subcgroup), 1, (uint32_t) pid);
+        if (r < 0)
+                return sdunit_fail(reterr, r, &e, "attach process %d to unit %s", (int) pid, unit);
+        return 0;
+}
+
 int sdunit_get_active_state(SdUnitBus *b, const char *unit, char **ret, char **reterr) {
         return get_loaded_unit_string(b, unit, SD_IFACE_UNIT, "ActiveState", ret, reterr);
 }
