@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "become.h"
 #include "bootstrap.h"
 #include "cgroup-props.h"
 #include "cgroup-util.h"
@@ -36,6 +37,8 @@
 
 #define START_SOCKET START_SOCKET_NAME
 #define MACHINE_ANNOTATION "io.github.sdrun.machine"
+/* The smallest linux.resources.memory.limit a container can start with (the engines' own floors are 4-6 MiB). */
+#define MEMORY_LIMIT_MIN (4 << 20)
 /* crun's name: the init runs in this sub-cgroup of the scope, which then has no processes of its own. */
 #define SUBGROUP_ANNOTATION "run.oci.systemd.subgroup"
 #define SCOPE_JOB_TIMEOUT_USEC (30 * USEC_PER_SEC)
@@ -122,7 +125,15 @@ static int validate_config(const OciConfig *c, const CreateOptions *o, char **re
                               subgroup);
         if (!oci_config_has_namespace(c, OCI_NS_MOUNT, NULL))
                 return errorf(reterr, EINVAL, "linux.namespaces: sdrun needs a mount namespace for the container");
-        return 0;
+        /* The init is a clone of the runtime that is born in the container's cgroup and charged there: below
+         * this, the kernel OOM-kills it (and sdrun create with it) without a word. 0 means "not set" (runc). */
+        if (c->linux_.resources.memory.has_limit && c->linux_.resources.memory.limit > 0 &&
+            c->linux_.resources.memory.limit < MEMORY_LIMIT_MIN)
+                return errorf(reterr, EINVAL,
+                              "linux.resources.memory.limit: %" PRIi64 " bytes is too low: a container needs at least %d "
+                              "(%d MiB) to start",
+                              c->linux_.resources.memory.limit, MEMORY_LIMIT_MIN, MEMORY_LIMIT_MIN >> 20);
+        return become_check_lsm(c->has_process ? &c->process : NULL, &c->linux_, reterr);
 }
 
 static int build_hook_state(Container *ct, ContainerStatus st, pid_t pid, char **ret) {
@@ -767,9 +778,18 @@ int container_start(const char *root, const char *id, char **reterr) {
         r = connect_start_socket(ct, &conn, reterr);
         if (r < 0)
                 return r;
-        r = sync_send(conn, SYNC_START, 0, state_json, strlen(state_json) + 1, -EBADF);
+        /* Recorded before the init is released: a state that cannot be written (a full --root) fails the
+         * start with nothing executed, and a start that fails later kills the init, so that "running" with
+         * a dead init reads as stopped. */
+        ct->recorded = CONTAINER_RUNNING;
+        r = container_save(ct);
         if (r < 0)
+                return errorf(reterr, r, "cannot start container \"%s\": write its state: %s", id, strerror(-r));
+        r = sync_send(conn, SYNC_START, 0, state_json, strlen(state_json) + 1, -EBADF);
+        if (r < 0) {
+                kill_init_and_wait(pidfd);
                 return errorf(reterr, r, "cannot start container \"%s\": %s", id, strerror(-r));
+        }
 
         bool exec_seen = false;
         for (;;) {
@@ -845,11 +865,6 @@ int container_start(const char *root, const char *id, char **reterr) {
                                     : "");
         }
 
-        ct->recorded = CONTAINER_RUNNING;
-        r = container_save(ct);
-        if (r < 0)
-                return errorf(reterr, r, "write state of \"%s\": %s", id, strerror(-r));
-
         /* poststart: the user process has been executed; start has not returned yet. */
         if (c->hooks.n_hooks[OCI_HOOK_POSTSTART] > 0) {
                 _cleanup_free_ char *st_running = NULL;
@@ -905,6 +920,33 @@ int container_kill(const char *root, const char *id, int sig, bool all, char **r
         return 0;
 }
 
+/* A container whose state.json cannot be parsed: nothing recorded is trusted. Its scope is stopped by the
+ * unit name that its config.json (kept in the state directory) gives, else by the default one, which
+ * kills whatever runs in it; then the state goes. */
+static int delete_corrupt(Container *ct, bool force, char **reterr) {
+        _cleanup_(oci_config_freep) OciConfig *c = NULL;
+        _cleanup_(sdunit_bus_closep) SdUnitBus *bus = NULL;
+        _cleanup_free_ char *raw = NULL, *slice = NULL, *unit = NULL;
+        size_t raw_len = 0;
+        int r;
+
+        if (!force)
+                return errorf(reterr, EUCLEAN, "state of container \"%s\" is corrupt: use delete --force", ct->id);
+        if (container_read_config(ct, &raw, &raw_len) >= 0 && oci_config_parse(raw, raw_len, &c, NULL) >= 0)
+                (void) sdunit_scope_name_from_cgroups_path(c->linux_.cgroups_path, ct->id, &slice, &unit, NULL);
+        if (!unit && sdunit_scope_name_from_cgroups_path(NULL, ct->id, &slice, &unit, NULL) < 0)
+                return -ENOMEM;
+        r = sdunit_bus_open(geteuid() != 0, &bus, NULL);
+        if (r >= 0)
+                teardown_unit(bus, unit, true);
+        else
+                log_warning("delete %s: cannot connect to systemd to stop %s: %s", ct->id, unit, strerror(-r));
+        r = container_remove(ct);
+        if (r < 0)
+                return errorf(reterr, r, "remove state of \"%s\": %s", ct->id, strerror(-r));
+        return 0;
+}
+
 int container_delete(const char *root, const char *id, bool force, char **reterr) {
         _cleanup_(container_freep) Container *ct = NULL;
         _cleanup_(oci_config_freep) OciConfig *c = NULL;
@@ -914,9 +956,11 @@ int container_delete(const char *root, const char *id, bool force, char **reterr
         ContainerStatus st;
         int r;
 
-        r = container_load(root, id, CONTAINER_LOCK_EXCLUSIVE, &ct, reterr);
+        r = container_load_salvage(root, id, CONTAINER_LOCK_EXCLUSIVE, &ct, reterr);
         if (r < 0)
                 return r;
+        if (ct->corrupt)
+                return delete_corrupt(ct, force, reterr);
         st = container_status(ct);
         if (st != CONTAINER_STOPPED && !force)
                 return errorf(reterr, EBUSY, "cannot delete container \"%s\" that is not stopped: %s", id,
