@@ -69,7 +69,7 @@ install_deps() {
 meson_build() {
         local dir=$1
         shift
-        local opts=(--werror -Dbuildtype=debugoptimized "$@")
+        local opts=(--werror -Dbuildtype=debugoptimized -Dtest_injection=true "$@")
         if [ -f "$dir/build.ninja" ] && [ -f "$dir/meson-private/coredata.dat" ]; then
                 # the options may differ from the ones the directory was set up with
                 meson configure "$dir" "${opts[@]/#--werror/-Dwerror=true}" >/dev/null ||

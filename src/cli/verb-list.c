@@ -52,8 +52,24 @@ int verb_list(int argc, char *argv[]) {
                 printf("%-12s %-10s %-10s %-40s %-30s %s\n", "ID", "PID", "STATUS", "BUNDLE", "CREATED", "OWNER");
         for (size_t i = 0; i < n; i++) {
                 _cleanup_(container_freep) Container *ct = NULL;
-                if (container_load(arg_root, ids[i], CONTAINER_LOCK_NONE, &ct, NULL) < 0)
+                if (container_load_salvage(arg_root, ids[i], CONTAINER_LOCK_NONE, &ct, NULL) < 0)
                         continue; /* deleted meanwhile */
+                if (ct->corrupt) {
+                        /* Listed with its problem, never silently left out: `delete --force` removes it. */
+                        if (quiet)
+                                printf("%s\n", ct->id);
+                        else if (json) {
+                                cJSON *j = cJSON_CreateObject();
+                                if (!j || !cJSON_AddItemToArray(arr, j) || !cJSON_AddStringToObject(j, "id", ct->id) ||
+                                    !cJSON_AddNumberToObject(j, "pid", 0) || !cJSON_AddStringToObject(j, "status", "unknown") ||
+                                    !cJSON_AddStringToObject(j, "error", "state.json is corrupt")) {
+                                        log_oom();
+                                        break;
+                                }
+                        } else
+                                printf("%-12s %-10d %-10s %-40s %-30s %s\n", ct->id, 0, "unknown", "(state.json is corrupt)", "", "");
+                        continue;
+                }
                 ContainerStatus st = container_status(ct);
                 if (quiet)
                         printf("%s\n", ct->id);

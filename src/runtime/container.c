@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "become.h"
 #include "bootstrap.h"
 #include "cgroup-props.h"
 #include "cgroup-util.h"
@@ -39,6 +40,8 @@
 
 #define START_SOCKET START_SOCKET_NAME
 #define MACHINE_ANNOTATION "io.github.sdrun.machine"
+/* The smallest linux.resources.memory.limit a container can start with (the engines' own floors are 4-6 MiB). */
+#define MEMORY_LIMIT_MIN (4 << 20)
 /* crun's name: the init runs in this sub-cgroup of the scope, which then has no processes of its own. */
 #define SUBGROUP_ANNOTATION "run.oci.systemd.subgroup"
 #define SCOPE_JOB_TIMEOUT_USEC (30 * USEC_PER_SEC)
@@ -162,7 +165,15 @@ static int validate_config(const OciConfig *c, const CreateOptions *o, char **re
                 return errorf(reterr, EINVAL, "linux.namespaces: the container needs a mount namespace of its own "
                               "(add {\"type\": \"mount\"}): in the runtime's mount namespace its mounts would be "
                               "made on the host and stay there");
-        return 0;
+        /* The init is a clone of the runtime that is born in the container's cgroup and charged there: below
+         * this, the kernel OOM-kills it (and sdrun create with it) without a word. 0 means "not set" (runc). */
+        if (c->linux_.resources.memory.has_limit && c->linux_.resources.memory.limit > 0 &&
+            c->linux_.resources.memory.limit < MEMORY_LIMIT_MIN)
+                return errorf(reterr, EINVAL,
+                              "linux.resources.memory.limit: %" PRIi64 " bytes is too low: a container needs at least %d "
+                              "(%d MiB) to start",
+                              c->linux_.resources.memory.limit, MEMORY_LIMIT_MIN, MEMORY_LIMIT_MIN >> 20);
+        return become_check_lsm(c->has_process ? &c->process : NULL, &c->linux_, reterr);
 }
 
 static int build_hook_state(Container *ct, ContainerStatus st, pid_t pid, char **ret) {
@@ -925,9 +936,18 @@ int container_start_full(const char *root, const char *id, const StartOptions *s
         r = connect_start_socket(ct, &conn, reterr);
         if (r < 0)
                 return r;
-        r = sync_send(conn, SYNC_START, 0, state_json, strlen(state_json) + 1, -EBADF);
+        /* Recorded before the init is released: a state that cannot be written (a full --root) fails the
+         * start with nothing executed, and a start that fails later kills the init, so that "running" with
+         * a dead init reads as stopped. */
+        ct->recorded = CONTAINER_RUNNING;
+        r = container_save(ct);
         if (r < 0)
+                return errorf(reterr, r, "cannot start container \"%s\": write its state: %s", id, strerror(-r));
+        r = sync_send(conn, SYNC_START, 0, state_json, strlen(state_json) + 1, -EBADF);
+        if (r < 0) {
+                kill_init_and_wait(pidfd);
                 return errorf(reterr, r, "cannot start container \"%s\": %s", id, strerror(-r));
+        }
 
         bool exec_seen = false;
         for (;;) {
@@ -1002,11 +1022,6 @@ int container_start_full(const char *root, const char *id, const StartOptions *s
                                     ? " without reporting why: with noNewPrivileges false, linux.seccomp is loaded before the user and capabilities are set and must allow their syscalls"
                                     : "");
         }
-
-        ct->recorded = CONTAINER_RUNNING;
-        r = container_save(ct);
-        if (r < 0)
-                return errorf(reterr, r, "write state of \"%s\": %s", id, strerror(-r));
 
         /* poststart: the user process has been executed; start has not returned yet. */
         if (c->hooks.n_hooks[OCI_HOOK_POSTSTART] > 0) {
@@ -1094,6 +1109,33 @@ int container_kill(const char *root, const char *id, int sig, bool all, char **r
         return 0;
 }
 
+/* A container whose state.json cannot be parsed: nothing recorded is trusted. Its scope is stopped by the
+ * unit name that its config.json (kept in the state directory) gives, else by the default one, which
+ * kills whatever runs in it; then the state goes. */
+static int delete_corrupt(Container *ct, bool force, char **reterr) {
+        _cleanup_(oci_config_freep) OciConfig *c = NULL;
+        _cleanup_(sdunit_bus_closep) SdUnitBus *bus = NULL;
+        _cleanup_free_ char *raw = NULL, *slice = NULL, *unit = NULL;
+        size_t raw_len = 0;
+        int r;
+
+        if (!force)
+                return errorf(reterr, EUCLEAN, "state of container \"%s\" is corrupt: use delete --force", ct->id);
+        if (container_read_config(ct, &raw, &raw_len) >= 0 && oci_config_parse(raw, raw_len, &c, NULL) >= 0)
+                (void) sdunit_scope_name_from_cgroups_path(c->linux_.cgroups_path, ct->id, &slice, &unit, NULL);
+        if (!unit && sdunit_scope_name_from_cgroups_path(NULL, ct->id, &slice, &unit, NULL) < 0)
+                return -ENOMEM;
+        r = sdunit_bus_open(geteuid() != 0, &bus, NULL);
+        if (r >= 0)
+                teardown_unit(bus, unit, true);
+        else
+                log_warning("delete %s: cannot connect to systemd to stop %s: %s", ct->id, unit, strerror(-r));
+        r = container_remove(ct);
+        if (r < 0)
+                return errorf(reterr, r, "remove state of \"%s\": %s", ct->id, strerror(-r));
+        return 0;
+}
+
 int container_delete(const char *root, const char *id, bool force, char **reterr) {
         _cleanup_(container_freep) Container *ct = NULL;
         _cleanup_(oci_config_freep) OciConfig *c = NULL;
@@ -1103,9 +1145,11 @@ int container_delete(const char *root, const char *id, bool force, char **reterr
         ContainerStatus st;
         int r;
 
-        r = container_load(root, id, CONTAINER_LOCK_EXCLUSIVE, &ct, reterr);
+        r = container_load_salvage(root, id, CONTAINER_LOCK_EXCLUSIVE, &ct, reterr);
         if (r < 0)
                 return r;
+        if (ct->corrupt)
+                return delete_corrupt(ct, force, reterr);
         st = container_status(ct);
         /* runc deletes a created container (killing its init) without --force: containerd's shim deletes a
          * task that was created but never started that way. Running and paused ones need --force. */

@@ -148,6 +148,15 @@ static int parse_cap(const char *name, int *ret) {
         return 0;
 }
 
+static int free_and_strdup(char **p, const char *s) {
+        char *n = strdup(s);
+        if (!n)
+                return -ENOMEM;
+        free(*p);
+        *p = n;
+        return 0;
+}
+
 /* The process to run: --process FILE as it is (plus --tty), or config.json's process with the command line's
  * overrides, as runc does. *config_process is the container's config (owned by the caller, modified). */
 static int build_process(const ExecOptions *o, OciProcess *config_process, bool config_has_process,
@@ -155,10 +164,13 @@ static int build_process(const ExecOptions *o, OciProcess *config_process, bool 
         OciProcess *p;
         int r;
 
-        if (!isempty(o->process_label))
-                return errorf(reterr, EINVAL, "--process-label: sdrun has no SELinux support (see `sdrun features`)");
-        if (!isempty(o->apparmor))
-                return errorf(reterr, EINVAL, "--apparmor: sdrun has no AppArmor support (see `sdrun features`)");
+        /* Refused where the host cannot apply them (runc's behaviour), never silently dropped. */
+        if (!isempty(o->process_label) && !become_selinux_enabled())
+                return errorf(reterr, EINVAL, "--process-label: \"%s\" requested, but SELinux is not enabled on this host",
+                              o->process_label);
+        if (!isempty(o->apparmor) && !become_apparmor_enabled())
+                return errorf(reterr, EINVAL, "--apparmor: \"%s\" requested, but AppArmor is not enabled on this host",
+                              o->apparmor);
 
         if (o->process_file) {
                 _cleanup_free_ char *raw = NULL, *perr = NULL;
@@ -234,6 +246,13 @@ static int build_process(const ExecOptions *o, OciProcess *config_process, bool 
                 p->terminal = o->tty;
         }
 
+        if (!isempty(o->apparmor) && (r = free_and_strdup(&p->apparmor_profile, o->apparmor)) < 0)
+                return r;
+        if (!isempty(o->process_label) && (r = free_and_strdup(&p->selinux_label, o->process_label)) < 0)
+                return r;
+        r = become_check_lsm(p, NULL, reterr);
+        if (r < 0)
+                return r;
         if (!p->args || !p->args[0] || !*p->args[0])
                 return errorf(reterr, EINVAL, "exec args cannot be empty: give a command or --process");
         if (p->cwd && p->cwd[0] != '/')

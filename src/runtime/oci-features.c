@@ -13,6 +13,7 @@
 #include <seccomp.h>
 #include <sys/capability.h>
 
+#include "become.h"
 #include "config.h"
 #include "version.h"
 #include "criu.h"
@@ -119,13 +120,14 @@ static const SeccompFlagInfo features_seccomp_flags[] = {
         { "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV", SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV },
 };
 
-/* Modules sdrun does not have: no AppArmor, SELinux or Intel RDT support (process.apparmorProfile,
- * selinuxLabel, linux.mountLabel and linux.intelRdt are refused or ignored by oci-config.c). mount.c
+/* AppArmor and SELinux: what this host has enabled (become.c applies process.apparmorProfile,
+ * process.selinuxLabel and linux.mountLabel there, and refuses them elsewhere). Modules sdrun does not have:
+ * no Intel RDT support (linux.intelRdt is refused or ignored by oci-config.c). mount.c
  * does not do id-mapped mounts (mounts[].uidMappings; the "idmap"/"ridmap" options) yet, and
  * bootstrap.c does not move network devices (linux.netDevices). Flip these when a module implements the
  * feature; FEATURES_IDMAP_MOUNTS also decides whether "idmap"/"ridmap" are listed in mountOptions. */
-#define FEATURES_APPARMOR false
-#define FEATURES_SELINUX false
+#define FEATURES_APPARMOR become_apparmor_enabled()
+#define FEATURES_SELINUX become_selinux_enabled()
 #define FEATURES_INTEL_RDT false
 #define FEATURES_IDMAP_MOUNTS false
 #define FEATURES_NET_DEVICES false

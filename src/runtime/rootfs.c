@@ -588,6 +588,17 @@ static int mount_one(const RootfsContext *rc, int root_fd, size_t i, char **rete
                                 /* sysfs shows the network namespace it was mounted in: without a
                                  * new one, bind the host's /sys (read-only if asked) as runc does */
                                 c.spec.flags |= MS_BIND | MS_REC;
+                                /* ...and its submounts too (v1 cgroup hierarchies, debugfs, tracefs,
+                                 * securityfs): ro, nosuid, nodev and noexec apply to the whole tree
+                                 * (mount_setattr AT_RECURSIVE), not just its top. */
+                                if (c.spec.flags & MS_RDONLY)
+                                        c.spec.rec_attr_set |= MOUNT_ATTR_RDONLY;
+                                if (c.spec.flags & MS_NOSUID)
+                                        c.spec.rec_attr_set |= MOUNT_ATTR_NOSUID;
+                                if (c.spec.flags & MS_NODEV)
+                                        c.spec.rec_attr_set |= MOUNT_ATTR_NODEV;
+                                if (c.spec.flags & MS_NOEXEC)
+                                        c.spec.rec_attr_set |= MOUNT_ATTR_NOEXEC;
                                 r = mount_bind(&c, "/sys", reterr);
                         } else
                                 r = mount_fs(&c, type, c.m->source, reterr);

@@ -343,7 +343,7 @@ static int container_parse_state(Container *c, const char *buf, size_t size) {
         return 0;
 }
 
-int container_load(const char *root, const char *id, ContainerLock lock, Container **ret, char **reterr) {
+static int load(const char *root, const char *id, ContainerLock lock, bool salvage, Container **ret, char **reterr) {
         _cleanup_(container_freep) Container *c = NULL;
         _cleanup_free_ char *buf = NULL;
         _cleanup_close_ int root_fd = -EBADF;
@@ -398,13 +398,33 @@ int container_load(const char *root, const char *id, ContainerLock lock, Contain
                 r = container_parse_state(c, buf, size);
                 if (r == -ENOMEM)
                         return r;
-                if (r < 0) {
-                        set_err(reterr, "state of container \"%s\" is corrupt", id);
+                if (r < 0 && salvage) {
+                        /* What is left: the id (hence the state directory) and, in there, config.json. */
+                        _cleanup_(container_freep) Container *n = container_alloc(root, id);
+                        if (!n)
+                                return -ENOMEM;
+                        n->dir_fd = TAKE_FD(c->dir_fd);
+                        n->lock_fd = TAKE_FD(c->lock_fd);
+                        n->recorded = CONTAINER_STOPPED;
+                        n->corrupt = true;
+                        container_free(c);
+                        c = TAKE_PTR(n);
+                } else if (r < 0) {
+                        set_err(reterr, "state of container \"%s\" is corrupt (%s/%s/" STATE_FILE "): use delete --force",
+                                id, root, id);
                         return r;
                 }
         }
         *ret = TAKE_PTR(c);
         return 0;
+}
+
+int container_load(const char *root, const char *id, ContainerLock lock, Container **ret, char **reterr) {
+        return load(root, id, lock, false, ret, reterr);
+}
+
+int container_load_salvage(const char *root, const char *id, ContainerLock lock, Container **ret, char **reterr) {
+        return load(root, id, lock, true, ret, reterr);
 }
 
 int container_save(Container *c) {

@@ -50,6 +50,8 @@ typedef struct Container {
         char *cgroup; /* the unit's ControlGroup, e.g. /machine.slice/sdrun-x.scope */
         bool user_bus;
         cJSON *annotations; /* object, owned */
+
+        bool corrupt; /* container_load_salvage(): state.json could not be parsed; only id and dir_fd hold */
 } Container;
 
 const char *container_status_to_string(ContainerStatus s);
@@ -61,6 +63,9 @@ int container_id_validate(const char *id, char **reterr);
 int container_new(const char *root, const char *id, Container **ret, char **reterr);
 /* Load <root>/<id>; -ENOENT with "container ID does not exist" if absent. */
 int container_load(const char *root, const char *id, ContainerLock lock, Container **ret, char **reterr);
+/* The same, but a state.json that cannot be parsed still gives a Container (corrupt = true, recorded
+ * stopped, nothing else known) for `list` and `delete --force`. */
+int container_load_salvage(const char *root, const char *id, ContainerLock lock, Container **ret, char **reterr);
 void container_free(Container *c);
 static inline void container_freep(Container **c) {
         if (*c)

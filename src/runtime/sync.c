@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,7 +120,13 @@ int sync_recv(int sock, int watch_pidfd, uint64_t timeout_usec, SyncMsg *ret) {
                 struct cmsghdr align;
                 char buf[CMSG_SPACE(sizeof(int))];
         } control = {};
-        struct iovec iov = { .iov_base = buf, .iov_len = sizeof h + SYNC_MAX_PAYLOAD };
+        /* The start connection is a stream (the init listens on a socket file): there, messages that follow
+         * each other closely (SYNC_EXEC, then SYNC_EXEC_FAILED from the trampoline) arrive as one read, so
+         * the header is read first and then exactly its payload. */
+        int type = 0;
+        socklen_t type_len = sizeof type;
+        bool stream = getsockopt(sock, SOL_SOCKET, SO_TYPE, &type, &type_len) >= 0 && type == SOCK_STREAM;
+        struct iovec iov = { .iov_base = buf, .iov_len = sizeof h + (stream ? 0 : SYNC_MAX_PAYLOAD) };
         struct msghdr mh = {
                 .msg_iov = &iov,
                 .msg_iovlen = 1,
@@ -141,6 +148,23 @@ int sync_recv(int sock, int watch_pidfd, uint64_t timeout_usec, SyncMsg *ret) {
         if (k == 0) {
                 ret->fd = safe_close(ret->fd);
                 return -EPIPE;
+        }
+        if (stream) {
+                ssize_t more = 0;
+                if ((size_t) k < sizeof h) {
+                        more = recv(sock, buf + k, sizeof h - (size_t) k, MSG_WAITALL);
+                        if (more > 0)
+                                k += more;
+                }
+                if ((size_t) k == sizeof h) {
+                        memcpy(&h, buf, sizeof h);
+                        if (h.len > SYNC_MAX_PAYLOAD) {
+                                ret->fd = safe_close(ret->fd);
+                                return -EBADMSG;
+                        }
+                        if (h.len > 0 && (more = recv(sock, buf + sizeof h, h.len, MSG_WAITALL)) > 0)
+                                k += more;
+                }
         }
         if ((size_t) k < sizeof h) {
                 ret->fd = safe_close(ret->fd);

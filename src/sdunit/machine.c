@@ -23,6 +23,10 @@ static uint32_t hash32(const char *s) {
         return h;
 }
 
+static bool is_alnum(char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
 int sdunit_machine_name(const char *id, char **ret) {
         size_t n = strlen(id);
         char *name;
@@ -40,17 +44,22 @@ int sdunit_machine_name(const char *id, char **ret) {
                 if (!name)
                         return -ENOMEM;
         }
-        /* machined wants a valid host name: letters, digits and '-' in dot-separated, non-empty labels (no
-         * '_': systemd's hostname_is_valid() refuses it). Anything else becomes '-', and so does a dot that
-         * would start, end or double a label. */
+        /* machined wants a valid host name (systemd's hostname_is_valid()): letters, digits and '-' in
+         * dot-separated labels that neither start nor end with '-' (no '_'). Anything else becomes '-'; a dot
+         * is kept only between two letters or digits ("a..b" would otherwise give "a.-b", which machined
+         * refuses); a '-' at either end becomes '0'. */
         for (char *p = name; *p; p++) {
                 bool ldh = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
                         *p == '-';
-                if (*p == '.' && p != name && p[-1] != '.' && p[1] != 0)
+                if (*p == '.' && p != name && is_alnum(p[-1]) && is_alnum(p[1]))
                         continue;
                 if (!ldh)
                         *p = '-';
         }
+        if (name[0] == '-')
+                name[0] = '0';
+        if (name[strlen(name) - 1] == '-')
+                name[strlen(name) - 1] = '0';
         *ret = name;
         return 0;
 }

@@ -213,10 +213,18 @@ int sdunit_scope_name_from_cgroups_path(const char *cgroups_path, const char *id
                 return -ENOMEM;
 
 check:
-        if (strlen(unit) > UNIT_NAME_MAX_LEN)
+        if (strlen(unit) > UNIT_NAME_MAX_LEN) {
+                if (isempty(cgroups_path))
+                        /* The unit name came from the id alone: blame the id, not a field nobody set. */
+                        return sdunit_fail_plain(reterr, -EINVAL,
+                                           "container id \"%.40s...\" (%zu characters) is too long for its systemd unit "
+                                           "name (sdrun-ID.scope, at most %d characters once escaped): use a shorter id "
+                                           "or name the scope with linux.cgroupsPath",
+                                           id, strlen(id), UNIT_NAME_MAX_LEN);
                 return sdunit_fail_plain(reterr, -EINVAL,
                                    "linux.cgroupsPath: unit name \"%s\" is longer than %d characters", unit,
                                    UNIT_NAME_MAX_LEN);
+        }
         *ret_slice = TAKE_PTR(slice);
         *ret_unit = TAKE_PTR(unit);
         return 0;

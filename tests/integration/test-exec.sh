@@ -62,9 +62,9 @@ is "$(sd exec "$id" sh -c 'ulimit -n')" 1024 "rlimits from config.json"
 rc=0; err=$(sd exec --cap CAP_NOPE "$id" true 2>&1) || rc=$?
 like "$err" 'unknown capability "CAP_NOPE"' "--cap with an unknown name: clear error"
 rc=0; err=$(sd exec --apparmor foo "$id" true 2>&1) || rc=$?
-like "$rc:$err" '^255:.*--apparmor: sdrun has no AppArmor support' "--apparmor: refused (no AppArmor support)"
+like "$rc:$err" '^255:.*--apparmor: .*AppArmor is not enabled on this host' "--apparmor: refused (no AppArmor on this host)"
 rc=0; err=$(sd exec --process-label foo "$id" true 2>&1) || rc=$?
-like "$rc:$err" '^255:.*--process-label: sdrun has no SELinux support' "--process-label: refused (no SELinux support)"
+like "$rc:$err" '^255:.*--process-label: .*SELinux is not enabled on this host' "--process-label: refused (no SELinux on this host)"
 
 P=$TEST_TMPDIR/process.json
 cat >"$P" <<'EOF'

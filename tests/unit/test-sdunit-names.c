@@ -89,11 +89,22 @@ int main(void) {
         char longid[300];
         memset(longid, 'a', sizeof(longid) - 1);
         longid[sizeof(longid) - 1] = 0;
-        refuse(NULL, longid, "longer than 255 characters");
+        refuse(NULL, longid, "is too long for its systemd unit name");
         longid[255 - STRLEN("sdrun-.scope")] = 0;
         _cleanup_free_ char *s = NULL, *u = NULL, *err = NULL;
         tap_is_int(sdunit_scope_name_from_cgroups_path(NULL, longid, &s, &u, &err), 0, "a 255-character name is fine");
         tap_is_int((int) strlen(u), 255, "... and is 255 characters long");
+
+        /* Machine names are valid host names: no label starts or ends with '-' (machined refuses "a.-b"). */
+        static const char *const machine[][2] = {
+                { "a.b", "a.b" }, { "a..b", "a--b" }, { "a.-b", "a--b" }, { "a_b.c", "a-b.c" },
+                { "x-", "x0" },   { "_x", "0x" },     { "a.", "a0" },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(machine); i++) {
+                _cleanup_free_ char *m = NULL;
+                tap_is_int(sdunit_machine_name(machine[i][0], &m), 0, "machine name of \"%s\"", machine[i][0]);
+                tap_is_str(m, machine[i][1], "... is \"%s\"", machine[i][1]);
+        }
 
         return tap_done();
 }

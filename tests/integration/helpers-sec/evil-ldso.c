@@ -6,8 +6,8 @@
  *
  * It logs what /proc/self/exe is to /dev/shm/attack.log, keeps an fd on it, and starts a writer (itself,
  * executed as "evil-writer FD": a fork alone would keep the file busy) that tries for 20 s to reopen that fd
- * for writing (ETXTBSY while the file is being executed) and to overwrite its first bytes. PID 1 (a container's init) then executes /bin/sleep 60 to keep the container up; anything else
- * exits 0. Log lines: "exe PATH", "written", "open-write errno N", "write errno N", "gave up". */
+ * for writing (ETXTBSY while the file is being executed) and to overwrite its first bytes. PID 1 (a
+ * container's init) then executes /bin/sleep 600 to keep the container up; anything else exits 0. Log lines: "exe PATH", "written", "open-write errno N", "write errno N", "gave up". */
 #include <asm/unistd.h>
 #include <stddef.h>
 
@@ -133,7 +133,7 @@ __attribute__((noreturn, used)) void evil_main(long *sp) {
                 quit(0);
         }
         if (sys3(__NR_getpid, 0, 0, 0) == 1) {
-                char *argv[] = { (char *) "sleep", (char *) "60", 0 };
+                char *argv[] = { (char *) "sleep", (char *) "600", 0 };
                 char *envp[] = { 0 };
                 (void) sys3(__NR_execve, "/bin/sleep", argv, envp);
         }
