@@ -22,6 +22,7 @@
 #include "cgroup-util.h"
 #include "error-util.h"
 #include "fileio.h"
+#include "log.h"
 #include "macro.h"
 
 #define CGROUPFS "/sys/fs/cgroup"
@@ -237,6 +238,30 @@ int cgroup_join_v1_accounting_at(const char *root, const char *cg, CgroupLayout 
         }
         cgroup_memberships_free(m, n);
         return r < 0 ? r : 0;
+}
+
+/* The directories cgroup_join_v1_accounting() made that systemd does not remove when the unit stops (a
+ * controller it did not realize for the unit, such as a cpuacct hierarchy mounted on its own): removed once
+ * the container's processes are gone. A directory still busy after a short wait is left and logged. */
+void cgroup_remove_v1_accounting(const char *unit_cgroup_path, CgroupLayout layout) {
+        static const char *const hierarchies[] = { "cpu", "cpuacct", "cpu,cpuacct", "blkio", "memory", "devices", "pids" };
+
+        if (!unit_cgroup_path || isempty(unit_cgroup_path) || streq(unit_cgroup_path, "/") ||
+            (layout != CGROUP_LAYOUT_HYBRID && layout != CGROUP_LAYOUT_LEGACY))
+                return;
+        for (size_t i = 0; i < ELEMENTSOF(hierarchies); i++) {
+                _cleanup_free_ char *dir = NULL;
+
+                if (asprintf(&dir, CGROUPFS "/%s%s", hierarchies[i], unit_cgroup_path) < 0)
+                        return;
+                for (int tries = 0; rmdir(dir) < 0 && errno == EBUSY; tries++) {
+                        if (tries >= 20) {
+                                log_debug("cgroup %s is still busy: left", dir);
+                                break;
+                        }
+                        (void) usleep(50 * 1000);
+                }
+        }
 }
 
 int cgroup_join_v1_accounting(const char *unit_cgroup_path, CgroupLayout layout, char **reterr) {

@@ -65,6 +65,7 @@ int cgroup_apply_file_writes_at(const char *cgroupfs_root, const CgroupFileWrite
  * holds) into the unit's path in every hierarchy of a controller systemd removes again when the unit goes
  * (cpu, cpuacct, blkio, memory, devices, pids), as runc joins all of them: nothing is left behind. */
 int cgroup_join_v1_accounting(const char *unit_cgroup_path, CgroupLayout layout, char **reterr);
+void cgroup_remove_v1_accounting(const char *unit_cgroup_path, CgroupLayout layout);
 int cgroup_join_v1_accounting_at(const char *cgroupfs_root, const char *unit_cgroup_path, CgroupLayout layout,
                                  char **reterr);
 

@@ -126,6 +126,9 @@ static bool is_paths_ns_sysctl_ok(const OciConfig *c, const char *key, char **re
 
 /* Everything that can be refused from config.json alone is refused here, before any state, unit, process
  * or mount exists. */
+/* How long start waits for an init that hung up without exec'ing to show its exit. */
+#define INIT_EXIT_GRACE_USEC (2 * USEC_PER_SEC)
+
 static int validate_config(const OciConfig *c, const CreateOptions *o, char **reterr) {
         if (c->has_process && c->process.terminal && !o->console_socket && !o->ret_console_master)
                 return errorf(reterr, EINVAL, "process.terminal is true: --console-socket is required");
@@ -1003,7 +1006,9 @@ int container_start_full(const char *root, const char *id, const StartOptions *s
                 _cleanup_free_ char *how = NULL;
                 siginfo_t si = {};
 
-                if (pidfd_wait_exit(pidfd, 0) < 0) {
+                /* A dying init closes its files before it becomes a zombie: give its exit a moment to show
+                 * (a seccomp kill at execve must be reported as such, not as a hang-up). */
+                if (pidfd_wait_exit(pidfd, INIT_EXIT_GRACE_USEC) < 0) {
                         /* Alive, yet it closed the connection without saying it would exec: not ours to
                          * trust. A failing start leaves nothing running. */
                         kill_init_and_wait(pidfd);
@@ -1171,6 +1176,9 @@ int container_delete(const char *root, const char *id, bool force, char **reterr
                 if (r >= 0)
                         teardown_unit(bus, ct->unit, cgroup_may_be_populated(ct->cgroup));
         }
+        CgroupLayout layout;
+        if (!ct->user_bus && cgroup_detect_layout(&layout) >= 0)
+                cgroup_remove_v1_accounting(ct->cgroup, layout);
 
         /* A container stopped by `checkpoint` had its poststop hooks run then. */
         if (faccessat(ct->dir_fd, CHECKPOINTED_MARKER, F_OK, 0) < 0 &&
