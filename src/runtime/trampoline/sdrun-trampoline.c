@@ -93,8 +93,13 @@ __attribute__((noreturn, used)) void tramp_main(long *sp) {
                         int32_t error;
                         uint32_t len;
                         char path[4096];
-                } m = { .type = SYNC_EXEC_FAILED, .error = (int32_t) -r };
+                } m;
                 size_t n = 0;
+
+                /* Field by field: an initializer would zero the whole buffer, for which the compiler emits a
+                 * call to memset, and there is no libc here. */
+                m.type = SYNC_EXEC_FAILED;
+                m.error = (int32_t) -r;
                 while (argv[0][n] && n < sizeof m.path - 1) {
                         m.path[n] = argv[0][n];
                         n++;
