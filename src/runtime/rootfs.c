@@ -132,13 +132,14 @@ int rootfs_open_bind_sources(const OciConfig *config, const char *bundle, int **
 
                 if (mount_spec_parse(c.m->options, &c.spec) < 0)
                         continue; /* refused with its message by the init */
-                /* Best effort: a source we cannot open or clone here (an unprivileged runtime may not clone
-                 * mount trees: EPERM) is left to the init, which opens it itself and reports its own error. */
+                /* A source that does not exist is an error here, with the host's view of why. One we may not
+                 * open or clone (an unprivileged runtime may not clone mount trees: EPERM) is left to the
+                 * init, which opens it itself as before and reports its own error. */
                 if ((streq_ptr(c.m->type, "bind") || (c.spec.flags & MS_BIND)) && c.m->source) {
                         src_fd = open_source(&rc, c.m->source);
-                        if (src_fd >= 0)
-                                fds[i] = clone_tree_fd(src_fd, c.spec.flags & MS_REC);
-                        if (fds[i] < 0)
+                        if (src_fd < 0 && src_fd != -EACCES && src_fd != -EPERM)
+                                r = mount_fail(&c, reterr, src_fd, "source");
+                        else if (src_fd >= 0 && (fds[i] = clone_tree_fd(src_fd, c.spec.flags & MS_REC)) < 0)
                                 fds[i] = -EBADF;
                 }
                 mount_spec_done(&c.spec);
