@@ -63,8 +63,13 @@ is "$rc:$out" "0:CapInh:$(mask CAP_KILL CAP_NET_RAW) CapPrm:$(mask CAP_NET_RAW) 
 reset_config
 id=$(new_id secbad); track_container "$id"
 bundle_set "$B" '.process.capabilities.bounding += ["CAP_TEST"]'
-rc=0; err=$(timeout -k 2 10 "$SDRUN" --root "$SDRUN_ROOT" create --bundle "$B" "$id" 2>&1 >/dev/null) || rc=$?
-like "$rc:$err" '^1:.*process\.capabilities\.bounding.*CAP_TEST' "CAP_TEST in process.capabilities.bounding: create fails naming it: $err"
+# Unknown to sdrun and the kernel: warned about, naming the JSON path, and skipped (runtime-spec: "MUST be
+# logged as a warning ... SHOULD NOT fail"; runc and crun do the same). The init keeps stderr: a file, not a
+# pipe this shell would wait on.
+rc=0; timeout -k 2 10 "$SDRUN" --root "$SDRUN_ROOT" create --bundle "$B" "$id" >/dev/null 2>"$TEST_TMPDIR/captest.err" </dev/null || rc=$?
+err=$(cat "$TEST_TMPDIR/captest.err")
+like "$rc:$err" '^0:.*process\.capabilities\.bounding.*CAP_TEST' "CAP_TEST in process.capabilities.bounding: create warns naming it and goes on: $err"
+"$SDRUN" --root "$SDRUN_ROOT" delete --force "$id" >/dev/null 2>&1
 no_leftovers "$id"
 reset_config
 
