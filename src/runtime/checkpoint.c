@@ -121,7 +121,7 @@ int container_checkpoint(const CheckpointOptions *o, char **reterr) {
         _cleanup_(container_freep) Container *ct = NULL;
         _cleanup_(oci_config_freep) OciConfig *c = NULL;
         _cleanup_free_ char *raw = NULL, *criu = NULL, *version = NULL, *image = NULL, *work = NULL,
-                            *log_path = NULL, *netns_ext = NULL;
+                            *log_path = NULL;
         _cleanup_(strv_builder_done) StrvBuilder args = {};
         _cleanup_(criu_run_done) CriuRun run = {};
         _cleanup_close_ int errfd = -EBADF;
