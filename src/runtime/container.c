@@ -445,6 +445,23 @@ static int scope_place_stage1(pid_t stage1_pid, void *userdata, int *ret_cgroup_
         return 0;
 }
 
+/* What `state` reports besides the lifecycle: runc's "owner" (the user who created the container) and the
+ * config's annotations. Shared by create and restore; an allocation failure leaves the field unset. */
+void container_record_owner_and_annotations(Container *ct, const OciConfig *c) {
+        struct passwd pw, *res = NULL;
+        char pwbuf[4096];
+
+        if (getpwuid_r(geteuid(), &pw, pwbuf, sizeof pwbuf, &res) == 0 && res)
+                ct->owner = strdup(res->pw_name);
+        else if (asprintf(&ct->owner, "%u", (unsigned) geteuid()) < 0)
+                ct->owner = NULL;
+        if (c->n_annotations > 0) {
+                ct->annotations = cJSON_CreateObject();
+                for (size_t i = 0; ct->annotations && i < c->n_annotations; i++)
+                        cJSON_AddStringToObject(ct->annotations, c->annotations[i].key, c->annotations[i].value);
+        }
+}
+
 int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, char **reterr) {
         _cleanup_(oci_config_freep) OciConfig *c = NULL;
         _cleanup_(container_freep) Container *ct = NULL;
@@ -569,20 +586,7 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
                 r = -ENOMEM;
                 goto fail;
         }
-        /* runc's "owner": the user who created the container. */
-        {
-                struct passwd pw, *res = NULL;
-                char pwbuf[4096];
-                if (getpwuid_r(geteuid(), &pw, pwbuf, sizeof pwbuf, &res) == 0 && res)
-                        ct->owner = strdup(res->pw_name);
-                else if (asprintf(&ct->owner, "%u", (unsigned) geteuid()) < 0)
-                        ct->owner = NULL;
-        }
-        if (c->n_annotations > 0) {
-                ct->annotations = cJSON_CreateObject();
-                for (size_t i = 0; ct->annotations && i < c->n_annotations; i++)
-                        cJSON_AddStringToObject(ct->annotations, c->annotations[i].key, c->annotations[i].value);
-        }
+        container_record_owner_and_annotations(ct, c);
         r = container_save_config(ct, raw, raw_len);
         if (r >= 0)
                 r = container_save(ct);

@@ -22,6 +22,7 @@
 
 #include "cgroup-props.h"
 #include "cgroup-util.h"
+#include "container.h"
 #include "criu.h"
 #include "error-util.h"
 #include "fileio.h"
@@ -393,19 +394,7 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
         ct->rootfs = strdup(rootfs);
         ct->unit = strdup(unit);
         ct->slice = strdup(slice);
-        {
-                struct passwd pw, *res = NULL;
-                char pwbuf[4096];
-                if (getpwuid_r(geteuid(), &pw, pwbuf, sizeof pwbuf, &res) == 0 && res)
-                        ct->owner = strdup(res->pw_name);
-                else if (asprintf(&ct->owner, "%u", (unsigned) geteuid()) < 0)
-                        ct->owner = NULL;
-        }
-        if (c->n_annotations > 0) {
-                ct->annotations = cJSON_CreateObject();
-                for (size_t i = 0; ct->annotations && i < c->n_annotations; i++)
-                        cJSON_AddStringToObject(ct->annotations, c->annotations[i].key, c->annotations[i].value);
-        }
+        container_record_owner_and_annotations(ct, c);
         if (!ct->bundle || !ct->rootfs || !ct->unit || !ct->slice || container_path(ct, CRIU_ROOT, &criu_root) < 0 ||
             container_path(ct, "restore.pid", &pid_path) < 0 || asprintf(&log_path, "%s/restore.log", work) < 0) {
                 r = -ENOMEM;
