@@ -6,7 +6,9 @@ Every runtime uses its systemd cgroup manager and the same busybox rootfs; each 
 config.json that differs only in linux.cgroupsPath ("machine.slice:bench-<rt>:<id>"), written before the
 timed command. Runtimes alternate within every iteration, in a rotating order. Times are wall-clock
 times of the runtime's process (fork to reap, measured here); peak RSS is measured by GNU time in an extra,
-untimed run per iteration.
+untimed run per iteration. CPU time is user+sys of the runtime's process from wait4()'s rusage, which also
+counts the children it waited for. SDRUN_BASELINE=/path/to/another/sdrun adds a runtime "base" (another
+sdrun build, e.g. the code before a change) measured in the same run.
 """
 
 import argparse
@@ -20,7 +22,7 @@ import sys
 import tempfile
 import time
 
-RUNTIMES = ("sdrun", "crun", "runc")
+RUNTIMES = ("sdrun", "crun", "runc", "base")  # base: $SDRUN_BASELINE, another sdrun build
 GNU_TIME = "/usr/bin/time"  # Debian package "time"
 LONG_SLEEP = ["/bin/sleep", "1000000"]
 
@@ -33,6 +35,8 @@ OPS = {
     "exec": ("exec /bin/true into a running container", 1.0, "ms"),
     "rss": ("peak RSS of the runtime during run", 1.0, "KiB"),
     "seq": ("N sequential runs, total", 0.75, "ms"),
+    "pid1": ("PID 1 CPU per container (seq, per block)", 1.0, "ms"),
+    "pid1_sched": ("PID 1 on-CPU per container (schedstat)", 1.0, "ms"),
     "many_first": ("create+start, first 10% of the many", None, "ms"),
     "many_last": ("create+start, last 10% of the many", None, "ms"),
     "many_growth": ("growth: last 10% / first 10% (1.0 = flat)", None, "x"),
@@ -73,6 +77,7 @@ class Runtime:
         self.base = base_config
         self.live = set()  # ids that may exist and must be cleaned up
         self.seq = 0
+        self.last_cpu = 0.0  # user+sys seconds of the last call()'s process and its waited-for children
         self.errlog = os.path.join(workdir, "stderr-" + name)
 
     def new_id(self):
@@ -95,7 +100,8 @@ class Runtime:
 
     def call(self, args, check=True, capture=False):
         """Run the runtime; return (seconds, ru_maxrss (not the runtime's own: see peak_rss), returncode,
-        stdout)."""
+        stdout). self.last_cpu is set to the process's ru_utime+ru_stime (seconds), which include the
+        children it waited for (the container's init for a foreground run, the process of an exec)."""
         with open(self.errlog, "w+b") as err:
             out = subprocess.PIPE if capture else subprocess.DEVNULL
             t0 = time.perf_counter()
@@ -106,6 +112,7 @@ class Runtime:
                 p.stdout.close()
             _, status, ru = os.wait4(p.pid, 0)
             t = time.perf_counter() - t0
+            self.last_cpu = ru.ru_utime + ru.ru_stime
             p.returncode = os.waitstatus_to_exitcode(status)
             if check and p.returncode != 0:
                 err.seek(0)
@@ -199,10 +206,18 @@ class Bench:
         self.rts = rts
         self.opts = opts
         self.samples = {op: {rt.name: [] for rt in rts} for op in OPS}
+        self.cpu = {op: {rt.name: [] for rt in rts} for op in OPS}  # runtime's user+sys, ms
+        self.pid1 = {}  # runtime -> {"runs", "ticks", "ms_per_run"} over the whole seq phase
         self.notes = []
 
-    def add(self, op, rt, value):
+    def add(self, op, rt, value, cpu=None):
         self.samples[op][rt.name].append(value)
+        if cpu is not None:
+            self.cpu[op][rt.name].append(cpu)
+
+    def add_last(self, op, rt, t):
+        """Add a wall time (seconds) and the CPU time of the call that took it."""
+        self.add(op, rt, t * 1000, rt.last_cpu * 1000)
 
     def single_ops(self):
         n = self.opts.iterations
@@ -229,7 +244,7 @@ class Bench:
                 rt.live.add(cid)
                 t, _, _, _ = rt.call(["run", "--bundle", b, cid])
                 rt.live.discard(cid)
-                self.add("run", rt, t * 1000)
+                self.add_last("run", rt, t)
                 # Peak RSS, untimed, through GNU time: ru_maxrss of a child forked from this (large) Python
                 # process would carry Python's RSS across the exec.
                 rt.live.add(cid)
@@ -241,89 +256,167 @@ class Bench:
                 b = rt.bundle(cid, ["/bin/true"])
                 rt.live.add(cid)
                 t, _, _, _ = rt.call(["create", "--bundle", b, cid])
-                self.add("create", rt, t * 1000)
+                self.add_last("create", rt, t)
                 t, _, _, _ = rt.call(["start", cid])
-                self.add("start", rt, t * 1000)
+                self.add_last("start", rt, t)
                 rt.wait_stopped(cid)
                 t, _, _, _ = rt.call(["delete", cid])
-                self.add("delete", rt, t * 1000)
+                self.add_last("delete", rt, t)
                 rt.live.discard(cid)
                 rt.drop_bundle(cid)
                 if exec_ok[rt.name]:
                     t, _, _, _ = rt.call(["exec", exec_ids[rt.name], "/bin/true"])
-                    self.add("exec", rt, t * 1000)
+                    self.add_last("exec", rt, t)
             progress("single operations", i + 1, n)
         for rt in self.rts:
             rt.cleanup()
 
     def sequential(self):
+        """N back-to-back runs per runtime, in blocks of --seq-block runs of one runtime.
+
+        PID 1's CPU time cannot be told apart per run when runtimes alternate (systemd finishes a scope's
+        clean-up after the runtime has returned, during the next runtime's run), so each runtime runs a
+        block of consecutive runs; before and after every block PID 1 is left to go idle (its utime+stime
+        from /proc/1/stat stops moving) and the delta over the block is that runtime's. The blocks rotate
+        like the iterations elsewhere, so slow drifts of the machine still hit every runtime alike."""
         n = self.opts.seq
+        block = max(1, self.opts.seq_block)
+        tick_ms = 1000.0 / os.sysconf("SC_CLK_TCK")
         total = {rt.name: 0.0 for rt in self.rts}
-        for i in range(n):
-            for rt in rotated(self.rts, i):
-                cid = rt.new_id()
-                b = rt.bundle(cid, ["/bin/true"])
-                rt.live.add(cid)
-                t, _, _, _ = rt.call(["run", "--bundle", b, cid])
-                rt.live.discard(cid)
-                rt.drop_bundle(cid)
-                total[rt.name] += t
-            if (i + 1) % 10 == 0 or i + 1 == n:
-                progress("%d sequential runs" % n, i + 1, n)
+        cpu = {rt.name: 0.0 for rt in self.rts}
+        done = {rt.name: 0 for rt in self.rts}
+        ticks = {rt.name: 0 for rt in self.rts}
+        r = 0
+        while any(done[rt.name] < n for rt in self.rts):
+            for rt in rotated(self.rts, r):
+                k = min(block, n - done[rt.name])
+                if k <= 0:
+                    continue
+                before = self.pid1_idle()
+                sched0 = pid1_sched_ns()
+                for _ in range(k):
+                    cid = rt.new_id()
+                    b = rt.bundle(cid, ["/bin/true"])
+                    rt.live.add(cid)
+                    t, _, _, _ = rt.call(["run", "--bundle", b, cid])
+                    rt.live.discard(cid)
+                    rt.drop_bundle(cid)
+                    total[rt.name] += t
+                    cpu[rt.name] += rt.last_cpu
+                after = self.pid1_idle()
+                sched1 = pid1_sched_ns()
+                ticks[rt.name] += after - before
+                self.add("pid1", rt, (after - before) * tick_ms / k)
+                if sched0 is not None and sched1 is not None:
+                    self.add("pid1_sched", rt, (sched1 - sched0) / 1e6 / k)
+                done[rt.name] += k
+            r += 1
+            progress("%d sequential runs" % n, min(done.values()), n)
         for rt in self.rts:
-            self.add("seq", rt, total[rt.name] * 1000)
+            self.add("seq", rt, total[rt.name] * 1000, cpu[rt.name] * 1000)
+            self.pid1[rt.name] = {"runs": n, "ticks": ticks[rt.name], "ms_per_run": ticks[rt.name] * tick_ms / n}
+
+    def pid1_idle(self, settle=0.15, timeout=5.0):
+        """PID 1's utime+stime (clock ticks) once it has gone idle: its on-CPU time (/proc/1/schedstat, ns)
+        grew by less than 0.5 ms in `settle` seconds, or without schedstats its ticks did not move."""
+        deadline = time.monotonic() + timeout
+        while True:
+            t0, s0 = pid1_ticks(), pid1_sched_ns()
+            time.sleep(settle)
+            t1, s1 = pid1_ticks(), pid1_sched_ns()
+            if (s1 - s0 < 500000) if s0 is not None and s1 is not None else t1 == t0:
+                return t1
+            if time.monotonic() >= deadline:
+                break
+        note = "PID 1 did not go idle within %.0f s between seq blocks (its CPU numbers include other work)" % timeout
+        if note not in self.notes:
+            self.notes.append(note)
+        return t1
 
     def many(self):
         n = self.opts.many
         tenth = max(1, n // 10)
         for k, rt in enumerate(rotated(self.rts, 0)):
             per = []
+            per_cpu = []
             ids = []
             for i in range(n):
                 cid = rt.new_id()
                 b = rt.bundle(cid, LONG_SLEEP)
                 rt.live.add(cid)
                 t1, _, _, _ = rt.call(["create", "--bundle", b, cid])
+                c1 = rt.last_cpu
                 t2, _, _, _ = rt.call(["start", cid])
                 per.append((t1 + t2) * 1000)
+                per_cpu.append((c1 + rt.last_cpu) * 1000)
                 ids.append(cid)
                 if (i + 1) % 50 == 0 or i + 1 == n:
                     progress("%d long-lived containers (%s)" % (n, rt.name), i + 1, n)
             self.samples["many_first"][rt.name] = per[:tenth]
             self.samples["many_last"][rt.name] = per[-tenth:]
+            self.cpu["many_first"][rt.name] = per_cpu[:tenth]
+            self.cpu["many_last"][rt.name] = per_cpu[-tenth:]
             self.add("many_growth", rt, median(per[-tenth:]) / median(per[:tenth]))
             for _ in range(5):
                 t, _, _, out = rt.call(["list"], capture=True)
-                self.add("list", rt, t * 1000)
+                self.add_last("list", rt, t)
             listed = sum(1 for cid in ids if cid.encode() in out)
             if listed != n:
                 raise BenchError("%s list shows %d of the %d containers" % (rt.name, listed, n))
             t0 = time.perf_counter()
+            c = 0.0
             for cid in ids:
                 rt.call(["delete", "--force", cid])
+                c += rt.last_cpu
                 rt.live.discard(cid)
-            self.add("delete_all", rt, (time.perf_counter() - t0) * 1000)
+            self.add("delete_all", rt, (time.perf_counter() - t0) * 1000, c * 1000)
             for cid in ids:
                 rt.drop_bundle(cid)
 
     def summary(self):
         res = {}
+        names = [rt.name for rt in self.rts]
         for op, (desc, target, unit) in OPS.items():
             row = {"description": desc, "unit": unit, "target_vs_crun": target}
-            for rt in self.rts:
-                v = self.samples[op][rt.name]
+            for name in names:
+                v = self.samples[op][name]
                 if not v:
                     continue
-                row[rt.name] = {"n": len(v), "median": median(v), "p95": pct(v, 95), "min": min(v), "max": max(v)}
+                row[name] = {"n": len(v), "median": median(v), "p95": pct(v, 95), "min": min(v), "max": max(v)}
+                c = self.cpu[op][name]
+                if c:
+                    row[name]["cpu"] = {"n": len(c), "median": median(c), "p95": pct(c, 95)}
+                if op == "pid1" and name in self.pid1:
+                    row[name].update(self.pid1[name])
             sd = row.get("sdrun")
-            for other in ("crun", "runc"):
+            for other in names:
                 o = row.get(other)
-                if sd and o and o["median"]:
+                if other == "sdrun" or not sd or not o:
+                    continue
+                if o["median"]:
                     row["sdrun/" + other] = sd["median"] / o["median"]
+                if "cpu" in sd and "cpu" in o and o["cpu"]["median"]:
+                    row["cpu sdrun/" + other] = sd["cpu"]["median"] / o["cpu"]["median"]
             if target is not None and "sdrun/crun" in row:
                 row["target_met"] = row["sdrun/crun"] <= target
             res[op] = row
         return res
+
+
+def pid1_ticks():
+    """utime+stime of PID 1 (the box's systemd) in clock ticks, from /proc/1/stat."""
+    with open("/proc/1/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # fields 14 and 15 of proc(5), counted after the comm
+
+
+def pid1_sched_ns():
+    """Time PID 1's main thread spent on a CPU (ns, /proc/1/schedstat), or None without schedstats."""
+    try:
+        with open("/proc/1/schedstat") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def progress(what, i, n):
@@ -342,15 +435,19 @@ def fmt(v, unit):
 
 def print_table(summary, rts, meta):
     names = [rt.name for rt in rts]
+    others = [n for n in names if n != "sdrun"]
     print()
-    print("sdrun benchmark — %s, %s, %d iterations (seq %d, many %d)" % (
-        meta["host"], meta["cgroup_layout"], meta["iterations"], meta["seq"], meta["many"]))
+    print("sdrun benchmark — %s, %s, %d iterations (seq %d in blocks of %d, many %d)" % (
+        meta["host"], meta["cgroup_layout"], meta["iterations"], meta["seq"], meta["seq_block"], meta["many"]))
+    print("  load average at start %s, at end %s" % (meta["load_start"], meta["load_end"]))
     for rt in names:
         print("  %-5s %s" % (rt, meta["versions"][rt]))
     hdr = "%-44s %5s" % ("operation", "unit")
     for rt in names:
-        hdr += " %10s %10s" % (rt + " med", rt + " p95")
-    hdr += " %8s %8s %6s %5s" % ("sd/crun", "sd/runc", "target", "met")
+        hdr += " %10s %10s %10s" % (rt + " med", rt + " p95", rt + " cpu")
+    for o in others:
+        hdr += " %8s" % ("sd/" + o)
+    hdr += " %6s %5s" % ("target", "met")
     print(hdr)
     print("-" * len(hdr))
     for op, row in summary.items():
@@ -360,13 +457,24 @@ def print_table(summary, rts, meta):
         line = "%-44s %5s" % (row["description"][:44], unit)
         for rt in names:
             s = row.get(rt)
-            line += " %10s %10s" % (fmt(s and s["median"], unit), fmt(s and s["p95"], unit))
-        r1, r2 = row.get("sdrun/crun"), row.get("sdrun/runc")
+            c = s and s.get("cpu")
+            line += " %10s %10s %10s" % (fmt(s and s["median"], unit), fmt(s and s["p95"], unit),
+                                         fmt(c and c["median"], "ms"))
+        for o in others:
+            r = row.get("sdrun/" + o)
+            line += " %8s" % ("%.2f" % r if r is not None else "-")
         tgt = row["target_vs_crun"]
         met = row.get("target_met")
-        line += " %8s %8s %6s %5s" % ("%.2f" % r1 if r1 is not None else "-", "%.2f" % r2 if r2 is not None else "-",
-                                      "<=%.2f" % tgt if tgt is not None else "", "" if met is None else ("yes" if met else "NO"))
+        line += " %6s %5s" % ("<=%.2f" % tgt if tgt is not None else "",
+                              "" if met is None else ("yes" if met else "NO"))
         print(line)
+    pid1 = summary.get("pid1", {})
+    if any(rt in pid1 for rt in names):
+        print()
+        print("PID 1 CPU per container over all seq runs (utime+stime delta / runs): " + ", ".join(
+            "%s %.2f ms (%d ticks / %d)" % (rt, pid1[rt]["ms_per_run"], pid1[rt]["ticks"], pid1[rt]["runs"])
+            for rt in names if rt in pid1))
+    print("cpu = median user+sys of the runtime's process per operation (ms), including the children it waited for")
     print()
 
 
@@ -375,7 +483,12 @@ def main():
     ap.add_argument("--iterations", type=int, default=int(os.environ.get("BENCH_ITERATIONS", 40)))
     ap.add_argument("--seq", type=int, default=int(os.environ.get("BENCH_SEQ", 100)))
     ap.add_argument("--many", type=int, default=int(os.environ.get("BENCH_MANY", 200)))
+    ap.add_argument("--seq-block", type=int, default=int(os.environ.get("BENCH_SEQ_BLOCK", 10)),
+                    help="consecutive runs of one runtime per seq block (PID 1's CPU is measured per block)")
     ap.add_argument("--only", default="single,seq,many", help="comma-separated: single, seq, many")
+    ap.add_argument("--runtimes", default=os.environ.get("BENCH_RUNTIMES"),
+                    help="comma-separated, sdrun first: sdrun,crun,runc,base (default sdrun,crun,runc, "
+                         "plus base when $SDRUN_BASELINE is set)")
     ap.add_argument("--json", default=None, help="summary file (default $SDRUN_BUILDDIR/bench-results.json)")
     opts = ap.parse_args()
     if opts.json is None:
@@ -383,14 +496,36 @@ def main():
     parts = set(opts.only.split(","))
 
     sdrun = os.environ.get("SDRUN") or "sdrun"
-    crun = os.environ.get("CRUN") or shutil.which("crun")
-    runc = os.environ.get("RUNC") or shutil.which("runc")
+    baseline = os.environ.get("SDRUN_BASELINE") or None
+    binaries = {
+        "sdrun": sdrun,
+        "crun": os.environ.get("CRUN") or shutil.which("crun"),
+        "runc": os.environ.get("RUNC") or shutil.which("runc"),
+        "base": baseline,
+    }
+    if opts.runtimes is None:
+        opts.runtimes = "sdrun,crun,runc" + (",base" if baseline else "")
+    names = [n.strip() for n in opts.runtimes.split(",") if n.strip()]
+    for n in names:
+        if n not in RUNTIMES:
+            print("bench: --runtimes: unknown runtime %r (known: %s)" % (n, ", ".join(RUNTIMES)), file=sys.stderr)
+            return 1
+    if len(set(names)) != len(names) or "sdrun" not in names:
+        print("bench: --runtimes %s: sdrun must be in it (the ratios are sdrun's), each name once" % opts.runtimes,
+              file=sys.stderr)
+        return 1
+    if "base" in names and not (baseline and os.access(baseline, os.X_OK)):
+        print("bench: --runtimes with base: SDRUN_BASELINE must name an sdrun executable (is %r)" % baseline,
+              file=sys.stderr)
+        return 1
     if not os.access(GNU_TIME, os.X_OK):
         print("bench: %s is missing (Debian package time)" % GNU_TIME, file=sys.stderr)
         return 1
-    if not crun or not runc:
-        print("bench: crun and runc must be installed (Debian packages crun, runc)", file=sys.stderr)
-        return 1
+    for n in ("crun", "runc"):
+        if n in names and not binaries[n]:
+            print("bench: %s is not installed (Debian package %s; or leave it out of --runtimes)" % (n, n),
+                  file=sys.stderr)
+            return 1
 
     # SIGTERM (e.g. the box going down) unwinds through the finally below like Ctrl-C.
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
@@ -403,17 +538,20 @@ def main():
         make_rootfs(rootfs)
         cfg = base_config(sdrun, workdir)
         states = os.path.join(workdir, "state")
-        rts = [
-            Runtime("sdrun", [sdrun], os.path.join(states, "sdrun"), workdir, rootfs, cfg),
-            Runtime("crun", [crun, "--systemd-cgroup"], os.path.join(states, "crun"), workdir, rootfs, cfg),
-            Runtime("runc", [runc, "--systemd-cgroup"], os.path.join(states, "runc"), workdir, rootfs, cfg),
-        ]
+        # Every runtime has its own --root and its own scope names (bench-<name>-<id>.scope).
+        argv = {"sdrun": [sdrun], "base": [baseline] if baseline else None,
+                "crun": [binaries["crun"], "--systemd-cgroup"], "runc": [binaries["runc"], "--systemd-cgroup"]}
+        rts = [Runtime(n, argv[n], os.path.join(states, n), workdir, rootfs, cfg) for n in names]
         meta = {
             "host": platform.node() + " " + platform.release(),
             "cgroup_layout": "unified" if os.path.exists("/sys/fs/cgroup/cgroup.controllers") else "hybrid/legacy",
             "cpus": os.cpu_count(),
-            "iterations": opts.iterations, "seq": opts.seq, "many": opts.many,
-            "versions": {"sdrun": version([sdrun]), "crun": version([crun]), "runc": version([runc])},
+            "iterations": opts.iterations, "seq": opts.seq, "seq_block": opts.seq_block, "many": opts.many,
+            "runtimes": names,
+            "binaries": {n: binaries[n] for n in names},
+            "versions": {n: version([binaries[n]]) for n in names},
+            "clk_tck": os.sysconf("SC_CLK_TCK"),
+            "load_start": "%.2f %.2f %.2f" % os.getloadavg(),
             "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
         b = Bench(rts, opts)
@@ -423,6 +561,7 @@ def main():
             b.sequential()
         if "many" in parts and opts.many > 0:
             b.many()
+        meta["load_end"] = "%.2f %.2f %.2f" % os.getloadavg()
         s = b.summary()
         # The "seq" row is one total per runtime: label it with the count.
         s["seq"]["description"] = "%d sequential runs, total" % opts.seq
