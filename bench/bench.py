@@ -475,6 +475,10 @@ def print_table(summary, rts, meta):
             "%s %.2f ms (%d ticks / %d)" % (rt, pid1[rt]["ms_per_run"], pid1[rt]["ticks"], pid1[rt]["runs"])
             for rt in names if rt in pid1))
     print("cpu = median user+sys of the runtime's process per operation (ms), including the children it waited for")
+    for o in others:
+        r = ["%s %.2f" % (op, row["cpu sdrun/" + o]) for op, row in summary.items() if "cpu sdrun/" + o in row]
+        if r:
+            print("cpu sdrun/%s: %s" % (o, ", ".join(r)))
     print()
 
 
