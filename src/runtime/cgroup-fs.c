@@ -171,13 +171,25 @@ int cgroup_apply_file_writes_at(const char *root, const CgroupFileWrites *w, con
                         if (asprintf(&dir, "%s/%s%s", root, e->controller, cg) < 0)
                                 return -ENOMEM;
                 }
-                if (asprintf(&path, "%s/%s", dir, e->file) < 0)
-                        return -ENOMEM;
+                /* "a|b": the first of the files that exists (blkio.bfq.weight_device where the kernel has BFQ,
+                 * blkio.weight_device where it has CFQ); the last one is named when none does. */
+                for (const char *f = e->file;;) {
+                        size_t n = strcspn(f, "|");
+                        free(path);
+                        if (asprintf(&path, "%s/%.*s", dir, (int) n, f) < 0)
+                                return -ENOMEM;
+                        if (f[n] == 0 || access(path, F_OK) >= 0)
+                                break;
+                        f += n + 1;
+                }
                 r = write_string_file(path, e->value);
                 if (r < 0)
                         return errorf(reterr, r, "write \"%s\" to %s: %s", e->value, path,
-                                      r == -ENOENT ? "no such file (controller not enabled for this cgroup?)"
-                                                 : strerror(-r));
+                                      r == -ENOENT    ? "no such file (controller not enabled for this cgroup?)"
+                                      : r == -ENODEV  ? "no such block device"
+                                      : r == -EOPNOTSUPP && strstr(path, "bfq")
+                                                      ? "the device does not use the bfq I/O scheduler"
+                                                      : strerror(-r));
         }
         return 0;
 }
@@ -188,12 +200,13 @@ int cgroup_apply_file_writes(const CgroupFileWrites *w, const char *unit_cgroup_
 }
 
 /* Whether every controller of a v1 hierarchy ("cpu,cpuacct") is one that systemd trims from a unit's path
- * when the unit stops. */
+ * when the unit stops. systemd handles cpu and cpuacct as one (it trims and realizes them under the name
+ * "cpu"): a cpuacct hierarchy mounted on its own is never trimmed, so it is not one of these. */
 static bool v1_hierarchy_trimmed_by_systemd(const char *controllers) {
         static const char *const trimmed[] = { "cpu", "cpuacct", "blkio", "memory", "devices", "pids" };
         const char *p = controllers;
 
-        if (isempty(controllers))
+        if (isempty(controllers) || streq(controllers, "cpuacct"))
                 return false;
         while (*p) {
                 size_t n = strcspn(p, ",");
@@ -266,6 +279,39 @@ void cgroup_remove_v1_accounting(const char *unit_cgroup_path, CgroupLayout layo
 
 int cgroup_join_v1_accounting(const char *unit_cgroup_path, CgroupLayout layout, char **reterr) {
         return cgroup_join_v1_accounting_at(CGROUPFS, unit_cgroup_path, layout, reterr);
+}
+
+int cgroup_join_v1_untrimmed_at(const char *root, const char *cg, CgroupLayout layout, char **reterr) {
+        CgroupMembership *m = NULL;
+        size_t n = 0;
+        bool lone_cpuacct = false;
+        int r;
+
+        assert(root);
+        assert(cg);
+
+        if (layout != CGROUP_LAYOUT_HYBRID && layout != CGROUP_LAYOUT_LEGACY)
+                return 0;
+        r = cgroup_read_memberships(0, &m, &n);
+        if (r < 0)
+                return errorf(reterr, r, "read /proc/self/cgroup: %s", strerror(-r));
+        for (size_t i = 0; i < n; i++)
+                lone_cpuacct = lone_cpuacct || streq(m[i].controllers, "cpuacct");
+        cgroup_memberships_free(m, n);
+        if (!lone_cpuacct)
+                return 0;
+
+        _cleanup_free_ char *dir = NULL;
+        struct stat st;
+        if (asprintf(&dir, "%s/cpuacct", root) < 0)
+                return -ENOMEM;
+        if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+                return 0; /* not mounted where we look: nothing to join */
+        return ensure_v1_dir(root, "cpuacct", cg, layout, reterr);
+}
+
+int cgroup_join_v1_untrimmed(const char *unit_cgroup_path, CgroupLayout layout, char **reterr) {
+        return cgroup_join_v1_untrimmed_at(CGROUPFS, unit_cgroup_path, layout, reterr);
 }
 
 /* ---------------------------------------------------------------------------------------------------- */

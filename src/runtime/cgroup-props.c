@@ -493,6 +493,15 @@ static int map_block_io(const OciResources *r, bool v2, UnitPropertyList *props,
                                : unit_property_add_pair_st(props, "BlockIODeviceWeight", p, d->weight);
                         if (k < 0)
                                 return k;
+                        /* systemd writes only blkio.weight_device, which a kernel with BFQ and no CFQ does not
+                         * have, and ignores the failure: written here too, so that a weight that cannot be set
+                         * fails as with runc instead of being dropped. */
+                        if (!v2) {
+                                k = add_writef(w, "blkio", "blkio.bfq.weight_device|blkio.weight_device",
+                                               "%" PRIi64 ":%" PRIi64 " %u", d->major, d->minor, d->weight);
+                                if (k < 0)
+                                        return k;
+                        }
                 }
                 if (d->has_leaf_weight) {
                         if (v2)

@@ -68,6 +68,12 @@ int cgroup_join_v1_accounting(const char *unit_cgroup_path, CgroupLayout layout,
 void cgroup_remove_v1_accounting(const char *unit_cgroup_path, CgroupLayout layout);
 int cgroup_join_v1_accounting_at(const char *cgroupfs_root, const char *unit_cgroup_path, CgroupLayout layout,
                                  char **reterr);
+/* The hierarchies systemd never trims (cpuacct mounted apart from cpu): joined by `start`, with every
+ * process of the unit, just before the init is released, and removed by `delete`. Not at create, so that a
+ * create killed half-way leaves nothing systemd does not clean up. */
+int cgroup_join_v1_untrimmed(const char *unit_cgroup_path, CgroupLayout layout, char **reterr);
+int cgroup_join_v1_untrimmed_at(const char *cgroupfs_root, const char *unit_cgroup_path, CgroupLayout layout,
+                                char **reterr);
 
 /* annotations "org.systemd.property.NAME" = VALUE -> unit property NAME. VALUE is GVariant-like text:
  * "uint64 5", "int64 -1", "uint32 5", "int32 5", "@t 5", "@x -1", "@u 5", "@i 5", "@s 'x'", "true", "false",

@@ -943,6 +943,13 @@ int container_start_full(const char *root, const char *id, const StartOptions *s
         r = connect_start_socket(ct, &conn, reterr);
         if (r < 0)
                 return r;
+        /* The v1 hierarchies systemd never cleans up are joined only now (see cgroup-props.h). */
+        CgroupLayout layout;
+        if (!ct->user_bus && !isempty(ct->cgroup) && cgroup_detect_layout(&layout) >= 0) {
+                r = cgroup_join_v1_untrimmed(ct->cgroup, layout, reterr);
+                if (r < 0)
+                        return errwrap(reterr, r, "cannot start container: join the v1 cpuacct hierarchy");
+        }
         /* Recorded before the init is released: a state that cannot be written (a full --root) fails the
          * start with nothing executed, and a start that fails later kills the init, so that "running" with
          * a dead init reads as stopped. */

@@ -92,6 +92,52 @@ hybrid)
         fi
         ok_desc "delete --force" sd delete --force "$id"
         no_leftovers "$id"
+
+        # blockIO.weightDevice on v1: systemd writes only blkio.weight_device and ignores a failure, so a
+        # weight the kernel refuses (no CFQ; BFQ not the device's scheduler) would be dropped silently.
+        # sdrun writes the file itself and fails as runc does. A block device not using bfq is the probe.
+        wdev=""
+        for q in /sys/block/*/queue/scheduler; do
+                grep -q '\[bfq\]' "$q" && continue
+                wdev=$(cat "${q%/queue/scheduler}/dev") && break
+        done
+        if [ -n "$wdev" ]; then
+                id=$(new_id resw); track_container "$id"
+                unit=$(unit_of "$id")
+                bundle_set "$B" '.linux.resources={blockIO: {weightDevice: [{major: $M, minor: $m, weight: 500}]}}' \
+                        --argjson M "${wdev%:*}" --argjson m "${wdev#*:}"
+                rc=0; err=$(sd create --bundle "$B" "$id" 2>&1) || rc=$?
+                is "$rc" 1 "weightDevice $wdev (no bfq on it): create fails instead of dropping the weight"
+                like "$err" "write \"$wdev 500\" to .*blkio[.a-z]*weight_device" "the error names the cgroup file and value"
+                no_leftovers "$id"
+                # The same through `update -r` of a running container.
+                bundle_set "$B" 'del(.linux.resources)'
+                ok_desc "weightDevice update: create" sd create --bundle "$B" "$id"
+                jq -n '{blockIO: {weightDevice: [{major: $M, minor: $m, weight: 500}]}}' \
+                        --argjson M "${wdev%:*}" --argjson m "${wdev#*:}" >"$TEST_TMPDIR/wd.json"
+                rc=0; err=$(sd update -r "$TEST_TMPDIR/wd.json" "$id" 2>&1) || rc=$?
+                is "$rc" 1 "update -r with that weightDevice fails too"
+                like "$err" "weight_device" "and says which file refused it"
+                ok_desc "weightDevice update: delete --force" sd delete --force "$id"
+                no_leftovers "$id"
+                bundle_set "$B" '.linux.resources={blockIO: {weightDevice: [{major: $M, minor: $m, weight: 500}]}}' \
+                        --argjson M "${wdev%:*}" --argjson m "${wdev#*:}"
+                if command -v runc >/dev/null; then
+                        rcid=$(new_id resw-runc)
+                        jq --arg p "machine.slice:sdrun-test:$rcid" '.linux.cgroupsPath=$p' "$B/config.json" >"$TEST_TMPDIR/runc-config.json"
+                        mkdir -p "$TEST_TMPDIR/rb" && cp "$TEST_TMPDIR/runc-config.json" "$TEST_TMPDIR/rb/config.json"
+                        ln -sfn "$B/rootfs" "$TEST_TMPDIR/rb/rootfs"
+                        rrc=0; (cd "$TEST_TMPDIR/rb" && runc --systemd-cgroup --root "$TEST_TMPDIR/runc" create "$rcid") >/dev/null 2>&1 || rrc=$?
+                        ok_desc "control: runc refuses the same weightDevice too" test "$rrc" != 0
+                        runc --root "$TEST_TMPDIR/runc" delete --force "$rcid" >/dev/null 2>&1
+                        for d in /sys/fs/cgroup/*/machine.slice/sdrun-test-"$rcid".scope; do
+                                [ -d "$d" ] && rmdir "$d" 2>/dev/null
+                        done
+                fi
+        else
+                skip "every block device uses bfq here: no device to probe a refused weightDevice with"
+        fi
+        bundle_set "$B" 'del(.linux.resources)'
         ;;
 unified)
         # ------------------------------------------------------------------------------------------------

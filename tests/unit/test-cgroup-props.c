@@ -228,6 +228,7 @@ static void test_pids_blockio(void) {
         check("blockIO", &r, H, 0,
               "BlockIOWeight=500; BlockIODeviceWeight=/dev/block/8:0 100; BlockIOReadBandwidth=/dev/block/8:0 "
               "1048576; BlockIOWriteBandwidth=/dev/block/8:16 infinity",
+              "blkio:blkio.bfq.weight_device|blkio.weight_device=8:0 100; "
               "blkio:blkio.throttle.read_iops_device=8:0 100; blkio:blkio.throttle.write_iops_device=8:0 200");
 
         r = res();
