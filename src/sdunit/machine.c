@@ -90,6 +90,7 @@ int sdunit_register_machine(bool user, const char *name, pid_t leader, const cha
  * systemd) overlap with the container's setup instead of adding to `create`. */
 struct SdUnitMachineCall {
         sd_bus *bus;
+        bool shared; /* the process's connection to systemd: not ours to close */
         sd_bus_slot *slot;
         char *name;
         bool done;
@@ -114,7 +115,10 @@ void sdunit_machine_call_free(SdUnitMachineCall *c) {
         if (!c)
                 return;
         sd_bus_slot_unref(c->slot);
-        sd_bus_flush_close_unref(c->bus);
+        if (c->shared)
+                sd_bus_unref(c->bus);
+        else
+                sd_bus_flush_close_unref(c->bus);
         sd_bus_error_free(&c->error);
         free(c->name);
         free(c);
@@ -138,7 +142,10 @@ int sdunit_register_machine_begin(bool user, const char *name, pid_t leader, con
                 sdunit_machine_call_free(c);
                 return -ENOMEM;
         }
-        r = sd_bus_open_system(&c->bus);
+        /* One connection for systemd and machined where there is one already (one Hello less). */
+        c->bus = sdunit_bus_ref_system_broker();
+        c->shared = c->bus;
+        r = c->bus ? 0 : sd_bus_open_system(&c->bus);
         if (r < 0) {
                 sdunit_machine_call_free(c);
                 return sdunit_fail(reterr, r, NULL, "connect to the system bus");

@@ -42,6 +42,10 @@ int sdunit_fail(char **reterr, int r, const sd_bus_error *e, const char *fmt, ..
 /* Fill *reterr with the formatted message alone (for messages that already say everything) and return r. */
 int sdunit_fail_plain(char **reterr, int r, const char *fmt, ...) _printf_(3, 4);
 
+/* A new reference to this process's open system-bus connection (through the broker, not PID 1's private
+ * socket), for calls to other services on the same connection; NULL when there is none. */
+sd_bus *sdunit_bus_ref_system_broker(void);
+
 /* Install (once per connection) the JobRemoved match and subscribe to the manager's signals. */
 int sdunit_bus_watch_jobs(SdUnitBus *b, char **reterr);
 /* Wait until the job at `w->job_path` is removed or timeout_usec passes (-ETIMEDOUT). The wait must have

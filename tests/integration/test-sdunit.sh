@@ -164,4 +164,25 @@ like "$out" 'y.slice -> error' "a slice as the name is refused"
 out=$("$SDUNIT_SMOKE" bench "${SDUNIT_BENCH_N:-20}" 2>&1)
 like "$out" "^bench n [0-9]+ median_usec [0-9]+" "scope round trips: $out"
 
+# --- which connection: the system bus, PID 1's private socket only without one ---------------------------
+# Through the bus, sdrun's StartTransientUnit shows up in busctl monitor; with the bus socket hidden (a
+# mount namespace over /run/dbus/system_bus_socket) sdrun still works, over /run/systemd/private.
+B=$TEST_TMPDIR/conn
+make_bundle "$B" || bail "make_bundle failed"
+cid=$(new_id conn); track_container "$cid"
+busctl monitor --system >"$TEST_TMPDIR/monitor" 2>&1 &
+mon=$!
+sleep 0.5
+ok_desc "run through the system bus" "$SDRUN" --root "$SDRUN_ROOT" run --bundle "$B" "$cid"
+sleep 0.3
+kill "$mon" 2>/dev/null; wait "$mon" 2>/dev/null
+ok_desc "the scope was started through the broker (busctl monitor saw StartTransientUnit for it)" \
+        grep -q "STRING \"$(unit_of "$cid")\"" "$TEST_TMPDIR/monitor"
+no_leftovers "$cid"
+cid=$(new_id conn-private); track_container "$cid"
+ok_desc "without a system bus, run works over PID 1's private socket" \
+        unshare -m sh -c 'mount --bind /dev/null /run/dbus/system_bus_socket && exec "$0" --root "$1" run --bundle "$2" "$3"' \
+        "$SDRUN" "$SDRUN_ROOT" "$B" "$cid"
+no_leftovers "$cid"
+
 done_testing
