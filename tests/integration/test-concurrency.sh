@@ -14,7 +14,7 @@ CALL_TIMEOUT=60      # seconds for one sdrun call: far above its normal ~20 ms
 TOTAL_TIMEOUT=300    # seconds for the whole run
 prefix=cc$$x         # in every id, unit name and cgroup of this test (ids have no '-' to keep it greppable)
 
-plan 9
+plan 11
 
 B=$TEST_TMPDIR/bundle
 make_bundle "$B" || bail "cannot make the bundle"
@@ -41,6 +41,10 @@ sd() {
 status_of() {
         sd state "$1" | jq -r .status 2>/dev/null
 }
+
+# The id-reuse runs below (after the workers).
+reuse=${prefix}reuse
+track_container "$reuse"
 
 # worker W: containers W, W+WORKERS, ...: create, check created, start, check running, then stop it —
 # even ones with delete --force, odd ones with kill + wait for stopped + delete.
@@ -104,6 +108,44 @@ ok_desc "no sdrun call failed, timed out or reported a wrong state" test -z "$er
 done_n=0
 [ -s "$TEST_TMPDIR/done" ] && done_n=$(wc -l <"$TEST_TMPDIR/done")
 is "$done_n" "$N" "every container went through create, start and delete"
+
+# Id reuse back to back under load (the flake issue 18 reports from bench/run: its peak-RSS `run` under GNU
+# time reuses the id, and so the unit and machine name, of the `run` just before it). 30 pairs of `run` of one
+# id, the second under /usr/bin/time as bench/run does, beside two CPU hogs. Every run must exit 0.
+bundle_set "$B" '.process.args=["true"]' || bail "cannot edit the bundle"
+hogs=()
+for k in 1 2; do
+        (while :; do :; done) &
+        hogs+=($!)
+done
+rfail=""
+runs=0
+if [ -x /usr/bin/time ]; then
+        for ((i = 0; i < 30; i++)); do
+                for wrap in "" "/usr/bin/time -f %M -o $TEST_TMPDIR/rss"; do
+                        rc=0
+                        # shellcheck disable=SC2086 # $wrap is a command prefix
+                        timeout --kill-after=5 "$CALL_TIMEOUT" $wrap "$SDRUN" --root "$SDRUN_ROOT" run --bundle "$B" "$reuse" \
+                                >/dev/null 2>"$TEST_TMPDIR/reuse.err" </dev/null || rc=$?
+                        runs=$((runs + 1))
+                        if [ "$rc" != 0 ]; then
+                                rfail+="run $runs${wrap:+ (under GNU time)}: exit $rc: $(tail -1 "$TEST_TMPDIR/reuse.err"); "
+                                "$SDRUN" --root "$SDRUN_ROOT" delete --force "$reuse" >/dev/null 2>&1
+                        fi
+                done
+        done
+else
+        rfail="/usr/bin/time is missing (Debian package time)"
+fi
+kill "${hogs[@]}" 2>/dev/null
+wait "${hogs[@]}" 2>/dev/null
+is "$rfail" "" "60 runs of one id back to back under load ($runs done) all exit 0"
+machine_gone() { ! machinectl show "$reuse" >/dev/null 2>&1; }
+if WAIT_FOR_TIMEOUT=5 wait_for machine_gone; then
+        _tap_result 0 "the reused id leaves no machine registered (within 5 s)"
+else
+        _tap_result 1 "the reused id leaves no machine registered (within 5 s)"
+fi
 
 # Leftovers, all at once: the prefix is in every id, unit name and cgroup path of this test.
 units=$(systemctl list-units --all --plain --no-legend --no-pager 2>/dev/null | grep -F -- "$prefix")
