@@ -124,9 +124,20 @@ int verb_ps(int argc, char *argv[]) {
         for (int i = 0; i < nps; i++)
                 psargv[i + 1] = argv[optind + 1 + i];
         int pfd[2];
-        if (pipe2(pfd, O_CLOEXEC) < 0)
+        if (pipe2(pfd, O_CLOEXEC) < 0) {
+                log_error("ps %s: pipe: %s", id, strerror(errno));
+                free(psargv);
                 return EXIT_FAILURE;
+        }
         pid_t child = fork();
+        if (child < 0) {
+                int k = errno;
+                free(psargv);
+                safe_close(pfd[0]);
+                safe_close(pfd[1]);
+                log_error("ps %s: fork: %s", id, strerror(k));
+                return EXIT_FAILURE;
+        }
         if (child == 0) {
                 dup2(pfd[1], STDOUT_FILENO);
                 execvp("ps", psargv);

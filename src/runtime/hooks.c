@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "error-util.h"
 #include "hooks.h"
 #include "log.h"
 #include "macro.h"
@@ -95,6 +96,15 @@ static int hook_run_one(const OciHook *h, OciHookKind kind, size_t idx, const ch
         in[0] = safe_close(in[0]);
         out[1] = safe_close(out[1]);
         pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        if (pidfd < 0) {
+                /* Without it the hook's exit and its timeout cannot be watched: never wait unbounded. */
+                int k = errno;
+                (void) kill(pid, SIGKILL);
+                while (waitid(P_PID, (id_t) pid, &si, WEXITED) < 0 && errno == EINTR)
+                        ;
+                return errorf(reterr, -k, "%s hook [%zu] \"%s\": pidfd_open: %s", oci_hook_kind_to_string(kind), idx,
+                              h->path, strerror(k));
+        }
         /* A hook that exits without reading its stdin must not kill us with SIGPIPE: blocked while we feed
          * it, and a pending one is consumed before the mask is restored. */
         sigset_t pipe_set, saved_mask;
@@ -159,8 +169,6 @@ static int hook_run_one(const OciHook *h, OciHookKind kind, size_t idx, const ch
                         }
                         break;
                 }
-                if (pidfd < 0 && out[0] < 0)
-                        break;
         }
 
         while (waitid(P_PID, (id_t) pid, &si, WEXITED) < 0 && errno == EINTR)
