@@ -50,7 +50,10 @@ for i in 1 2 3; do
         id=$(new_id gone); track_container "$id"
         unit=$(unit_of "$id")
         ok_desc "run $i: create and start a container that exits at once" sh -c "'$SDRUN' --root '$SDRUN_ROOT' create --bundle '$B' '$id' && '$SDRUN' --root '$SDRUN_ROOT' start '$id'"
-        # Right away (the unit may still be active, stopping or collected), and once it certainly is collected.
+        # As soon as the container's process has exited (start returns at its exec, and `true` may not
+        # have run yet on a loaded machine: a delete before that is rightly refused), while the unit may
+        # still be active, stopping or collected; and once it certainly is collected.
+        wait_for sh -c "[ \"\$('$SDRUN' --root '$SDRUN_ROOT' state '$id' | jq -r .status)\" = stopped ]"
         [ "$i" = 3 ] && wait_for sh -c "! systemctl list-units --all --plain --no-legend --no-pager -- '$unit' | grep -q ."
         ok_desc "run $i: delete" sd delete "$id"
         ok_desc "run $i: the unit is gone when delete returns" sh -c "[ -z \"\$(systemctl list-units --all --plain --no-legend --no-pager -- '$unit')\" ]"
