@@ -348,11 +348,16 @@ static SdUnitMachineCall *register_machine_begin(const OciConfig *c, const char 
         return call;
 }
 
-static void register_machine_end(SdUnitMachineCall *call) {
+/* Whether the container is now registered. */
+static bool register_machine_end(SdUnitMachineCall *call) {
         _cleanup_free_ char *err = NULL;
+        int r;
 
-        if (call)
-                register_machine_report(sdunit_register_machine_end(call, 25 * USEC_PER_SEC, &err), err);
+        if (!call)
+                return false;
+        r = sdunit_register_machine_end(call, 25 * USEC_PER_SEC, &err);
+        register_machine_report(r, err);
+        return r >= 0;
 }
 
 /* The container's scope, holding pid, before the init exists; its resources files written and the
@@ -773,12 +778,16 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
         }
         ct->pid = ip.pid;
         ct->recorded = CONTAINER_CREATED;
+        /* Recorded so that delete unregisters exactly what was registered (see sdunit_unregister_machine). */
+        if (register_machine_end(machine_call) && sdunit_machine_name(o->id, &ct->machine) < 0) {
+                r = -ENOMEM;
+                goto fail;
+        }
         r = container_save(ct);
         if (r < 0) {
                 errorf(reterr, r, "write state of \"%s\": %s", o->id, strerror(-r));
                 goto fail;
         }
-        register_machine_end(machine_call);
         if (o->pid_file) {
                 r = write_pid_file(o->pid_file, ip.pid);
                 if (r < 0) {
@@ -821,6 +830,8 @@ fail:
         if (in_scope)
                 (void) cgroup_leave_unit(getpid(), orig, n_orig, cgroup);
         cgroup_memberships_free(orig, n_orig);
+        if (ct && ct->machine)
+                (void) sdunit_unregister_machine(ct->machine, NULL);
         if (unit_started)
                 teardown_unit(bus, unit, true);
         if (o->pid_file)
@@ -1183,6 +1194,13 @@ int container_delete(const char *root, const char *id, bool force, char **reterr
 
         if (ct->unit) {
                 r = sdunit_bus_open(ct->user_bus, &bus, NULL);
+                /* machined stops a dead machine's unit by name when it collects it, possibly after a new
+                 * container of the same id has its scope: it forgets the machine before the scope goes. */
+                if (r >= 0 && ct->machine && !ct->user_bus) {
+                        _cleanup_free_ char *err = NULL;
+                        if (sdunit_unregister_machine(ct->machine, &err) < 0)
+                                log_debug("%s", err);
+                }
                 /* A container that stopped on its own has left an empty cgroup: no KillUnit for it. */
                 if (r >= 0)
                         teardown_unit(bus, ct->unit, cgroup_may_be_populated(ct->cgroup));

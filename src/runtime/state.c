@@ -101,6 +101,7 @@ void container_free(Container *c) {
         free(c->unit);
         free(c->slice);
         free(c->cgroup);
+        free(c->machine);
         cJSON_Delete(c->annotations);
         free(c);
 }
@@ -330,7 +331,8 @@ static int container_parse_state(Container *c, const char *buf, size_t size) {
         sd = cJSON_GetObjectItemCaseSensitive(j, "sdrun");
         if (cJSON_IsObject(sd)) {
                 if ((r = json_dup_string(sd, "unit", &c->unit)) < 0 || (r = json_dup_string(sd, "slice", &c->slice)) < 0 ||
-                    (r = json_dup_string(sd, "cgroup", &c->cgroup)) < 0)
+                    (r = json_dup_string(sd, "cgroup", &c->cgroup)) < 0 ||
+                    (r = json_dup_string(sd, "machine", &c->machine)) < 0)
                         return r;
                 v = cJSON_GetObjectItemCaseSensitive(sd, "pidStartTime");
                 if (cJSON_IsString(v))
@@ -463,6 +465,7 @@ int container_save(Container *c) {
         if ((c->unit && !cJSON_AddStringToObject(sd, "unit", c->unit)) ||
             (c->slice && !cJSON_AddStringToObject(sd, "slice", c->slice)) ||
             (c->cgroup && !cJSON_AddStringToObject(sd, "cgroup", c->cgroup)) ||
+            (c->machine && !cJSON_AddStringToObject(sd, "machine", c->machine)) ||
             !cJSON_AddStringToObject(sd, "pidStartTime", buf) || !cJSON_AddBoolToObject(sd, "userBus", c->user_bus))
                 return -ENOMEM;
 
@@ -578,6 +581,10 @@ static int container_reload(Container *c) {
         if (n->cgroup) {
                 free(c->cgroup);
                 c->cgroup = TAKE_PTR(n->cgroup);
+        }
+        if (n->machine) {
+                free(c->machine);
+                c->machine = TAKE_PTR(n->machine);
         }
         return 0;
 }

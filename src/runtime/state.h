@@ -48,6 +48,7 @@ typedef struct Container {
         char *unit;
         char *slice;
         char *cgroup; /* the unit's ControlGroup, e.g. /machine.slice/sdrun-x.scope */
+        char *machine; /* the name systemd-machined accepted for it, NULL when not registered */
         bool user_bus;
         cJSON *annotations; /* object, owned */
 

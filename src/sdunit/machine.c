@@ -86,6 +86,30 @@ int sdunit_register_machine(bool user, const char *name, pid_t leader, const cha
         return 0;
 }
 
+int sdunit_unregister_machine(const char *name, char **reterr) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *own = NULL;
+        _cleanup_(sd_bus_unrefp) sd_bus *shared = sdunit_bus_ref_system_broker();
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        int r;
+
+        assert(name);
+
+        if (!shared) {
+                r = sd_bus_open_system(&own);
+                if (r < 0)
+                        return sdunit_fail(reterr, r, NULL, "connect to the system bus");
+        }
+        r = sd_bus_call_method(shared ?: own, "org.freedesktop.machine1", "/org/freedesktop/machine1",
+                               "org.freedesktop.machine1.Manager", "UnregisterMachine", &e, NULL, "s", name);
+        if (r < 0) {
+                if (sd_bus_error_has_names(&e, "org.freedesktop.machine1.NoSuchMachine", SD_BUS_ERROR_SERVICE_UNKNOWN,
+                                           SD_BUS_ERROR_NAME_HAS_NO_OWNER))
+                        return 0;
+                return sdunit_fail(reterr, r, &e, "unregister machine \"%s\" from systemd-machined", name);
+        }
+        return 0;
+}
+
 /* RegisterMachine in two halves, so that its round trips (connection, Hello, machined's own calls to
  * systemd) overlap with the container's setup instead of adding to `create`. */
 struct SdUnitMachineCall {
