@@ -71,9 +71,9 @@ for rt in sdrun runc; do
         is "$(docker_runtime_of "$id")" "$rt" "$rt: Docker used runtime $rt"
         ok_desc "$rt: the container's init is in /system.slice/docker-ID.scope, an active unit" docker_scope_ok "$id"
         cg=/sys/fs/cgroup/system.slice/docker-$id.scope
-        is "$(dk exec "$id" echo from-exec 2>&1)" from-exec "$rt: exec echo"
         rc=0
-        dk exec "$id" sh -c 'exit 5' >/dev/null 2>&1 || rc=$?
+        out=$(dk exec "$id" sh -c 'echo from-exec; exit 5' 2>&1) || rc=$?
+        is "$out" from-exec "$rt: exec: the process's output"
         is "$rc" 5 "$rt: exec: the exit status of the process (5)"
         ok_desc "$rt: update --memory 64m --memory-swap 128m" dk update --memory 64m --memory-swap 128m "$id"
         is "$(cat "$cg/memory.max" 2>&1)" $((64 << 20)) "$rt: update: memory.max of docker-ID.scope"
