@@ -595,6 +595,13 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
                                 log_debug("%s", err ?: "systemd-machined is not available");
                         else if (r < 0)
                                 log_warning("%s", err ?: "cannot register with systemd-machined");
+                        else {
+                                /* For delete to unregister it before the scope goes (see create). */
+                                ct->machine = TAKE_PTR(name);
+                                r = container_save(ct);
+                                if (r < 0)
+                                        log_warning("write state of \"%s\": %s", o->id, strerror(-r));
+                        }
                 }
         }
         (void) unlinkat(ct->dir_fd, CRIU_ROOT, AT_REMOVEDIR);
