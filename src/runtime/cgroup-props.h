@@ -68,9 +68,9 @@ int cgroup_join_v1_accounting(const char *unit_cgroup_path, CgroupLayout layout,
 void cgroup_remove_v1_accounting(const char *unit_cgroup_path, CgroupLayout layout);
 int cgroup_join_v1_accounting_at(const char *cgroupfs_root, const char *unit_cgroup_path, CgroupLayout layout,
                                  char **reterr);
-/* The hierarchies systemd never trims (cpuacct mounted apart from cpu): joined by `start`, with every
- * process of the unit, just before the init is released, and removed by `delete`. Not at create, so that a
- * create killed half-way leaves nothing systemd does not clean up. */
+/* The hierarchies systemd never trims (cpuacct mounted apart from cpu): joined, with every process of the
+ * unit, as the very last step of `create` (after the init is committed), and removed by `delete`. Not
+ * earlier, so that a create killed half-way leaves nothing that systemd does not clean up. */
 int cgroup_join_v1_untrimmed(const char *unit_cgroup_path, CgroupLayout layout, char **reterr);
 int cgroup_join_v1_untrimmed_at(const char *cgroupfs_root, const char *unit_cgroup_path, CgroupLayout layout,
                                 char **reterr);

@@ -814,6 +814,14 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
                 errorf(reterr, r, "container init died before it was committed");
                 goto fail;
         }
+        /* The v1 hierarchies systemd never cleans up, joined only now that nothing can fail any more: a
+         * create killed before this leaves nothing there (see cgroup-props.h). containerd's shim reads the
+         * init's cgroups once create has returned, for its metrics. */
+        if (!rootless && cgroup) {
+                _cleanup_free_ char *err = NULL;
+                if (cgroup_join_v1_untrimmed(cgroup, layout, &err) < 0)
+                        log_warning("%s: its statistics there are the host's", err ?: "cannot join the v1 cpuacct hierarchy");
+        }
         cgroup_memberships_free(orig, n_orig);
         ip.sync_fd = safe_close(ip.sync_fd);
         log_info("created container %s in %s (init pid %d, bundle %s)", o->id, unit, (int) ct->pid, bundle);
@@ -954,13 +962,6 @@ int container_start_full(const char *root, const char *id, const StartOptions *s
         r = connect_start_socket(ct, &conn, reterr);
         if (r < 0)
                 return r;
-        /* The v1 hierarchies systemd never cleans up are joined only now (see cgroup-props.h). */
-        CgroupLayout layout;
-        if (!ct->user_bus && !isempty(ct->cgroup) && cgroup_detect_layout(&layout) >= 0) {
-                r = cgroup_join_v1_untrimmed(ct->cgroup, layout, reterr);
-                if (r < 0)
-                        return errwrap(reterr, r, "cannot start container: join the v1 cpuacct hierarchy");
-        }
         /* Recorded before the init is released: a state that cannot be written (a full --root) fails the
          * start with nothing executed, and a start that fails later kills the init, so that "running" with
          * a dead init reads as stopped. */
