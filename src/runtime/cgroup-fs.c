@@ -222,13 +222,21 @@ static bool v1_hierarchy_trimmed_by_systemd(const char *controllers) {
         return true;
 }
 
-int cgroup_join_v1_accounting_at(const char *root, const char *cg, CgroupLayout layout, char **reterr) {
+static bool v1_hierarchy_is_lone_cpuacct(const char *controllers) {
+        return streq(controllers, "cpuacct");
+}
+
+/* Put the unit's processes into its path in every v1 hierarchy (as this process sees them) that want() picks
+ * and that is mounted below root. */
+static int join_v1_hierarchies(const char *root, const char *cg, CgroupLayout layout,
+                               bool (*want)(const char *controllers), char **reterr) {
         CgroupMembership *m = NULL;
         size_t n = 0;
         int r;
 
         assert(root);
         assert(cg);
+        assert(want);
 
         if (layout != CGROUP_LAYOUT_HYBRID && layout != CGROUP_LAYOUT_LEGACY)
                 return 0;
@@ -239,7 +247,7 @@ int cgroup_join_v1_accounting_at(const char *root, const char *cg, CgroupLayout 
                 _cleanup_free_ char *dir = NULL;
                 struct stat st;
 
-                if (streq(m[i].path, cg) || !v1_hierarchy_trimmed_by_systemd(m[i].controllers))
+                if (streq(m[i].path, cg) || !want(m[i].controllers))
                         continue;
                 if (asprintf(&dir, "%s/%s", root, m[i].controllers) < 0) {
                         r = -ENOMEM;
@@ -251,6 +259,10 @@ int cgroup_join_v1_accounting_at(const char *root, const char *cg, CgroupLayout 
         }
         cgroup_memberships_free(m, n);
         return r < 0 ? r : 0;
+}
+
+int cgroup_join_v1_accounting_at(const char *root, const char *cg, CgroupLayout layout, char **reterr) {
+        return join_v1_hierarchies(root, cg, layout, v1_hierarchy_trimmed_by_systemd, reterr);
 }
 
 /* The directories cgroup_join_v1_accounting() made that systemd does not remove when the unit stops (a
@@ -282,32 +294,7 @@ int cgroup_join_v1_accounting(const char *unit_cgroup_path, CgroupLayout layout,
 }
 
 int cgroup_join_v1_untrimmed_at(const char *root, const char *cg, CgroupLayout layout, char **reterr) {
-        CgroupMembership *m = NULL;
-        size_t n = 0;
-        bool lone_cpuacct = false;
-        int r;
-
-        assert(root);
-        assert(cg);
-
-        if (layout != CGROUP_LAYOUT_HYBRID && layout != CGROUP_LAYOUT_LEGACY)
-                return 0;
-        r = cgroup_read_memberships(0, &m, &n);
-        if (r < 0)
-                return errorf(reterr, r, "read /proc/self/cgroup: %s", strerror(-r));
-        for (size_t i = 0; i < n; i++)
-                lone_cpuacct = lone_cpuacct || streq(m[i].controllers, "cpuacct");
-        cgroup_memberships_free(m, n);
-        if (!lone_cpuacct)
-                return 0;
-
-        _cleanup_free_ char *dir = NULL;
-        struct stat st;
-        if (asprintf(&dir, "%s/cpuacct", root) < 0)
-                return -ENOMEM;
-        if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
-                return 0; /* not mounted where we look: nothing to join */
-        return ensure_v1_dir(root, "cpuacct", cg, layout, reterr);
+        return join_v1_hierarchies(root, cg, layout, v1_hierarchy_is_lone_cpuacct, reterr);
 }
 
 int cgroup_join_v1_untrimmed(const char *unit_cgroup_path, CgroupLayout layout, char **reterr) {
