@@ -179,20 +179,6 @@ static int validate_config(const OciConfig *c, const CreateOptions *o, char **re
         return become_check_lsm(c->has_process ? &c->process : NULL, &c->linux_, reterr);
 }
 
-static int build_hook_state(Container *ct, ContainerStatus st, pid_t pid, char **ret) {
-        _cleanup_json_ cJSON *j = NULL;
-        int r;
-
-        r = container_oci_state(ct, st, &j);
-        if (r < 0)
-                return r;
-        cJSON_DeleteItemFromObjectCaseSensitive(j, "pid");
-        if (pid > 0 && !cJSON_AddNumberToObject(j, "pid", pid))
-                return -ENOMEM;
-        *ret = json_print(j);
-        return *ret ? 0 : -ENOMEM;
-}
-
 static int bind_start_socket(Container *ct, int *ret, char **reterr) {
         _cleanup_close_ int s = -EBADF;
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -735,8 +721,8 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
                 } else if (m.type == SYNC_PREPARED) {
                         _cleanup_free_ char *st_runtime = NULL, *st_container = NULL;
                         sync_msg_done(&m);
-                        if ((r = build_hook_state(ct, CONTAINER_CREATING, ip.pid, &st_runtime)) < 0 ||
-                            (r = build_hook_state(ct, CONTAINER_CREATING, container_ns_pid(c, ip.pid), &st_container)) < 0)
+                        if ((r = container_hook_state_string(ct, CONTAINER_CREATING, ip.pid, &st_runtime)) < 0 ||
+                            (r = container_hook_state_string(ct, CONTAINER_CREATING, container_ns_pid(c, ip.pid), &st_container)) < 0)
                                 goto fail;
                         test_stop_at("prepared");
                         r = hooks_run(c, OCI_HOOK_PRESTART, st_runtime, bundle, reterr);
@@ -949,7 +935,7 @@ int container_start_full(const char *root, const char *id, const StartOptions *s
         if (pidfd < 0)
                 return errorf(reterr, ESRCH, "cannot start container \"%s\": its init is gone", id);
 
-        r = build_hook_state(ct, CONTAINER_CREATED, container_ns_pid(c, ct->pid), &state_json);
+        r = container_hook_state_string(ct, CONTAINER_CREATED, container_ns_pid(c, ct->pid), &state_json);
         if (r < 0)
                 return r;
         /* Bound before the process runs, so that its first sd_notify() finds it. */
@@ -1009,7 +995,7 @@ int container_start_full(const char *root, const char *id, const StartOptions *s
                 }
                 if (m.type == SYNC_SECCOMP_FD) {
                         _cleanup_free_ char *host_state = NULL;
-                        if (build_hook_state(ct, CONTAINER_CREATED, ct->pid, &host_state) >= 0)
+                        if (container_hook_state_string(ct, CONTAINER_CREATED, ct->pid, &host_state) >= 0)
                                 r = oci_seccomp_send_to_agent(&c->linux_.seccomp, m.fd, ct->pid, host_state, reterr);
                         else
                                 r = -ENOMEM;
@@ -1054,7 +1040,7 @@ int container_start_full(const char *root, const char *id, const StartOptions *s
         /* poststart: the user process has been executed; start has not returned yet. */
         if (c->hooks.n_hooks[OCI_HOOK_POSTSTART] > 0) {
                 _cleanup_free_ char *st_running = NULL;
-                r = build_hook_state(ct, CONTAINER_RUNNING, ct->pid, &st_running);
+                r = container_hook_state_string(ct, CONTAINER_RUNNING, ct->pid, &st_running);
                 if (r < 0)
                         return r;
                 r = hooks_run(c, OCI_HOOK_POSTSTART, st_running, ct->bundle, reterr);
@@ -1215,7 +1201,7 @@ int container_delete(const char *root, const char *id, bool force, char **reterr
             container_read_config(ct, &raw, &raw_len) >= 0 && oci_config_parse(raw, raw_len, &c, NULL) >= 0 &&
             c->hooks.n_hooks[OCI_HOOK_POSTSTOP] > 0) {
                 _cleanup_free_ char *state_json = NULL;
-                if (build_hook_state(ct, CONTAINER_STOPPED, 0, &state_json) >= 0)
+                if (container_hook_state_string(ct, CONTAINER_STOPPED, 0, &state_json) >= 0)
                         (void) hooks_run_all_warn(c, OCI_HOOK_POSTSTOP, state_json, ct->bundle ?: "/");
         }
 

@@ -152,18 +152,6 @@ static int write_hook_script(Container *ct, char **ret_path) {
         return 0;
 }
 
-static int hook_state_json(Container *ct, pid_t pid, char **ret) {
-        _cleanup_json_ cJSON *j = NULL;
-        int r = container_oci_state(ct, CONTAINER_CREATING, &j);
-        if (r < 0)
-                return r;
-        cJSON_DeleteItemFromObjectCaseSensitive(j, "pid");
-        if (pid > 0 && !cJSON_AddNumberToObject(j, "pid", pid))
-                return -ENOMEM;
-        *ret = json_print(j);
-        return *ret ? 0 : -ENOMEM;
-}
-
 /* Wait for criu, answering the hook script's request on the way. A failed hook fails the restore. */
 static int wait_criu_with_hooks(Container *ct, const OciConfig *c, pid_t criu_pid, int errfd, CriuRun *run,
                                 char **reterr) {
@@ -189,7 +177,7 @@ static int wait_criu_with_hooks(Container *ct, const OciConfig *c, pid_t criu_pi
                                 continue;
                         pid_t pid = (pid_t) strtol(buf, NULL, 10);
                         _cleanup_free_ char *st = NULL;
-                        hook_r = hook_state_json(ct, pid, &st);
+                        hook_r = container_hook_state_string(ct, CONTAINER_CREATING, pid, &st);
                         if (hook_r >= 0)
                                 hook_r = hooks_run(c, OCI_HOOK_PRESTART, st, ct->bundle, reterr);
                         if (hook_r >= 0)

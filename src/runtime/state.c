@@ -657,6 +657,20 @@ int container_oci_state_string(Container *c, ContainerStatus st, char **ret) {
         return *ret ? 0 : -ENOMEM;
 }
 
+int container_hook_state_string(Container *c, ContainerStatus st, pid_t pid, char **ret) {
+        _cleanup_json_ cJSON *j = NULL;
+        int r;
+
+        r = container_oci_state(c, st, &j);
+        if (r < 0)
+                return r;
+        cJSON_DeleteItemFromObjectCaseSensitive(j, "pid");
+        if (pid > 0 && !cJSON_AddNumberToObject(j, "pid", pid))
+                return -ENOMEM;
+        *ret = json_print(j);
+        return *ret ? 0 : -ENOMEM;
+}
+
 int container_remove(Container *c) {
         _cleanup_close_ int root_fd = -EBADF;
         _cleanup_close_ int fd = -EBADF;

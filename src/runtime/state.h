@@ -87,6 +87,8 @@ int container_open_pidfd(Container *c);
 /* The OCI state document (state-schema.json) for status st. */
 int container_oci_state(Container *c, ContainerStatus st, cJSON **ret);
 int container_oci_state_string(Container *c, ContainerStatus st, char **ret);
+/* The state a hook reads on its stdin: status st, and pid as the hook sees it (none when pid <= 0). */
+int container_hook_state_string(Container *c, ContainerStatus st, pid_t pid, char **ret);
 /* Remove the state directory (the caller holds the lock). */
 int container_remove(Container *c);
 /* Ids below root, sorted. */
