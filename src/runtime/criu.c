@@ -390,15 +390,6 @@ void criu_external_mounts_free(CriuExtMount *m, size_t n) {
         free(m);
 }
 
-static bool is_bind_mount(const OciMount *m) {
-        if (streq_ptr(m->type, "bind"))
-                return true;
-        for (char **o = m->options; o && *o; o++)
-                if (streq(*o, "bind") || streq(*o, "rbind"))
-                        return true;
-        return false;
-}
-
 /* The mount points of pid's mount namespace, as one "\n"-separated, "\n"-framed string. */
 static int read_mount_points(pid_t pid, char **ret) {
         _cleanup_free_ char *buf = NULL, *out = NULL;
@@ -490,7 +481,7 @@ int criu_external_mounts(const OciConfig *c, const char *bundle, pid_t pid, Criu
 
                 if (!om->destination)
                         continue;
-                if (is_bind_mount(om) && om->source) {
+                if (oci_mount_is_bind(om) && om->source) {
                         if (om->source[0] == '/' || !bundle)
                                 src = strdup(om->source);
                         else if (asprintf(&src, "%s/%s", bundle, om->source) < 0)

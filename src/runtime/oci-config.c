@@ -816,6 +816,17 @@ const char *oci_config_annotation(const OciConfig *c, const char *key) {
         return NULL;
 }
 
+bool oci_mount_is_bind(const OciMount *m) {
+        assert(m);
+
+        if (streq_ptr(m->type, "bind"))
+                return true;
+        for (char **o = m->options; o && *o; o++)
+                if (streq(*o, "bind") || streq(*o, "rbind"))
+                        return true;
+        return false;
+}
+
 bool oci_config_has_namespace(const OciConfig *c, OciNamespaceType t, const char **ret_path) {
         const OciNamespace *ns;
 

@@ -366,6 +366,8 @@ void oci_process_done(OciProcess *p);
 /* Annotations look-up; NULL if absent. */
 const char *oci_config_annotation(const OciConfig *c, const char *key);
 bool oci_config_has_namespace(const OciConfig *c, OciNamespaceType t, const char **ret_path);
+/* Whether a mount is a bind mount: type "bind", or a "bind"/"rbind" option (runc and crun accept both). */
+bool oci_mount_is_bind(const OciMount *m);
 
 const char *oci_namespace_type_to_string(OciNamespaceType t);
 const char *oci_hook_kind_to_string(OciHookKind k);

@@ -30,15 +30,6 @@ static bool path_is_dev(const char *p) {
         return p[strspn(p, "/")] == 0;
 }
 
-static bool mount_is_bind(const OciMount *m) {
-        if (streq_ptr(m->type, "bind"))
-                return true;
-        for (char **o = m->options; o && *o; o++)
-                if (streq(*o, "bind") || streq(*o, "rbind"))
-                        return true;
-        return false;
-}
-
 static bool selinux_enabled(void) {
         return access("/sys/fs/selinux/enforce", F_OK) >= 0;
 }
@@ -663,7 +654,7 @@ int rootfs_prepare(const RootfsContext *ctx, char **reterr) {
                 r = mount_one(ctx, root_fd, i, reterr);
                 if (r < 0)
                         return r;
-                if (path_is_dev(config->mounts[i].destination) && mount_is_bind(&config->mounts[i]))
+                if (path_is_dev(config->mounts[i].destination) && oci_mount_is_bind(&config->mounts[i]))
                         setup_dev = false;
         }
 

@@ -163,15 +163,6 @@ int userns_write_id_maps(pid_t pid, const OciConfig *c, char **reterr) {
         return 0;
 }
 
-static bool mount_is_bind(const OciMount *m) {
-        if (m->type && streq(m->type, "bind"))
-                return true;
-        for (char **o = m->options; o && *o; o++)
-                if (streq(*o, "bind") || streq(*o, "rbind"))
-                        return true;
-        return false;
-}
-
 /* Filesystems the kernel lets the root of a user namespace mount (FS_USERNS_MOUNT). cgroup: rootfs.c binds
  * the container's own cgroup where a fresh one cannot be mounted. */
 static bool type_mountable_in_userns(const char *type) {
@@ -189,7 +180,7 @@ int rootless_validate_config(const OciConfig *c, char **reterr) {
 
         for (size_t i = 0; i < c->n_mounts; i++) {
                 const OciMount *m = &c->mounts[i];
-                if (mount_is_bind(m) || !m->type || type_mountable_in_userns(m->type))
+                if (oci_mount_is_bind(m) || !m->type || type_mountable_in_userns(m->type))
                         continue;
                 return errorf(reterr, EPERM,
                               "mounts[%zu]: type \"%s\" on \"%s\" needs CAP_SYS_ADMIN on the host, which a rootless "
