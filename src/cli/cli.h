@@ -34,8 +34,30 @@ int verb_spec(int argc, char *argv[]);
 int verb_features(int argc, char *argv[]);
 int verb_checkpoint(int argc, char *argv[]);
 int verb_restore(int argc, char *argv[]);
-/* --manage-cgroups-mode soft|full|strict|ignore (checkpoint, restore): a static string, or logs and -EINVAL. */
-int cli_parse_manage_cgroups_mode(const char *verb, const char *value, const char **ret);
+/* The options checkpoint and restore share (runc's names), for their getopt_long tables. */
+enum {
+        ARG_CRIU_IMAGE_PATH = 0x200,
+        ARG_CRIU_WORK_PATH,
+        ARG_CRIU_TCP_ESTABLISHED,
+        ARG_CRIU_EXT_UNIX_SK,
+        ARG_CRIU_SHELL_JOB,
+        ARG_CRIU_FILE_LOCKS,
+        ARG_CRIU_MANAGE_CGROUPS_MODE,
+        ARG_CRIU_LAZY_PAGES,
+};
+#define CLI_CRIU_COMMON_OPTIONS                                                                  \
+        { "image-path", required_argument, NULL, ARG_CRIU_IMAGE_PATH },                          \
+        { "work-path", required_argument, NULL, ARG_CRIU_WORK_PATH },                            \
+        { "tcp-established", no_argument, NULL, ARG_CRIU_TCP_ESTABLISHED },                      \
+        { "ext-unix-sk", no_argument, NULL, ARG_CRIU_EXT_UNIX_SK },                              \
+        { "shell-job", no_argument, NULL, ARG_CRIU_SHELL_JOB },                                  \
+        { "file-locks", no_argument, NULL, ARG_CRIU_FILE_LOCKS },                                \
+        { "manage-cgroups-mode", required_argument, NULL, ARG_CRIU_MANAGE_CGROUPS_MODE },        \
+        { "lazy-pages", no_argument, NULL, ARG_CRIU_LAZY_PAGES }
+struct CriuCommonOptions;
+/* One of the shared options: 1 when c was one (stored in *o), 0 when it was not, -EINVAL after logging a
+ * usage error for verb. */
+int cli_parse_criu_common_option(const char *verb, int c, const char *arg, struct CriuCommonOptions *o);
 
 /* Prints "Usage: sdrun VERB ..." help for a verb from the table in main.c. */
 void cli_print_verb_help(const char *verb);

@@ -8,48 +8,59 @@
 #include "criu.h"
 #include "macro.h"
 
-int cli_parse_manage_cgroups_mode(const char *verb, const char *value, const char **ret) {
+int cli_parse_criu_common_option(const char *verb, int c, const char *arg, CriuCommonOptions *o) {
         static const char *const modes[] = { "soft", "full", "strict", "ignore" };
 
-        FOREACH_ARRAY(m, modes, ELEMENTSOF(modes))
-                if (streq(*m, value)) {
-                        *ret = *m;
-                        return 0;
-                }
-        cli_usage_error(verb, "--manage-cgroups-mode: unknown mode \"%s\" (soft, full, strict or ignore)", value);
-        return -EINVAL;
+        switch (c) {
+        case ARG_CRIU_IMAGE_PATH:
+                o->image_path = arg;
+                return 1;
+        case ARG_CRIU_WORK_PATH:
+                o->work_path = arg;
+                return 1;
+        case ARG_CRIU_TCP_ESTABLISHED:
+                o->tcp_established = true;
+                return 1;
+        case ARG_CRIU_EXT_UNIX_SK:
+                o->ext_unix_sk = true;
+                return 1;
+        case ARG_CRIU_SHELL_JOB:
+                o->shell_job = true;
+                return 1;
+        case ARG_CRIU_FILE_LOCKS:
+                o->file_locks = true;
+                return 1;
+        case ARG_CRIU_LAZY_PAGES:
+                o->lazy_pages = true;
+                return 1;
+        case ARG_CRIU_MANAGE_CGROUPS_MODE:
+                FOREACH_ARRAY(m, modes, ELEMENTSOF(modes))
+                        if (streq(*m, arg)) {
+                                o->manage_cgroups_mode = *m;
+                                return 1;
+                        }
+                cli_usage_error(verb, "--manage-cgroups-mode: unknown mode \"%s\" (soft, full, strict or ignore)", arg);
+                return -EINVAL;
+        default:
+                return 0;
+        }
 }
 
 int verb_checkpoint(int argc, char *argv[]) {
         enum {
-                ARG_IMAGE_PATH = 0x100,
-                ARG_WORK_PATH,
-                ARG_PARENT_PATH,
+                ARG_PARENT_PATH = 0x100,
                 ARG_LEAVE_RUNNING,
-                ARG_TCP_ESTABLISHED,
-                ARG_EXT_UNIX_SK,
-                ARG_SHELL_JOB,
-                ARG_LAZY_PAGES,
                 ARG_PAGE_SERVER,
-                ARG_FILE_LOCKS,
                 ARG_PRE_DUMP,
-                ARG_MANAGE_CGROUPS_MODE,
                 ARG_EMPTY_NS,
                 ARG_AUTO_DEDUP,
         };
         static const struct option options[] = {
-                { "image-path", required_argument, NULL, ARG_IMAGE_PATH },
-                { "work-path", required_argument, NULL, ARG_WORK_PATH },
+                CLI_CRIU_COMMON_OPTIONS,
                 { "parent-path", required_argument, NULL, ARG_PARENT_PATH },
                 { "leave-running", no_argument, NULL, ARG_LEAVE_RUNNING },
-                { "tcp-established", no_argument, NULL, ARG_TCP_ESTABLISHED },
-                { "ext-unix-sk", no_argument, NULL, ARG_EXT_UNIX_SK },
-                { "shell-job", no_argument, NULL, ARG_SHELL_JOB },
-                { "lazy-pages", no_argument, NULL, ARG_LAZY_PAGES },
                 { "page-server", required_argument, NULL, ARG_PAGE_SERVER },
-                { "file-locks", no_argument, NULL, ARG_FILE_LOCKS },
                 { "pre-dump", no_argument, NULL, ARG_PRE_DUMP },
-                { "manage-cgroups-mode", required_argument, NULL, ARG_MANAGE_CGROUPS_MODE },
                 { "empty-ns", required_argument, NULL, ARG_EMPTY_NS },
                 { "auto-dedup", no_argument, NULL, ARG_AUTO_DEDUP },
                 { "help", no_argument, NULL, 'h' },
@@ -62,42 +73,17 @@ int verb_checkpoint(int argc, char *argv[]) {
         o.common.criu = arg_criu;
         while ((c = getopt_long(argc, argv, "+h", options, NULL)) >= 0) {
                 switch (c) {
-                case ARG_IMAGE_PATH:
-                        o.common.image_path = optarg;
-                        break;
-                case ARG_WORK_PATH:
-                        o.common.work_path = optarg;
-                        break;
                 case ARG_PARENT_PATH:
                         o.parent_path = optarg;
                         break;
                 case ARG_LEAVE_RUNNING:
                         o.leave_running = true;
                         break;
-                case ARG_TCP_ESTABLISHED:
-                        o.common.tcp_established = true;
-                        break;
-                case ARG_EXT_UNIX_SK:
-                        o.common.ext_unix_sk = true;
-                        break;
-                case ARG_SHELL_JOB:
-                        o.common.shell_job = true;
-                        break;
-                case ARG_LAZY_PAGES:
-                        o.common.lazy_pages = true;
-                        break;
                 case ARG_PAGE_SERVER:
                         o.page_server = optarg;
                         break;
-                case ARG_FILE_LOCKS:
-                        o.common.file_locks = true;
-                        break;
                 case ARG_PRE_DUMP:
                         o.pre_dump = true;
-                        break;
-                case ARG_MANAGE_CGROUPS_MODE:
-                        if (cli_parse_manage_cgroups_mode("checkpoint", optarg, &o.common.manage_cgroups_mode) < 0)
-                                return EXIT_FAILURE;
                         break;
                 case ARG_EMPTY_NS:
                         if (!streq(optarg, "network"))
@@ -112,7 +98,13 @@ int verb_checkpoint(int argc, char *argv[]) {
                         cli_print_verb_help("checkpoint");
                         return EXIT_SUCCESS;
                 default:
-                        return cli_usage_error("checkpoint", "unknown or incomplete option \"%s\"", argv[optind - 1]);
+                        r = cli_parse_criu_common_option("checkpoint", c, optarg, &o.common);
+                        if (r < 0)
+                                return EXIT_FAILURE;
+                        if (r == 0)
+                                return cli_usage_error("checkpoint", "unknown or incomplete option \"%s\"",
+                                                       argv[optind - 1]);
+                        break;
                 }
         }
         if (cli_expect_args("checkpoint", argc, argv, 1, 1, "container id") < 0)
