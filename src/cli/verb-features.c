@@ -8,7 +8,7 @@
 #include "json-util.h"
 #include "log.h"
 #include "macro.h"
-#include "oci-features.h"
+#include "host-features.h"
 #include "oci-spec-default.h"
 
 int verb_features(int argc, char *argv[]) {
@@ -34,7 +34,7 @@ int verb_features(int argc, char *argv[]) {
         if (cli_expect_args("features", argc, argv, 0, 0, "") < 0)
                 return 1;
 
-        if (features_build(&features) < 0) {
+        if (host_features_build(&features) < 0) {
                 log_oom();
                 return 1;
         }

@@ -29,7 +29,7 @@
 #include "process.h"
 #include "rootfs.h"
 #include "rootless.h"
-#include "seccomp.h"
+#include "seccomp-filter.h"
 #include "state.h"
 #include "sync.h"
 #include "trampoline.h"

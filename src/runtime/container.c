@@ -34,7 +34,7 @@
 #include "process-util.h"
 #include "rootless.h"
 #include "sdunit.h"
-#include "seccomp.h"
+#include "seccomp-filter.h"
 #include "state.h"
 #include "sync.h"
 
@@ -58,12 +58,6 @@ void test_stop_at(const char *step) {
 #else
         (void) step;
 #endif
-}
-
-/* Prefix an error message coming from a lower layer. */
-static int errwrap(char **reterr, int r, const char *prefix) {
-        _cleanup_free_ char *inner = reterr ? TAKE_PTR(*reterr) : NULL;
-        return errorf(reterr, r, "%s%s%s", prefix, *prefix ? ": " : "", inner ?: strerror(r < 0 ? -r : r));
 }
 
 /* Whether the container has a namespace of type t of its own: a new one, or one joined by path that is not
@@ -365,7 +359,7 @@ static int scope_enter(ScopeEntry *s, pid_t pid, int *ret_subgroup_fd, char **re
 
         r = sdunit_start_scope(s->bus, s->unit, s->slice, s->description, pid, s->props, SCOPE_JOB_TIMEOUT_USEC, reterr);
         if (r < 0)
-                return errwrap(reterr, r, "");
+                return errwrap(reterr, r, "%s", "");
         s->started = true;
         log_debug("create: scope %s started", s->unit);
         test_stop_at("scope");

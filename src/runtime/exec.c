@@ -31,7 +31,7 @@
 #include "process.h"
 #include "rootless.h"
 #include "sdunit.h"
-#include "seccomp.h"
+#include "seccomp-filter.h"
 #include "state.h"
 #include "sync.h"
 
@@ -556,8 +556,7 @@ static int attach_via_systemd(const Container *ct, const char *init_cgroup, pid_
         if (r >= 0)
                 r = sdunit_attach_processes(bus, ct->unit, sub, pid, reterr);
         if (r < 0) {
-                _cleanup_free_ char *inner = reterr ? TAKE_PTR(*reterr) : NULL;
-                return errorf(reterr, r, "join the container's cgroup: %s", inner ?: strerror(-r));
+                return errwrap(reterr, r, "join the container's cgroup");
         }
         return 0;
 }
@@ -639,8 +638,7 @@ int container_exec(const ExecOptions *o, ExecProcess *ret, char **reterr) {
         if (c->linux_.seccomp.present) {
                 r = oci_seccomp_prepare(&c->linux_.seccomp, &filter, reterr);
                 if (r < 0) {
-                        _cleanup_free_ char *inner = reterr ? TAKE_PTR(*reterr) : NULL;
-                        r = errorf(reterr, r, "linux.seccomp: %s", inner ?: strerror(-r));
+                        r = errwrap(reterr, r, "linux.seccomp");
                         goto finish;
                 }
         }
@@ -798,8 +796,7 @@ int container_exec(const ExecOptions *o, ExecProcess *ret, char **reterr) {
                                 r = oci_seccomp_send_to_agent(&c->linux_.seccomp, m.fd, child, state_json, reterr);
                         sync_msg_done(&m);
                         if (r < 0) {
-                                _cleanup_free_ char *inner = reterr ? TAKE_PTR(*reterr) : NULL;
-                                r = errorf(reterr, r, "linux.seccomp.listenerPath: %s", inner ?: strerror(-r));
+                                r = errwrap(reterr, r, "linux.seccomp.listenerPath");
                                 goto kill;
                         }
                         (void) sync_send(sv[0], SYNC_SECCOMP_FD_DONE, 0, NULL, 0, -EBADF);

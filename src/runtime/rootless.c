@@ -18,12 +18,6 @@
 
 extern char **environ;
 
-/* "field: inner message" */
-static int prefix_err(char **reterr, int r, const char *field) {
-        _cleanup_free_ char *inner = reterr ? TAKE_PTR(*reterr) : NULL;
-        return errorf(reterr, r, "%s: %s", field, inner ?: strerror(r < 0 ? -r : r));
-}
-
 bool running_in_userns(void) {
         _cleanup_free_ char *buf = NULL;
         unsigned long a, b, n;
@@ -141,7 +135,7 @@ int userns_write_id_maps(pid_t pid, const OciConfig *c, char **reterr) {
         } else {
                 r = run_map_helper("newuidmap", pid, l->uid_mappings, l->n_uid_mappings, reterr);
                 if (r < 0)
-                        return prefix_err(reterr, r, "linux.uidMappings");
+                        return errwrap(reterr, r, "linux.uidMappings");
         }
 
         if (privileged)
@@ -156,7 +150,7 @@ int userns_write_id_maps(pid_t pid, const OciConfig *c, char **reterr) {
         } else {
                 r = run_map_helper("newgidmap", pid, l->gid_mappings, l->n_gid_mappings, reterr);
                 if (r < 0)
-                        return prefix_err(reterr, r, "linux.gidMappings");
+                        return errwrap(reterr, r, "linux.gidMappings");
         }
         if (r < 0)
                 return errorf(reterr, r, "linux.gidMappings: write the gid map of the init: %s", strerror(-r));
@@ -292,7 +286,7 @@ int rootless_filter_resources(SdUnitBus *bus, CgroupLayout layout, UnitPropertyL
         if (layout == CGROUP_LAYOUT_UNIFIED) {
                 r = sdunit_get_manager_control_group(bus, &manager_cgroup, reterr);
                 if (r < 0)
-                        return prefix_err(reterr, r, "find the user manager's cgroup");
+                        return errwrap(reterr, r, "find the user manager's cgroup");
         }
         r = rootless_delegated_controllers(manager_cgroup, layout, &delegated);
         if (r < 0)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Test driver for src/runtime/rootfs.c without the container lifecycle (root only):
+/* Test driver for src/init/rootfs.c without the container lifecycle (root only):
  *
  *     rootfs-driver [--no-pivot] [--cgroupns] [--no-netns] [--userns] [--drop-sys-admin] BUNDLE -- CMD [ARG...]
  *

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# src/runtime/rootfs.c, mount.c, devices.c through tests/integration/rootfs-driver (no lifecycle, no
+# src/init/rootfs.c, mount.c, devices.c through tests/integration/rootfs-driver (no lifecycle, no
 # systemd needed; root only): mounts and their options as mountinfo shows them inside, /dev, masked and
 # read-only paths, root.readonly, hostile bundles, and no mount leaking into the host.
 . "$(dirname "$0")/lib.sh"

@@ -20,7 +20,7 @@
 #include "capabilities.h"
 #include "fileio.h"
 #include "macro.h"
-#include "seccomp.h"
+#include "seccomp-filter.h"
 #include "tap.h"
 
 #define B(c) (UINT64_C(1) << (c))

@@ -22,7 +22,7 @@
 
 #include "macro.h"
 #include "process-util.h"
-#include "seccomp.h"
+#include "seccomp-filter.h"
 #include "tap.h"
 
 #define MISSING_DIR "/nonexistent-sdrun-seccomp-test/x"

@@ -10,7 +10,7 @@
 #include <sys/types.h>
 
 #include "oci-config.h"
-#include "seccomp.h"
+#include "seccomp-filter.h"
 
 /* The five capability sets as bit masks (bit n = capability n). The kernel ABI has 64 bits. */
 typedef struct CapabilityMasks {

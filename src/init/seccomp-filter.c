@@ -25,7 +25,7 @@
 #include "log.h"
 #include "macro.h"
 #include "process-util.h"
-#include "seccomp.h"
+#include "seccomp-filter.h"
 
 #ifndef SECCOMP_FILTER_FLAG_TSYNC_ESRCH
 #define SECCOMP_FILTER_FLAG_TSYNC_ESRCH (1UL << 4)

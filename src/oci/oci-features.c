@@ -13,10 +13,8 @@
 #include <seccomp.h>
 #include <sys/capability.h>
 
-#include "become.h"
 #include "config.h"
 #include "version.h"
-#include "criu.h"
 #include "oci-features.h"
 #include "json-util.h"
 #include "macro.h"
@@ -120,14 +118,13 @@ static const SeccompFlagInfo features_seccomp_flags[] = {
         { "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV", SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV },
 };
 
-/* AppArmor and SELinux: what this host has enabled (become.c applies process.apparmorProfile,
- * process.selinuxLabel and linux.mountLabel there, and refuses them elsewhere). Modules sdrun does not have:
+/* AppArmor and SELinux: what this host has enabled comes in FeaturesHost (become.c applies
+ * process.apparmorProfile, process.selinuxLabel and linux.mountLabel there, and refuses them elsewhere).
+ * Modules sdrun does not have:
  * no Intel RDT support (linux.intelRdt is refused or ignored by oci-config.c). mount.c
  * does not do id-mapped mounts (mounts[].uidMappings; the "idmap"/"ridmap" options) yet, and
  * bootstrap.c does not move network devices (linux.netDevices). Flip these when a module implements the
  * feature; FEATURES_IDMAP_MOUNTS also decides whether "idmap"/"ridmap" are listed in mountOptions. */
-#define FEATURES_APPARMOR become_apparmor_enabled()
-#define FEATURES_SELINUX become_selinux_enabled()
 #define FEATURES_INTEL_RDT false
 #define FEATURES_IDMAP_MOUNTS false
 #define FEATURES_NET_DEVICES false
@@ -305,7 +302,7 @@ static cJSON *build_seccomp(void) {
         return TAKE_PTR(s);
 }
 
-static cJSON *build_linux(void) {
+static cJSON *build_linux(const FeaturesHost *host) {
         _cleanup_json_ cJSON *l = cJSON_CreateObject();
         cJSON *cgroup, *ext;
 
@@ -322,8 +319,8 @@ static cJSON *build_linux(void) {
                 if (!cJSON_AddBoolToObject(cgroup, c->key, c->value))
                         return NULL;
 
-        if (!add(l, "seccomp", build_seccomp()) || !add(l, "apparmor", enabled_object(FEATURES_APPARMOR)) ||
-            !add(l, "selinux", enabled_object(FEATURES_SELINUX)) ||
+        if (!add(l, "seccomp", build_seccomp()) || !add(l, "apparmor", enabled_object(host->apparmor)) ||
+            !add(l, "selinux", enabled_object(host->selinux)) ||
             !add(l, "intelRdt", enabled_object(FEATURES_INTEL_RDT)))
                 return NULL;
 
@@ -336,7 +333,7 @@ static cJSON *build_linux(void) {
         return TAKE_PTR(l);
 }
 
-static cJSON *build_annotations(void) {
+static cJSON *build_annotations(const FeaturesHost *host) {
         _cleanup_json_ cJSON *a = cJSON_CreateObject();
         const struct scmp_version *v = seccomp_version();
         char buf[64];
@@ -352,20 +349,18 @@ static cJSON *build_annotations(void) {
                 return NULL;
         /* checkpoint/restore: whether CRIU is there and which (whether it works on this kernel shows only
          * when it runs: see sdrun-checkpoint(8)). */
-        {
-                _cleanup_free_ char *criu_version = NULL;
-                int r = criu_get_version(NULL, NULL, &criu_version);
-                if (!cJSON_AddStringToObject(a, "io.github.sdrun.criu",
-                                             r >= 0 ? "available" : r == -ENOENT ? "not installed" : "not working") ||
-                    (r >= 0 && !cJSON_AddStringToObject(a, "org.criu.version", criu_version)))
-                        return NULL;
-        }
+        if (!cJSON_AddStringToObject(a, "io.github.sdrun.criu",
+                                     host->criu >= 0 ? "available" : host->criu == -ENOENT ? "not installed" : "not working") ||
+            (host->criu >= 0 && host->criu_version &&
+             !cJSON_AddStringToObject(a, "org.criu.version", host->criu_version)))
+                return NULL;
         return TAKE_PTR(a);
 }
 
-int features_build(cJSON **ret) {
+int features_build(const FeaturesHost *host, cJSON **ret) {
         _cleanup_json_ cJSON *f = cJSON_CreateObject();
 
+        assert(host);
         assert(ret);
 
         if (!f)
@@ -374,8 +369,8 @@ int features_build(cJSON **ret) {
             !cJSON_AddStringToObject(f, "ociVersionMax", FEATURES_OCI_VERSION_MAX))
                 return -ENOMEM;
         if (!add(f, "hooks", string_array(features_hooks, ELEMENTSOF(features_hooks))) ||
-            !add(f, "mountOptions", build_mount_options()) || !add(f, "linux", build_linux()) ||
-            !add(f, "annotations", build_annotations()) ||
+            !add(f, "mountOptions", build_mount_options()) || !add(f, "linux", build_linux(host)) ||
+            !add(f, "annotations", build_annotations(host)) ||
             !add(f, "potentiallyUnsafeConfigAnnotations",
                  string_array(features_unsafe_annotations, ELEMENTSOF(features_unsafe_annotations))))
                 return -ENOMEM;

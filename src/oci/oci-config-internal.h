@@ -2,7 +2,9 @@
 #pragma once
 
 /* What the files of the config.json parser share; private to them (oci-config.c, oci-config-process.c,
- * oci-config-linux.c, oci-config-resources.c). Everybody else uses oci-config.h. */
+ * oci-config-linux.c, oci-config-resources.c, oci-config-fields.c). Everybody else uses oci-config.h.
+ * The calls go one way: oci-config.c -> oci-config-process.c, oci-config-linux.c -> oci-config-resources.c,
+ * and every one of them -> oci-config-fields.c -> oci-json.c. */
 
 #include <stddef.h>
 
@@ -26,7 +28,7 @@ typedef struct NameValue {
 
 typedef int (*KeyCheckFn)(const char *key, const OciJsonPath *p, char **reterr);
 
-/* oci-config.c: value parsers used by more than one section */
+/* oci-config-fields.c: value parsers used by more than one section */
 int get_enum(const cJSON *v, const OciJsonPath *p, const NameValue *table, size_t n, const char *what,
              int *ret, char **reterr);
 int field_cpu_list(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr);
@@ -39,6 +41,7 @@ int check_map(const cJSON *v, const OciJsonPath *p, size_t *ret_n, char **reterr
 int parse_string_map(const cJSON *v, const OciJsonPath *p, OciKeyValue **ret, size_t *ret_n,
                      KeyCheckFn check, char **reterr);
 int parse_id_mapping(const cJSON *v, const OciJsonPath *p, void *elem, char **reterr);
+int field_device_number(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr);
 
 /* oci-config-process.c */
 int parse_process_object(const cJSON *v, const OciJsonPath *p, OciProcess *proc, char **reterr);
@@ -46,7 +49,6 @@ int field_process(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr
 
 /* oci-config-linux.c */
 extern const char *const namespace_names[_OCI_NS_MAX];
-int field_device_number(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr);
 int parse_linux(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr);
 
 /* oci-config-resources.c */

@@ -188,16 +188,6 @@ static int field_device_type(const cJSON *v, const OciJsonPath *p, void *dst, ch
 }
 
 /* Device numbers: int64 in the schema; Linux dev_t holds 32-bit majors and minors. */
-int field_device_number(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        int64_t s;
-        int r;
-
-        r = oci_json_get_signed(v, p, 0, UINT32_MAX, &s, reterr);
-        if (r < 0)
-                return r;
-        *(int64_t *) dst = s;
-        return 0;
-}
 
 static int field_file_mode(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
         int r;

@@ -3,30 +3,15 @@
 /* linux.seccomp: build a libseccomp filter from the OCI model, load it right before execve, and hand the
  * notify listener to a seccomp agent.
  *
- * This header shares its name with libseccomp's <seccomp.h>, and src/runtime is on the include path of
- * everything that links the runtime library: an `#include <seccomp.h>` anywhere in the tree lands here.
- * So this header first pulls in libseccomp's own header with #include_next, and guards only its own
- * declarations. No #pragma once on purpose: when this file is reached by the quote search relative to the
- * includer (e.g. "seccomp.h" from src/runtime/foo.c), #include_next restarts at the top of the include
- * path, comes back here once, and that second pass reaches libseccomp's header.
- *
  * Our functions are prefixed oci_seccomp_: libseccomp owns seccomp_* (seccomp_load() is one of its own). */
 
-#ifdef __clang__
-#pragma clang diagnostic push
-#pragma clang diagnostic ignored "-Winclude-next-absolute-path"
-#endif
-#include_next <seccomp.h>
-#ifdef __clang__
-#pragma clang diagnostic pop
-#endif
-
-#ifndef SDRUN_RUNTIME_SECCOMP_H
-#define SDRUN_RUNTIME_SECCOMP_H
+#pragma once
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include <seccomp.h>
 
 #include "oci-config.h"
 
@@ -81,5 +66,3 @@ int oci_seccomp_operator_from_name(const char *name, OciSeccompOp *ret);
 int oci_seccomp_flag_from_name(const char *name, unsigned long *ret);
 /* libseccomp's arch token (SCMP_ARCH_*); -EINVAL: not a spec name, -EOPNOTSUPP: this libseccomp lacks it. */
 int oci_seccomp_arch_from_name(const char *name, uint32_t *ret);
-
-#endif

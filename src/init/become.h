@@ -11,7 +11,7 @@
 
 #include "macro.h"
 #include "oci-config.h"
-#include "seccomp.h"
+#include "seccomp-filter.h"
 
 typedef struct Become {
         const OciProcess *p;

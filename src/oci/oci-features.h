@@ -1,14 +1,26 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* NOTE (lead): renamed from features.h — a header named features.h under -Isrc/runtime shadows glibc <features.h> and breaks every build. Keep this name. */
 #pragma once
 
+#include <stdbool.h>
+
 #include <cjson/cJSON.h>
+
+/* (Not "features.h": that name would shadow glibc's <features.h> for everything on the include path.) */
+
+/* What the features document reports about the host rather than about sdrun's code: the caller
+ * (host_features_build() in src/runtime) probes it, so that this library never calls into the runtime. */
+typedef struct FeaturesHost {
+        bool apparmor;            /* AppArmor is enabled on this host */
+        bool selinux;             /* SELinux is enabled on this host */
+        int criu;                 /* >= 0: CRIU works; -ENOENT: not installed; other < 0: not working */
+        const char *criu_version; /* when criu >= 0 */
+} FeaturesHost;
 
 /* The runtime-spec features document (features.md, features-linux.md) of `sdrun features`. What the
  * runtime recognises comes from the tables in oci-features.c (each names the module that implements it)
  * and from mount-options.c; seccomp.supportedFlags is probed from the running kernel. Returns 0 or
  * -ENOMEM. */
-int features_build(cJSON **ret);
+int features_build(const FeaturesHost *host, cJSON **ret);
 
 /* The names of the seccomp filter flags sdrun recognises in linux.seccomp.flags, and whether the running
  * kernel (and the libseccomp sdrun was built with) supports each: for seccomp.c and `sdrun features`. */

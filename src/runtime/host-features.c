@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "become.h"
+#include "criu.h"
+#include "host-features.h"
+#include "macro.h"
+#include "oci-features.h"
+
+int host_features_build(cJSON **ret) {
+        _cleanup_free_ char *criu_version = NULL;
+        FeaturesHost host = {
+                .apparmor = become_apparmor_enabled(),
+                .selinux = become_selinux_enabled(),
+        };
+
+        host.criu = criu_get_version(NULL, NULL, &criu_version);
+        host.criu_version = criu_version;
+        return features_build(&host, ret);
+}
