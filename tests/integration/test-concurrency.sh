@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# Concurrency: 50 containers created, started and deleted by 8 parallel workers. Every sdrun call must
+# Concurrency: 50 containers created, started and deleted by 8 parallel workers; 16 loops of foreground
+# `run` side by side (issue 18's scale goal); one id reused back to back under load. Every sdrun call must
 # succeed within a bound (a hung call is a deadlock and fails the test); afterwards nothing of any of them
 # may remain: no loaded unit, no cgroup, no mount, no state directory, no process.
 . "$(dirname "$0")/lib.sh"
@@ -10,11 +11,13 @@ require_systemd
 
 N=${SDRUN_CONCURRENCY_CONTAINERS:-50}
 WORKERS=${SDRUN_CONCURRENCY_WORKERS:-8}
+RUN_LOOPS=${SDRUN_CONCURRENCY_RUN_LOOPS:-16} # concurrent loops of foreground `run`
+RUNS_PER_LOOP=${SDRUN_CONCURRENCY_RUNS_PER_LOOP:-5}
 CALL_TIMEOUT=60      # seconds for one sdrun call: far above its normal ~20 ms
 TOTAL_TIMEOUT=300    # seconds for the whole run
 prefix=cc$$x         # in every id, unit name and cgroup of this test (ids have no '-' to keep it greppable)
 
-plan 11
+plan 13
 
 B=$TEST_TMPDIR/bundle
 make_bundle "$B" || bail "cannot make the bundle"
@@ -108,6 +111,56 @@ ok_desc "no sdrun call failed, timed out or reported a wrong state" test -z "$er
 done_n=0
 [ -s "$TEST_TMPDIR/done" ] && done_n=$(wc -l <"$TEST_TMPDIR/done")
 is "$done_n" "$N" "every container went through create, start and delete"
+
+# 16 loops of foreground `run` (create + start + wait + delete in one command) side by side, each with ids
+# of its own: every run exits 0 with the container's exit status (true), within the bound.
+runloop() {
+        local l=$1 j id rc
+        local err=$TEST_TMPDIR/runloop-$l.err
+        : >"$TEST_TMPDIR/runloop-$l.log"
+        for ((j = 0; j < RUNS_PER_LOOP; j++)); do
+                id=$(printf '%srun%02d%02d' "$prefix" "$l" "$j")
+                rc=0
+                timeout --kill-after=5 "$CALL_TIMEOUT" "$SDRUN" --root "$SDRUN_ROOT" run --bundle "$RB" "$id" \
+                        >/dev/null 2>"$err" </dev/null || rc=$?
+                if [ $rc != 0 ]; then
+                        echo "run $id: exit $rc: $(tail -n 1 "$err")" >>"$TEST_TMPDIR/runloop-$l.log"
+                        "$SDRUN" --root "$SDRUN_ROOT" delete --force "$id" >/dev/null 2>&1
+                fi
+        done
+}
+RB=$TEST_TMPDIR/runbundle
+make_bundle "$RB" || bail "cannot make the bundle"
+bundle_set "$RB" '.process.args=["true"]' || bail "cannot edit the bundle"
+for ((l = 0; l < RUN_LOOPS; l++)); do
+        for ((j = 0; j < RUNS_PER_LOOP; j++)); do
+                track_container "$(printf '%srun%02d%02d' "$prefix" "$l" "$j")"
+        done
+done
+t0=$SECONDS
+pids=()
+for ((l = 0; l < RUN_LOOPS; l++)); do
+        runloop "$l" &
+        pids+=($!)
+done
+hung=0
+for p in "${pids[@]}"; do
+        while kill -0 "$p" 2>/dev/null; do
+                if ((SECONDS - t0 > TOTAL_TIMEOUT)); then
+                        hung=1
+                        pkill -KILL -P "$p" 2>/dev/null
+                        kill -KILL "$p" 2>/dev/null
+                        break
+                fi
+                sleep 0.1
+        done
+        wait "$p" 2>/dev/null
+done
+diag "$RUN_LOOPS concurrent run loops x $RUNS_PER_LOOP runs: $((SECONDS - t0))s"
+errors=$(cat "$TEST_TMPDIR"/runloop-[0-9]*.log 2>/dev/null)
+[ -z "$errors" ] || printf '%s\n' "$errors" | head -20 | while IFS= read -r l; do diag "$l"; done
+ok_desc "$RUN_LOOPS concurrent run loops finished within ${TOTAL_TIMEOUT}s" test "$hung" = 0
+is "$errors" "" "$((RUN_LOOPS * RUNS_PER_LOOP)) runs in $RUN_LOOPS concurrent loops all exit 0"
 
 # Id reuse back to back under load (the flake issue 18 reports from bench/run: its peak-RSS `run` under GNU
 # time reuses the id, and so the unit and machine name, of the `run` just before it). 30 pairs of `run` of one
