@@ -68,6 +68,14 @@ int cli_parse_format(const char *verb, const char *value, bool *ret_json);
 /* Require exactly n positional arguments after options; returns 0 or logs and returns -EINVAL. */
 int cli_expect_args(const char *verb, int argc, char *argv[], int min, int max, const char *what);
 
+/* The end of every verb's getopt switch: 'h' prints the verb's help and exits 0; anything else logs "VERB:
+ * unknown or incomplete option" and returns exit status 1. */
+int cli_bad_option(const char *verb, int c, char *argv[]);
+/* Exactly one positional argument, the container id: *ret_id, or logs and returns -EINVAL. */
+int cli_expect_id(const char *verb, int argc, char *argv[], const char **ret_id);
+/* Logs a failure of the runtime as "VERB ID: MESSAGE" (err, else r's text) and returns exit status 1. */
+int cli_runtime_error(const char *verb, const char *id, int r, const char *err);
+
 typedef struct CreateOptions CreateOptions;
 int cli_parse_create_options(const char *verb, int argc, char *argv[], CreateOptions *o, bool *detach, bool *keep);
 /* "TERM", "SIGTERM", "15" -> 15; -EINVAL otherwise. */

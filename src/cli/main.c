@@ -128,6 +128,26 @@ int cli_expect_args(const char *verb, int argc, char *argv[], int min, int max, 
         return 0;
 }
 
+int cli_bad_option(const char *verb, int c, char *argv[]) {
+        if (c == 'h') {
+                cli_print_verb_help(verb);
+                exit(EXIT_SUCCESS);
+        }
+        return cli_usage_error(verb, "unknown or incomplete option \"%s\"", argv[optind - 1]);
+}
+
+int cli_expect_id(const char *verb, int argc, char *argv[], const char **ret_id) {
+        if (cli_expect_args(verb, argc, argv, 1, 1, "container id") < 0)
+                return -EINVAL;
+        *ret_id = argv[optind];
+        return 0;
+}
+
+int cli_runtime_error(const char *verb, const char *id, int r, const char *err) {
+        log_error_errno(r, "%s %s: %s", verb, id, err ?: strerror(-r));
+        return EXIT_FAILURE;
+}
+
 static void print_help(void) {
         printf("Usage: sdrun [GLOBAL OPTIONS] COMMAND [OPTIONS] [ARGS...]\n\n"
                "An OCI container runtime in which every container is a transient systemd scope.\n\n"
