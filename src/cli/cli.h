@@ -55,9 +55,9 @@ enum {
         { "manage-cgroups-mode", required_argument, NULL, ARG_CRIU_MANAGE_CGROUPS_MODE },        \
         { "lazy-pages", no_argument, NULL, ARG_CRIU_LAZY_PAGES }
 struct CriuCommonOptions;
-/* One of the shared options: 1 when c was one (stored in *o), 0 when it was not, -EINVAL after logging a
- * usage error for verb. */
-int cli_parse_criu_common_option(const char *verb, int c, const char *arg, struct CriuCommonOptions *o);
+/* One of the shared options (stored in *o): 1; anything else as cli_bad_option() (-EINVAL after logging a usage
+ * error for verb; 'h' prints the help and exits). */
+int cli_parse_criu_common_option(const char *verb, int c, char *argv[], struct CriuCommonOptions *o);
 
 /* Prints "Usage: sdrun VERB ..." help for a verb from the table in main.c. */
 void cli_print_verb_help(const char *verb);
@@ -71,6 +71,9 @@ int cli_expect_args(const char *verb, int argc, char *argv[], int min, int max, 
 /* The end of every verb's getopt switch: 'h' prints the verb's help and exits 0; anything else logs "VERB:
  * unknown or incomplete option" and returns exit status 1. */
 int cli_bad_option(const char *verb, int c, char *argv[]);
+/* The same for a getopt string that starts with "+:": a missing argument (':') and an unknown option ('?')
+ * get messages of their own. */
+int cli_bad_option_precise(const char *verb, int c, char *argv[]);
 /* Exactly one positional argument, the container id: *ret_id, or logs and returns -EINVAL. */
 int cli_expect_id(const char *verb, int argc, char *argv[], const char **ret_id);
 /* Logs a failure of the runtime as "VERB ID: MESSAGE" (err, else r's text) and returns exit status 1. */

@@ -8,8 +8,9 @@
 #include "criu.h"
 #include "macro.h"
 
-int cli_parse_criu_common_option(const char *verb, int c, const char *arg, CriuCommonOptions *o) {
+int cli_parse_criu_common_option(const char *verb, int c, char *argv[], CriuCommonOptions *o) {
         static const char *const modes[] = { "soft", "full", "strict", "ignore" };
+        const char *arg = optarg;
 
         switch (c) {
         case ARG_CRIU_IMAGE_PATH:
@@ -42,7 +43,7 @@ int cli_parse_criu_common_option(const char *verb, int c, const char *arg, CriuC
                 cli_usage_error(verb, "--manage-cgroups-mode: unknown mode \"%s\" (soft, full, strict or ignore)", arg);
                 return -EINVAL;
         default:
-                return 0;
+                return cli_bad_option(verb, c, argv), -EINVAL;
         }
 }
 
@@ -94,27 +95,17 @@ int verb_checkpoint(int argc, char *argv[]) {
                 case ARG_AUTO_DEDUP:
                         o.auto_dedup = true;
                         break;
-                case 'h':
-                        cli_print_verb_help("checkpoint");
-                        return EXIT_SUCCESS;
                 default:
-                        r = cli_parse_criu_common_option("checkpoint", c, optarg, &o.common);
-                        if (r < 0)
+                        if (cli_parse_criu_common_option("checkpoint", c, argv, &o.common) < 0)
                                 return EXIT_FAILURE;
-                        if (r == 0)
-                                return cli_usage_error("checkpoint", "unknown or incomplete option \"%s\"",
-                                                       argv[optind - 1]);
                         break;
                 }
         }
-        if (cli_expect_args("checkpoint", argc, argv, 1, 1, "container id") < 0)
+        if (cli_expect_id("checkpoint", argc, argv, &o.id) < 0)
                 return EXIT_FAILURE;
-        o.id = argv[optind];
         log_set_context(o.id, NULL);
         r = container_checkpoint(&o, &err);
-        if (r < 0) {
-                log_error_errno(r, "checkpoint %s: %s", o.id, err ?: strerror(-r));
-                return EXIT_FAILURE;
-        }
+        if (r < 0)
+                return cli_runtime_error("checkpoint", o.id, r, err);
         return EXIT_SUCCESS;
 }

@@ -67,16 +67,12 @@ int cli_parse_create_options(const char *verb, int argc, char *argv[], CreateOpt
                         break;
                 case ARG_NO_SUBREAPER:
                         break;
-                case 'h':
-                        cli_print_verb_help(verb);
-                        exit(EXIT_SUCCESS);
                 default:
-                        return cli_usage_error(verb, "unknown or incomplete option \"%s\"", argv[optind - 1]), -EINVAL;
+                        return cli_bad_option(verb, c, argv), -EINVAL;
                 }
         }
-        if (cli_expect_args(verb, argc, argv, 1, 1, "container id") < 0)
+        if (cli_expect_id(verb, argc, argv, &o->id) < 0)
                 return -EINVAL;
-        o->id = argv[optind];
         o->root = arg_root;
         return 0;
 }
@@ -91,9 +87,7 @@ int verb_create(int argc, char *argv[]) {
                 return EXIT_FAILURE;
         log_set_context(o.id, NULL);
         r = container_create(&o, NULL, NULL, &err);
-        if (r < 0) {
-                log_error_errno(r, "create %s: %s", o.id, err ?: strerror(-r));
-                return EXIT_FAILURE;
-        }
+        if (r < 0)
+                return cli_runtime_error("create", o.id, r, err);
         return EXIT_SUCCESS;
 }

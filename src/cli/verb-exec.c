@@ -153,11 +153,8 @@ static int parse_exec_options(int argc, char *argv[], ExecOptions *o, const char
                 case ARG_IGNORE_PAUSED:
                         o->ignore_paused = true;
                         break;
-                case 'h':
-                        cli_print_verb_help("exec");
-                        exit(EXIT_SUCCESS);
                 default:
-                        return cli_usage_error("exec", "unknown or incomplete option \"%s\"", argv[optind - 1]), -EINVAL;
+                        return cli_bad_option("exec", c, argv), -EINVAL;
                 }
         }
         if (optind >= argc)

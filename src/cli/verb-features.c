@@ -20,17 +20,8 @@ int verb_features(int argc, char *argv[]) {
         _cleanup_free_ char *text = NULL;
         int c;
 
-        while ((c = getopt_long(argc, argv, "+:h", options, NULL)) >= 0) {
-                switch (c) {
-                case 'h':
-                        cli_print_verb_help("features");
-                        return 0;
-                default:
-                        if (optopt > 0 && optopt < 0x100)
-                                return cli_usage_error("features", "unknown option \"-%c\"", optopt);
-                        return cli_usage_error("features", "unknown option \"%s\"", argv[optind - 1]);
-                }
-        }
+        while ((c = getopt_long(argc, argv, "+:h", options, NULL)) >= 0)
+                return cli_bad_option_precise("features", c, argv);
         if (cli_expect_args("features", argc, argv, 0, 0, "") < 0)
                 return 1;
 

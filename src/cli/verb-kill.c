@@ -48,16 +48,9 @@ int verb_kill(int argc, char *argv[]) {
         int c, sig = SIGTERM, r;
 
         while ((c = getopt_long(argc, argv, "+ah", options, NULL)) >= 0) {
-                switch (c) {
-                case 'a':
-                        all = true;
-                        break;
-                case 'h':
-                        cli_print_verb_help("kill");
-                        return EXIT_SUCCESS;
-                default:
-                        return cli_usage_error("kill", "unknown or incomplete option \"%s\"", argv[optind - 1]);
-                }
+                if (c != 'a')
+                        return cli_bad_option("kill", c, argv);
+                all = true;
         }
         if (cli_expect_args("kill", argc, argv, 1, 2, "container id") < 0)
                 return EXIT_FAILURE;
@@ -69,9 +62,7 @@ int verb_kill(int argc, char *argv[]) {
         }
         log_set_context(id, NULL);
         r = container_kill(arg_root, id, sig, all, &err);
-        if (r < 0) {
-                log_error_errno(r, "kill %s: %s", id, err ?: strerror(-r));
-                return EXIT_FAILURE;
-        }
+        if (r < 0)
+                return cli_runtime_error("kill", id, r, err);
         return EXIT_SUCCESS;
 }

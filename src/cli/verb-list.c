@@ -31,11 +31,8 @@ int verb_list(int argc, char *argv[]) {
                         if (cli_parse_format("list", optarg, &json) < 0)
                                 return EXIT_FAILURE;
                         break;
-                case 'h':
-                        cli_print_verb_help("list");
-                        return EXIT_SUCCESS;
                 default:
-                        return cli_usage_error("list", "unknown or incomplete option \"%s\"", argv[optind - 1]);
+                        return cli_bad_option("list", c, argv);
                 }
         }
         if (cli_expect_args("list", argc, argv, 0, 0, "") < 0)

@@ -58,28 +58,18 @@ int verb_restore(int argc, char *argv[]) {
                 case ARG_NO_PIVOT:
                         /* CRIU sets up the root itself; accepted as runc does, no effect. */
                         break;
-                case 'h':
-                        cli_print_verb_help("restore");
-                        return EXIT_SUCCESS;
                 default:
-                        r = cli_parse_criu_common_option("restore", c, optarg, &o.common);
-                        if (r < 0)
+                        if (cli_parse_criu_common_option("restore", c, argv, &o.common) < 0)
                                 return EXIT_FAILURE;
-                        if (r == 0)
-                                return cli_usage_error("restore", "unknown or incomplete option \"%s\"",
-                                                       argv[optind - 1]);
                         break;
                 }
         }
-        if (cli_expect_args("restore", argc, argv, 1, 1, "container id") < 0)
+        if (cli_expect_id("restore", argc, argv, &o.id) < 0)
                 return EXIT_FAILURE;
-        o.id = argv[optind];
         log_set_context(o.id, NULL);
         r = container_restore(&o, o.detach ? NULL : &pid, o.detach ? NULL : &pidfd, &err);
-        if (r < 0) {
-                log_error_errno(r, "restore %s: %s", o.id, err ?: strerror(-r));
-                return EXIT_FAILURE;
-        }
+        if (r < 0)
+                return cli_runtime_error("restore", o.id, r, err);
         if (o.detach)
                 return EXIT_SUCCESS;
 

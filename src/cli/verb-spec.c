@@ -42,15 +42,8 @@ int verb_spec(int argc, char *argv[]) {
                 case ARG_ROOTLESS:
                         rootless = true;
                         break;
-                case 'h':
-                        cli_print_verb_help("spec");
-                        return 0;
-                case ':':
-                        return cli_usage_error("spec", "option \"%s\" needs an argument", argv[optind - 1]);
                 default:
-                        if (optopt > 0 && optopt < 0x100)
-                                return cli_usage_error("spec", "unknown option \"-%c\"", optopt);
-                        return cli_usage_error("spec", "unknown option \"%s\"", argv[optind - 1]);
+                        return cli_bad_option_precise("spec", c, argv);
                 }
         }
         if (cli_expect_args("spec", argc, argv, 0, 0, "") < 0)
