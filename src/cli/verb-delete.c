@@ -9,22 +9,16 @@
 #include "macro.h"
 
 int verb_delete(int argc, char *argv[]) {
-        static const struct option options[] = {
-                { "force", no_argument, NULL, 'f' },
-                { "help", no_argument, NULL, 'h' },
-                {}
-        };
         _cleanup_free_ char *err = NULL;
         const char *id;
         bool force = false;
-        int c, r;
+        const CliOption options[] = {
+                { "force", no_argument, 'f', .flag = &force },
+                {}
+        };
+        int r;
 
-        while ((c = getopt_long(argc, argv, "+fh", options, NULL)) >= 0) {
-                if (c != 'f')
-                        return cli_bad_option("delete", c, argv);
-                force = true;
-        }
-        if (cli_expect_id("delete", argc, argv, &id) < 0)
+        if (cli_next_option("delete", argc, argv, "+fh", options) < 0 || cli_expect_id("delete", argc, argv, &id) < 0)
                 return EXIT_FAILURE;
         log_set_context(id, NULL);
         r = container_delete(arg_root, id, force, &err);

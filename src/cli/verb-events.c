@@ -53,31 +53,19 @@ static void emit(const cJSON *j, void *userdata) {
 }
 
 int verb_events(int argc, char *argv[]) {
-        static const struct option options[] = {
-                { "stats", no_argument, NULL, 's' },
-                { "interval", required_argument, NULL, 'i' },
-                { "help", no_argument, NULL, 'h' },
+        EventsOptions o = { .root = arg_root, .interval_usec = 5 * USEC_PER_SEC, .emit = emit };
+        const CliOption options[] = {
+                { "stats", no_argument, 's', .flag = &o.stats_once },
+                { "interval", required_argument, 'i' },
                 {}
         };
-        EventsOptions o = { .root = arg_root, .interval_usec = 5 * USEC_PER_SEC, .emit = emit };
         _cleanup_free_ char *err = NULL;
         int c, r;
 
-        while ((c = getopt_long(argc, argv, "+h", options, NULL)) >= 0) {
-                switch (c) {
-                case 's':
-                        o.stats_once = true;
-                        break;
-                case 'i':
-                        if (parse_duration(optarg, &o.interval_usec) < 0 || o.interval_usec == 0)
-                                return cli_usage_error("events", "--interval: invalid duration \"%s\" (e.g. 5s, 500ms)",
-                                                       optarg);
-                        break;
-                default:
-                        return cli_bad_option("events", c, argv);
-                }
-        }
-        if (cli_expect_id("events", argc, argv, &o.id) < 0)
+        while ((c = cli_next_option("events", argc, argv, "+h", options)) > 0)
+                if (parse_duration(optarg, &o.interval_usec) < 0 || o.interval_usec == 0)
+                        return cli_usage_error("events", "--interval: invalid duration \"%s\" (e.g. 5s, 500ms)", optarg);
+        if (c < 0 || cli_expect_id("events", argc, argv, &o.id) < 0)
                 return EXIT_FAILURE;
         r = container_events(&o, &err);
         if (r < 0)

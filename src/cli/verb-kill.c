@@ -38,21 +38,16 @@ int cli_parse_signal(const char *s) {
 }
 
 int verb_kill(int argc, char *argv[]) {
-        static const struct option options[] = {
-                { "all", no_argument, NULL, 'a' },
-                { "help", no_argument, NULL, 'h' },
-                {}
-        };
         _cleanup_free_ char *err = NULL;
         bool all = false;
-        int c, sig = SIGTERM, r;
+        const CliOption options[] = {
+                { "all", no_argument, 'a', .flag = &all },
+                {}
+        };
+        int sig = SIGTERM, r;
 
-        while ((c = getopt_long(argc, argv, "+ah", options, NULL)) >= 0) {
-                if (c != 'a')
-                        return cli_bad_option("kill", c, argv);
-                all = true;
-        }
-        if (cli_expect_args("kill", argc, argv, 1, 2, "container id") < 0)
+        if (cli_next_option("kill", argc, argv, "+ah", options) < 0 ||
+            cli_expect_args("kill", argc, argv, 1, 2, "container id") < 0)
                 return EXIT_FAILURE;
         const char *id = argv[optind];
         if (optind + 1 < argc) {

@@ -8,9 +8,8 @@
 #include "macro.h"
 
 int verb_ps(int argc, char *argv[]) {
-        static const struct option options[] = {
-                { "format", required_argument, NULL, 'f' },
-                { "help", no_argument, NULL, 'h' },
+        static const CliOption options[] = {
+                { "format", required_argument, 'f' },
                 {}
         };
         _cleanup_free_ char *err = NULL;
@@ -19,13 +18,10 @@ int verb_ps(int argc, char *argv[]) {
         bool json = false;
         int c, r;
 
-        while ((c = getopt_long(argc, argv, "+f:h", options, NULL)) >= 0) {
-                if (c != 'f')
-                        return cli_bad_option("ps", c, argv);
+        while ((c = cli_next_option("ps", argc, argv, "+f:h", options)) > 0)
                 if (cli_parse_format("ps", optarg, &json) < 0)
                         return EXIT_FAILURE;
-        }
-        if (cli_expect_args("ps", argc, argv, 1, -1, "container id") < 0)
+        if (c < 0 || cli_expect_args("ps", argc, argv, 1, -1, "container id") < 0)
                 return EXIT_FAILURE;
         const char *id = argv[optind];
         r = container_pids(arg_root, id, &pids, &n, &err);

@@ -20,50 +20,27 @@ int verb_restore(int argc, char *argv[]) {
                 ARG_NO_SUBREAPER,
                 ARG_NO_PIVOT,
         };
-        static const struct option options[] = {
-                CLI_CRIU_COMMON_OPTIONS,
-                { "bundle", required_argument, NULL, 'b' },
-                { "detach", no_argument, NULL, 'd' },
-                { "pid-file", required_argument, NULL, ARG_PID_FILE },
-                { "console-socket", required_argument, NULL, ARG_CONSOLE_SOCKET },
-                { "no-subreaper", no_argument, NULL, ARG_NO_SUBREAPER },
-                { "no-pivot", no_argument, NULL, ARG_NO_PIVOT },
-                { "help", no_argument, NULL, 'h' },
+        RestoreOptions o = { .root = arg_root, .common.criu = arg_criu };
+        const CliOption options[] = {
+                CLI_CRIU_COMMON_OPTIONS(&o.common),
+                { "bundle", required_argument, 'b', .string = &o.bundle },
+                { "detach", no_argument, 'd', .flag = &o.detach },
+                { "pid-file", required_argument, ARG_PID_FILE, .string = &o.pid_file },
+                { "console-socket", required_argument, ARG_CONSOLE_SOCKET, .string = &o.console_socket },
+                { "no-subreaper", no_argument, ARG_NO_SUBREAPER, .flag = &o.no_subreaper },
+                { "no-pivot", no_argument, ARG_NO_PIVOT }, /* CRIU sets up the root itself: accepted as runc does */
                 {}
         };
-        RestoreOptions o = { .root = arg_root };
         _cleanup_free_ char *err = NULL;
         _cleanup_close_ int pidfd = -EBADF;
         pid_t pid = 0;
         int c, r;
 
-        o.common.criu = arg_criu;
-        while ((c = getopt_long(argc, argv, "+b:dh", options, NULL)) >= 0) {
-                switch (c) {
-                case 'b':
-                        o.bundle = optarg;
-                        break;
-                case 'd':
-                        o.detach = true;
-                        break;
-                case ARG_PID_FILE:
-                        o.pid_file = optarg;
-                        break;
-                case ARG_CONSOLE_SOCKET:
-                        o.console_socket = optarg;
-                        break;
-                case ARG_NO_SUBREAPER:
-                        o.no_subreaper = true;
-                        break;
-                case ARG_NO_PIVOT:
-                        /* CRIU sets up the root itself; accepted as runc does, no effect. */
-                        break;
-                default:
-                        if (cli_parse_criu_common_option("restore", c, argv, &o.common) < 0)
-                                return EXIT_FAILURE;
-                        break;
-                }
-        }
+        while ((c = cli_next_option("restore", argc, argv, "+b:dh", options)) > 0)
+                if (c == ARG_CRIU_MANAGE_CGROUPS_MODE && cli_parse_manage_cgroups_mode("restore", optarg, &o.common) < 0)
+                        return EXIT_FAILURE;
+        if (c < 0)
+                return EXIT_FAILURE;
         if (cli_expect_id("restore", argc, argv, &o.id) < 0)
                 return EXIT_FAILURE;
         log_set_context(o.id, NULL);

@@ -9,14 +9,10 @@
 #include "macro.h"
 
 int cli_parse_id_only(const char *verb, int argc, char *argv[], const char **ret_id) {
-        static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                {}
-        };
-        int c;
+        static const CliOption options[] = { {} };
 
-        while ((c = getopt_long(argc, argv, "+h", options, NULL)) >= 0)
-                return cli_bad_option(verb, c, argv), -EINVAL;
+        if (cli_next_option(verb, argc, argv, "+h", options) < 0)
+                return -EINVAL;
         return cli_expect_id(verb, argc, argv, ret_id);
 }
 

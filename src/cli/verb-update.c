@@ -59,42 +59,37 @@ static int read_resources(const char *file, cJSON **ret) {
 #define ARG_FIELD(f) (0x100 + (f))
 
 int verb_update(int argc, char *argv[]) {
-        static const struct option options[] = {
-                { "resources", required_argument, NULL, 'r' },
-                { "memory", required_argument, NULL, ARG_FIELD(UPDATE_MEMORY_LIMIT) },
-                { "memory-swap", required_argument, NULL, ARG_FIELD(UPDATE_MEMORY_SWAP) },
-                { "memory-reservation", required_argument, NULL, ARG_FIELD(UPDATE_MEMORY_RESERVATION) },
-                { "cpu-shares", required_argument, NULL, ARG_FIELD(UPDATE_CPU_SHARES) },
-                { "cpu-quota", required_argument, NULL, ARG_FIELD(UPDATE_CPU_QUOTA) },
-                { "cpu-period", required_argument, NULL, ARG_FIELD(UPDATE_CPU_PERIOD) },
-                { "cpuset-cpus", required_argument, NULL, ARG_FIELD(UPDATE_CPU_CPUS) },
-                { "cpuset-mems", required_argument, NULL, ARG_FIELD(UPDATE_CPU_MEMS) },
-                { "pids-limit", required_argument, NULL, ARG_FIELD(UPDATE_PIDS_LIMIT) },
-                { "blkio-weight", required_argument, NULL, ARG_FIELD(UPDATE_BLOCKIO_WEIGHT) },
-                { "help", no_argument, NULL, 'h' },
-                {}
-        };
         UpdateOptions o = { .root = arg_root };
         _cleanup_json_ cJSON *resources = NULL;
         _cleanup_free_ char *err = NULL;
         const char *resources_file = NULL;
-        int c, i, r;
+        const CliOption options[] = {
+                { "resources", required_argument, 'r', .string = &resources_file },
+                { "memory", required_argument, ARG_FIELD(UPDATE_MEMORY_LIMIT) },
+                { "memory-swap", required_argument, ARG_FIELD(UPDATE_MEMORY_SWAP) },
+                { "memory-reservation", required_argument, ARG_FIELD(UPDATE_MEMORY_RESERVATION) },
+                { "cpu-shares", required_argument, ARG_FIELD(UPDATE_CPU_SHARES) },
+                { "cpu-quota", required_argument, ARG_FIELD(UPDATE_CPU_QUOTA) },
+                { "cpu-period", required_argument, ARG_FIELD(UPDATE_CPU_PERIOD) },
+                { "cpuset-cpus", required_argument, ARG_FIELD(UPDATE_CPU_CPUS) },
+                { "cpuset-mems", required_argument, ARG_FIELD(UPDATE_CPU_MEMS) },
+                { "pids-limit", required_argument, ARG_FIELD(UPDATE_PIDS_LIMIT) },
+                { "blkio-weight", required_argument, ARG_FIELD(UPDATE_BLOCKIO_WEIGHT) },
+                {}
+        };
+        int c, r;
 
-        while ((c = getopt_long(argc, argv, "+r:h", options, &i)) >= 0) {
-                if (c == 'r') {
-                        resources_file = optarg;
-                        continue;
-                }
-                if (c < ARG_FIELD(0) || c >= ARG_FIELD(_UPDATE_FIELD_MAX))
-                        return cli_bad_option("update", c, argv);
+        while ((c = cli_next_option("update", argc, argv, "+r:h", options)) > 0) {
                 UpdateField f = c - ARG_FIELD(0);
                 UpdateValue *v = &o.values[f];
                 if (update_field_is_string(f))
                         v->string = optarg;
-                else if (parse_number(options[i].name, optarg, f <= UPDATE_MEMORY_RESERVATION, &v->number) < 0)
+                else if (parse_number(cli_option_name(options, c), optarg, f <= UPDATE_MEMORY_RESERVATION, &v->number) < 0)
                         return EXIT_FAILURE;
                 v->set = true;
         }
+        if (c < 0)
+                return EXIT_FAILURE;
         if (cli_expect_id("update", argc, argv, &o.id) < 0)
                 return EXIT_FAILURE;
         log_set_context(o.id, NULL);
