@@ -43,16 +43,17 @@ desc="--log FILE: the message names the container"; t grep -q 'container \\"nope
 desc="--log-format: unknown format refused"; rc=0; "$S" --log-format yaml list 2>/dev/null || rc=$?; t test "$rc" = 1
 
 # Every verb's option handling (one table-driven parser since issue 14): exit codes and messages as callers see them.
+rc_and_msg() { test "$1" = "$2" && grep -qF -- "$3" "$4"; }
 u() {
         local want_rc=$1 want=$2; shift 2
         local rc=0
         "$S" "${R[@]}" "$@" >"$tmp/o" 2>"$tmp/e" </dev/null || rc=$?
         desc="$* exits $want_rc and says: $want"
-        t sh -c 'test "$1" = "$2" && grep -qF -- "$3" "$4"' _ "$rc" "$want_rc" "$want" "$tmp/e"
+        t rc_and_msg "$rc" "$want_rc" "$want" "$tmp/e"
 }
 for v in create start run exec kill delete state list ps pause resume events update spec features checkpoint restore; do
         desc="$v --help exits 0 with its usage"; rc=0; "$S" "${R[@]}" "$v" --help >"$tmp/o" 2>&1 || rc=$?
-        t sh -c 'test "$1" = 0 && grep -q "^Usage: sdrun \[GLOBAL OPTIONS\] $2" "$3"' _ "$rc" "$v" "$tmp/o"
+        t rc_and_msg "$rc" 0 "Usage: sdrun [GLOBAL OPTIONS] $v" "$tmp/o"
         case $v in
         spec | features) u 1 "$v: unknown option \"--bogus\"" "$v" --bogus ;;
         *) u 1 "$v: unknown or incomplete option \"--bogus\"" "$v" --bogus x ;;
