@@ -15,6 +15,25 @@ extern bool arg_systemd_cgroup;
 extern bool arg_rootless;
 extern char *arg_criu; /* --criu PATH: the criu binary for checkpoint/restore (NULL: "criu" in PATH) */
 
+/* A verb's option: getopt_long()'s name (NULL: a short option only), has_arg and val (the short option's
+ * letter, or 0x100 and up), and where a plain one is stored: optarg in *string, or true in *flag. */
+typedef struct CliOption {
+        const char *name;
+        int has_arg;
+        int val;
+        const char **string;
+        bool *flag;
+} CliOption;
+#define CLI_OPTIONS_MAX 32
+/* The next option of a verb that its own code must look at (its val), 0 at the end, or -EINVAL after an
+ * unknown or incomplete option was logged (as cli_bad_option(), or cli_bad_option_precise() for a shortopts
+ * that starts with "+:"). opts ends with an entry whose val is 0; --help is added: 'h' prints the verb's
+ * help and exits 0. The options with a target are stored, not returned. */
+int cli_next_option(const char *verb, int argc, char *argv[], const char *shortopts, const CliOption *opts);
+
+/* The long name of the option val in opts, or NULL. */
+const char *cli_option_name(const CliOption *opts, int val);
+
 /* Each verb gets argv with argv[0] the verb name, parses its own options with getopt_long, and returns the
  * process exit status (0 success, 1 failure; run/exec return the container process's status). */
 int verb_create(int argc, char *argv[]);
@@ -34,7 +53,9 @@ int verb_spec(int argc, char *argv[]);
 int verb_features(int argc, char *argv[]);
 int verb_checkpoint(int argc, char *argv[]);
 int verb_restore(int argc, char *argv[]);
-/* The options checkpoint and restore share (runc's names), for their getopt_long tables. */
+/* The options checkpoint and restore share (runc's names), for their CliOption tables: stored into the
+ * CriuCommonOptions *c, except --manage-cgroups-mode, which the verb passes to
+ * cli_parse_manage_cgroups_mode(). */
 enum {
         ARG_CRIU_IMAGE_PATH = 0x200,
         ARG_CRIU_WORK_PATH,
@@ -45,19 +66,18 @@ enum {
         ARG_CRIU_MANAGE_CGROUPS_MODE,
         ARG_CRIU_LAZY_PAGES,
 };
-#define CLI_CRIU_COMMON_OPTIONS                                                                  \
-        { "image-path", required_argument, NULL, ARG_CRIU_IMAGE_PATH },                          \
-        { "work-path", required_argument, NULL, ARG_CRIU_WORK_PATH },                            \
-        { "tcp-established", no_argument, NULL, ARG_CRIU_TCP_ESTABLISHED },                      \
-        { "ext-unix-sk", no_argument, NULL, ARG_CRIU_EXT_UNIX_SK },                              \
-        { "shell-job", no_argument, NULL, ARG_CRIU_SHELL_JOB },                                  \
-        { "file-locks", no_argument, NULL, ARG_CRIU_FILE_LOCKS },                                \
-        { "manage-cgroups-mode", required_argument, NULL, ARG_CRIU_MANAGE_CGROUPS_MODE },        \
-        { "lazy-pages", no_argument, NULL, ARG_CRIU_LAZY_PAGES }
+#define CLI_CRIU_COMMON_OPTIONS(c)                                                                   \
+        { "image-path", required_argument, ARG_CRIU_IMAGE_PATH, .string = &(c)->image_path },        \
+        { "work-path", required_argument, ARG_CRIU_WORK_PATH, .string = &(c)->work_path },           \
+        { "tcp-established", no_argument, ARG_CRIU_TCP_ESTABLISHED, .flag = &(c)->tcp_established }, \
+        { "ext-unix-sk", no_argument, ARG_CRIU_EXT_UNIX_SK, .flag = &(c)->ext_unix_sk },             \
+        { "shell-job", no_argument, ARG_CRIU_SHELL_JOB, .flag = &(c)->shell_job },                   \
+        { "file-locks", no_argument, ARG_CRIU_FILE_LOCKS, .flag = &(c)->file_locks },                \
+        { "manage-cgroups-mode", required_argument, ARG_CRIU_MANAGE_CGROUPS_MODE },                  \
+        { "lazy-pages", no_argument, ARG_CRIU_LAZY_PAGES, .flag = &(c)->lazy_pages }
 struct CriuCommonOptions;
-/* One of the shared options: 1 when c was one (stored in *o), 0 when it was not, -EINVAL after logging a
- * usage error for verb. */
-int cli_parse_criu_common_option(const char *verb, int c, const char *arg, struct CriuCommonOptions *o);
+/* --manage-cgroups-mode soft|full|strict|ignore into *o: 0, or -EINVAL after logging a usage error. */
+int cli_parse_manage_cgroups_mode(const char *verb, const char *arg, struct CriuCommonOptions *o);
 
 /* Prints "Usage: sdrun VERB ..." help for a verb from the table in main.c. */
 void cli_print_verb_help(const char *verb);
@@ -67,6 +87,17 @@ int cli_usage_error(const char *verb, const char *fmt, ...) _printf_(2, 3);
 int cli_parse_format(const char *verb, const char *value, bool *ret_json);
 /* Require exactly n positional arguments after options; returns 0 or logs and returns -EINVAL. */
 int cli_expect_args(const char *verb, int argc, char *argv[], int min, int max, const char *what);
+
+/* The end of every verb's getopt switch: 'h' prints the verb's help and exits 0; anything else logs "VERB:
+ * unknown or incomplete option" and returns exit status 1. */
+int cli_bad_option(const char *verb, int c, char *argv[]);
+/* The same for a getopt string that starts with "+:": a missing argument (':') and an unknown option ('?')
+ * get messages of their own. */
+int cli_bad_option_precise(const char *verb, int c, char *argv[]);
+/* Exactly one positional argument, the container id: *ret_id, or logs and returns -EINVAL. */
+int cli_expect_id(const char *verb, int argc, char *argv[], const char **ret_id);
+/* Logs a failure of the runtime as "VERB ID: MESSAGE" (err, else r's text) and returns exit status 1. */
+int cli_runtime_error(const char *verb, const char *id, int r, const char *err);
 
 typedef struct CreateOptions CreateOptions;
 int cli_parse_create_options(const char *verb, int argc, char *argv[], CreateOptions *o, bool *detach, bool *keep);

@@ -128,6 +128,36 @@ int cli_expect_args(const char *verb, int argc, char *argv[], int min, int max, 
         return 0;
 }
 
+int cli_bad_option(const char *verb, int c, char *argv[]) {
+        if (c == 'h') {
+                cli_print_verb_help(verb);
+                exit(EXIT_SUCCESS);
+        }
+        return cli_usage_error(verb, "unknown or incomplete option \"%s\"", argv[optind - 1]);
+}
+
+int cli_bad_option_precise(const char *verb, int c, char *argv[]) {
+        if (c == ':')
+                return cli_usage_error(verb, "option \"%s\" needs an argument", argv[optind - 1]);
+        if (c != '?')
+                return cli_bad_option(verb, c, argv);
+        if (optopt > 0 && optopt < 0x100)
+                return cli_usage_error(verb, "unknown option \"-%c\"", optopt);
+        return cli_usage_error(verb, "unknown option \"%s\"", argv[optind - 1]);
+}
+
+int cli_expect_id(const char *verb, int argc, char *argv[], const char **ret_id) {
+        if (cli_expect_args(verb, argc, argv, 1, 1, "container id") < 0)
+                return -EINVAL;
+        *ret_id = argv[optind];
+        return 0;
+}
+
+int cli_runtime_error(const char *verb, const char *id, int r, const char *err) {
+        log_error_errno(r, "%s %s: %s", verb, id, err ?: strerror(-r));
+        return EXIT_FAILURE;
+}
+
 static void print_help(void) {
         printf("Usage: sdrun [GLOBAL OPTIONS] COMMAND [OPTIONS] [ARGS...]\n\n"
                "An OCI container runtime in which every container is a transient systemd scope.\n\n"
@@ -179,6 +209,15 @@ static int default_root(char **ret) {
         return *ret ? 0 : -ENOMEM;
 }
 
+static int free_and_strdup(char **p, const char *s) {
+        char *t = strdup(s);
+        if (!t)
+                return -ENOMEM;
+        free(*p);
+        *p = t;
+        return 0;
+}
+
 static int parse_global(int argc, char *argv[]) {
         enum {
                 ARG_ROOT = 0x100,
@@ -208,15 +247,11 @@ static int parse_global(int argc, char *argv[]) {
         while ((c = getopt_long(argc, argv, "+hv", options, NULL)) >= 0) {
                 switch (c) {
                 case ARG_ROOT:
-                        free(arg_root);
-                        arg_root = strdup(optarg);
-                        if (!arg_root)
+                        if (free_and_strdup(&arg_root, optarg) < 0)
                                 return log_oom();
                         break;
                 case ARG_LOG:
-                        free(arg_log);
-                        arg_log = strdup(optarg);
-                        if (!arg_log)
+                        if (free_and_strdup(&arg_log, optarg) < 0)
                                 return log_oom();
                         break;
                 case ARG_LOG_FORMAT:
@@ -242,9 +277,7 @@ static int parse_global(int argc, char *argv[]) {
                         rootless_set_override(streq(optarg, "auto") ? -1 : arg_rootless);
                         break;
                 case ARG_CRIU:
-                        free(arg_criu);
-                        arg_criu = strdup(optarg);
-                        if (!arg_criu)
+                        if (free_and_strdup(&arg_criu, optarg) < 0)
                                 return log_oom();
                         break;
                 case 'h':

@@ -8,42 +8,16 @@
 #include "criu.h"
 #include "macro.h"
 
-int cli_parse_criu_common_option(const char *verb, int c, const char *arg, CriuCommonOptions *o) {
+int cli_parse_manage_cgroups_mode(const char *verb, const char *arg, CriuCommonOptions *o) {
         static const char *const modes[] = { "soft", "full", "strict", "ignore" };
 
-        switch (c) {
-        case ARG_CRIU_IMAGE_PATH:
-                o->image_path = arg;
-                return 1;
-        case ARG_CRIU_WORK_PATH:
-                o->work_path = arg;
-                return 1;
-        case ARG_CRIU_TCP_ESTABLISHED:
-                o->tcp_established = true;
-                return 1;
-        case ARG_CRIU_EXT_UNIX_SK:
-                o->ext_unix_sk = true;
-                return 1;
-        case ARG_CRIU_SHELL_JOB:
-                o->shell_job = true;
-                return 1;
-        case ARG_CRIU_FILE_LOCKS:
-                o->file_locks = true;
-                return 1;
-        case ARG_CRIU_LAZY_PAGES:
-                o->lazy_pages = true;
-                return 1;
-        case ARG_CRIU_MANAGE_CGROUPS_MODE:
-                FOREACH_ARRAY(m, modes, ELEMENTSOF(modes))
-                        if (streq(*m, arg)) {
-                                o->manage_cgroups_mode = *m;
-                                return 1;
-                        }
-                cli_usage_error(verb, "--manage-cgroups-mode: unknown mode \"%s\" (soft, full, strict or ignore)", arg);
-                return -EINVAL;
-        default:
-                return 0;
-        }
+        FOREACH_ARRAY(m, modes, ELEMENTSOF(modes))
+                if (streq(*m, arg)) {
+                        o->manage_cgroups_mode = *m;
+                        return 0;
+                }
+        cli_usage_error(verb, "--manage-cgroups-mode: unknown mode \"%s\" (soft, full, strict or ignore)", arg);
+        return -EINVAL;
 }
 
 int verb_checkpoint(int argc, char *argv[]) {
@@ -55,66 +29,36 @@ int verb_checkpoint(int argc, char *argv[]) {
                 ARG_EMPTY_NS,
                 ARG_AUTO_DEDUP,
         };
-        static const struct option options[] = {
-                CLI_CRIU_COMMON_OPTIONS,
-                { "parent-path", required_argument, NULL, ARG_PARENT_PATH },
-                { "leave-running", no_argument, NULL, ARG_LEAVE_RUNNING },
-                { "page-server", required_argument, NULL, ARG_PAGE_SERVER },
-                { "pre-dump", no_argument, NULL, ARG_PRE_DUMP },
-                { "empty-ns", required_argument, NULL, ARG_EMPTY_NS },
-                { "auto-dedup", no_argument, NULL, ARG_AUTO_DEDUP },
-                { "help", no_argument, NULL, 'h' },
+        CheckpointOptions o = { .root = arg_root, .common.criu = arg_criu };
+        const CliOption options[] = {
+                CLI_CRIU_COMMON_OPTIONS(&o.common),
+                { "parent-path", required_argument, ARG_PARENT_PATH, .string = &o.parent_path },
+                { "leave-running", no_argument, ARG_LEAVE_RUNNING, .flag = &o.leave_running },
+                { "page-server", required_argument, ARG_PAGE_SERVER, .string = &o.page_server },
+                { "pre-dump", no_argument, ARG_PRE_DUMP, .flag = &o.pre_dump },
+                { "empty-ns", required_argument, ARG_EMPTY_NS },
+                { "auto-dedup", no_argument, ARG_AUTO_DEDUP, .flag = &o.auto_dedup },
                 {}
         };
-        CheckpointOptions o = { .root = arg_root };
         _cleanup_free_ char *err = NULL;
         int c, r;
 
-        o.common.criu = arg_criu;
-        while ((c = getopt_long(argc, argv, "+h", options, NULL)) >= 0) {
-                switch (c) {
-                case ARG_PARENT_PATH:
-                        o.parent_path = optarg;
-                        break;
-                case ARG_LEAVE_RUNNING:
-                        o.leave_running = true;
-                        break;
-                case ARG_PAGE_SERVER:
-                        o.page_server = optarg;
-                        break;
-                case ARG_PRE_DUMP:
-                        o.pre_dump = true;
-                        break;
-                case ARG_EMPTY_NS:
-                        if (!streq(optarg, "network"))
-                                return cli_usage_error("checkpoint", "--empty-ns: only \"network\" is supported, got \"%s\"",
-                                                       optarg);
+        while ((c = cli_next_option("checkpoint", argc, argv, "+h", options)) > 0) {
+                if (c == ARG_CRIU_MANAGE_CGROUPS_MODE && cli_parse_manage_cgroups_mode("checkpoint", optarg, &o.common) < 0)
+                        return EXIT_FAILURE;
+                if (c == ARG_EMPTY_NS && !streq(optarg, "network"))
+                        return cli_usage_error("checkpoint", "--empty-ns: only \"network\" is supported, got \"%s\"",
+                                               optarg);
+                if (c == ARG_EMPTY_NS)
                         o.empty_ns_network = true;
-                        break;
-                case ARG_AUTO_DEDUP:
-                        o.auto_dedup = true;
-                        break;
-                case 'h':
-                        cli_print_verb_help("checkpoint");
-                        return EXIT_SUCCESS;
-                default:
-                        r = cli_parse_criu_common_option("checkpoint", c, optarg, &o.common);
-                        if (r < 0)
-                                return EXIT_FAILURE;
-                        if (r == 0)
-                                return cli_usage_error("checkpoint", "unknown or incomplete option \"%s\"",
-                                                       argv[optind - 1]);
-                        break;
-                }
         }
-        if (cli_expect_args("checkpoint", argc, argv, 1, 1, "container id") < 0)
+        if (c < 0)
                 return EXIT_FAILURE;
-        o.id = argv[optind];
+        if (cli_expect_id("checkpoint", argc, argv, &o.id) < 0)
+                return EXIT_FAILURE;
         log_set_context(o.id, NULL);
         r = container_checkpoint(&o, &err);
-        if (r < 0) {
-                log_error_errno(r, "checkpoint %s: %s", o.id, err ?: strerror(-r));
-                return EXIT_FAILURE;
-        }
+        if (r < 0)
+                return cli_runtime_error("checkpoint", o.id, r, err);
         return EXIT_SUCCESS;
 }

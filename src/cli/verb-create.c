@@ -10,41 +10,25 @@
 
 /* Shared by create and run: the options runc's create takes. */
 int cli_parse_create_options(const char *verb, int argc, char *argv[], CreateOptions *o, bool *detach, bool *keep) {
-        enum { ARG_BUNDLE = 0x100, ARG_PID_FILE, ARG_CONSOLE_SOCKET, ARG_NO_PIVOT, ARG_NO_NEW_KEYRING,
-               ARG_PRESERVE_FDS, ARG_DETACH, ARG_KEEP, ARG_NO_SUBREAPER };
-        static const struct option create_options[] = {
-                { "bundle", required_argument, NULL, 'b' },
-                { "pid-file", required_argument, NULL, ARG_PID_FILE },
-                { "console-socket", required_argument, NULL, ARG_CONSOLE_SOCKET },
-                { "no-pivot", no_argument, NULL, ARG_NO_PIVOT },
-                { "no-new-keyring", no_argument, NULL, ARG_NO_NEW_KEYRING },
-                { "preserve-fds", required_argument, NULL, ARG_PRESERVE_FDS },
-                { "detach", no_argument, NULL, 'd' },
-                { "keep", no_argument, NULL, ARG_KEEP },
-                { "no-subreaper", no_argument, NULL, ARG_NO_SUBREAPER },
-                { "help", no_argument, NULL, 'h' },
+        enum { ARG_PID_FILE = 0x100, ARG_CONSOLE_SOCKET, ARG_NO_PIVOT, ARG_NO_NEW_KEYRING, ARG_PRESERVE_FDS,
+               ARG_KEEP, ARG_NO_SUBREAPER };
+        const CliOption options[] = {
+                { "bundle", required_argument, 'b', .string = &o->bundle },
+                { "pid-file", required_argument, ARG_PID_FILE, .string = &o->pid_file },
+                { "console-socket", required_argument, ARG_CONSOLE_SOCKET, .string = &o->console_socket },
+                { "no-pivot", no_argument, ARG_NO_PIVOT, .flag = &o->no_pivot },
+                { "no-new-keyring", no_argument, ARG_NO_NEW_KEYRING, .flag = &o->no_new_keyring },
+                { "preserve-fds", required_argument, ARG_PRESERVE_FDS },
+                { "detach", no_argument, 'd' },
+                { "keep", no_argument, ARG_KEEP },
+                { "no-subreaper", no_argument, ARG_NO_SUBREAPER }, /* accepted, no effect */
                 {}
         };
         bool is_run = streq(verb, "run");
         int c;
 
-        while ((c = getopt_long(argc, argv, is_run ? "+b:dh" : "+b:h", create_options, NULL)) >= 0) {
+        while ((c = cli_next_option(verb, argc, argv, is_run ? "+b:dh" : "+b:h", options)) > 0) {
                 switch (c) {
-                case 'b':
-                        o->bundle = optarg;
-                        break;
-                case ARG_PID_FILE:
-                        o->pid_file = optarg;
-                        break;
-                case ARG_CONSOLE_SOCKET:
-                        o->console_socket = optarg;
-                        break;
-                case ARG_NO_PIVOT:
-                        o->no_pivot = true;
-                        break;
-                case ARG_NO_NEW_KEYRING:
-                        o->no_new_keyring = true;
-                        break;
                 case ARG_PRESERVE_FDS: {
                         char *end;
                         errno = 0;
@@ -55,7 +39,6 @@ int cli_parse_create_options(const char *verb, int argc, char *argv[], CreateOpt
                         break;
                 }
                 case 'd':
-                case ARG_DETACH:
                         if (!is_run)
                                 return cli_usage_error(verb, "unknown option --detach"), -EINVAL;
                         *detach = true;
@@ -65,18 +48,12 @@ int cli_parse_create_options(const char *verb, int argc, char *argv[], CreateOpt
                                 return cli_usage_error(verb, "unknown option --keep"), -EINVAL;
                         *keep = true;
                         break;
-                case ARG_NO_SUBREAPER:
-                        break;
-                case 'h':
-                        cli_print_verb_help(verb);
-                        exit(EXIT_SUCCESS);
-                default:
-                        return cli_usage_error(verb, "unknown or incomplete option \"%s\"", argv[optind - 1]), -EINVAL;
                 }
         }
-        if (cli_expect_args(verb, argc, argv, 1, 1, "container id") < 0)
+        if (c < 0)
                 return -EINVAL;
-        o->id = argv[optind];
+        if (cli_expect_id(verb, argc, argv, &o->id) < 0)
+                return -EINVAL;
         o->root = arg_root;
         return 0;
 }
@@ -91,9 +68,7 @@ int verb_create(int argc, char *argv[]) {
                 return EXIT_FAILURE;
         log_set_context(o.id, NULL);
         r = container_create(&o, NULL, NULL, &err);
-        if (r < 0) {
-                log_error_errno(r, "create %s: %s", o.id, err ?: strerror(-r));
-                return EXIT_FAILURE;
-        }
+        if (r < 0)
+                return cli_runtime_error("create", o.id, r, err);
         return EXIT_SUCCESS;
 }

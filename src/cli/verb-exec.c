@@ -47,46 +47,30 @@ static int parse_id(const char *s, unsigned *ret) {
 static int parse_exec_options(int argc, char *argv[], ExecOptions *o, const char **ret_pid_file) {
         enum { ARG_CONSOLE_SOCKET = 0x100, ARG_PID_FILE, ARG_CWD, ARG_NO_NEW_PRIVS, ARG_PRESERVE_FDS,
                ARG_PROCESS_LABEL, ARG_APPARMOR, ARG_IGNORE_PAUSED };
-        static const struct option options[] = {
-                { "process", required_argument, NULL, 'p' },
-                { "tty", no_argument, NULL, 't' },
-                { "console-socket", required_argument, NULL, ARG_CONSOLE_SOCKET },
-                { "detach", no_argument, NULL, 'd' },
-                { "pid-file", required_argument, NULL, ARG_PID_FILE },
-                { "cwd", required_argument, NULL, ARG_CWD },
-                { "env", required_argument, NULL, 'e' },
-                { "user", required_argument, NULL, 'u' },
-                { "additional-gids", required_argument, NULL, 'g' },
-                { "cap", required_argument, NULL, 'c' },
-                { "no-new-privs", no_argument, NULL, ARG_NO_NEW_PRIVS },
-                { "preserve-fds", required_argument, NULL, ARG_PRESERVE_FDS },
-                { "process-label", required_argument, NULL, ARG_PROCESS_LABEL },
-                { "apparmor", required_argument, NULL, ARG_APPARMOR },
-                { "ignore-paused", no_argument, NULL, ARG_IGNORE_PAUSED },
-                { "help", no_argument, NULL, 'h' },
+        const CliOption options[] = {
+                { "process", required_argument, 'p', .string = &o->process_file },
+                { "tty", no_argument, 't', .flag = &o->tty },
+                { "console-socket", required_argument, ARG_CONSOLE_SOCKET, .string = &o->console_socket },
+                { "detach", no_argument, 'd', .flag = &o->detach },
+                { "pid-file", required_argument, ARG_PID_FILE, .string = ret_pid_file },
+                { "cwd", required_argument, ARG_CWD },
+                { "env", required_argument, 'e' },
+                { "user", required_argument, 'u' },
+                { "additional-gids", required_argument, 'g' },
+                { "cap", required_argument, 'c' },
+                { "no-new-privs", no_argument, ARG_NO_NEW_PRIVS, .flag = &o->no_new_privs },
+                { "preserve-fds", required_argument, ARG_PRESERVE_FDS },
+                { "process-label", required_argument, ARG_PROCESS_LABEL, .string = &o->process_label },
+                { "apparmor", required_argument, ARG_APPARMOR, .string = &o->apparmor },
+                { "ignore-paused", no_argument, ARG_IGNORE_PAUSED, .flag = &o->ignore_paused },
                 {}
         };
         size_t n_env = 0, n_caps = 0;
         unsigned v;
         int c;
 
-        while ((c = getopt_long(argc, argv, "+p:tde:u:g:c:h", options, NULL)) >= 0) {
+        while ((c = cli_next_option("exec", argc, argv, "+p:tde:u:g:c:h", options)) > 0) {
                 switch (c) {
-                case 'p':
-                        o->process_file = optarg;
-                        break;
-                case 't':
-                        o->tty = true;
-                        break;
-                case ARG_CONSOLE_SOCKET:
-                        o->console_socket = optarg;
-                        break;
-                case 'd':
-                        o->detach = true;
-                        break;
-                case ARG_PID_FILE:
-                        *ret_pid_file = optarg;
-                        break;
                 case ARG_CWD:
                         if (optarg[0] != '/')
                                 return cli_usage_error("exec", "--cwd: \"%s\" is not an absolute path", optarg), -EINVAL;
@@ -136,30 +120,15 @@ static int parse_exec_options(int argc, char *argv[], ExecOptions *o, const char
                         if (push(&o->caps, &n_caps, optarg) < 0)
                                 return log_oom();
                         break;
-                case ARG_NO_NEW_PRIVS:
-                        o->no_new_privs = true;
-                        break;
                 case ARG_PRESERVE_FDS:
                         if (parse_id(optarg, &v) < 0 || v > 65536)
                                 return cli_usage_error("exec", "--preserve-fds: invalid number \"%s\"", optarg), -EINVAL;
                         o->preserve_fds = v;
                         break;
-                case ARG_PROCESS_LABEL:
-                        o->process_label = optarg;
-                        break;
-                case ARG_APPARMOR:
-                        o->apparmor = optarg;
-                        break;
-                case ARG_IGNORE_PAUSED:
-                        o->ignore_paused = true;
-                        break;
-                case 'h':
-                        cli_print_verb_help("exec");
-                        exit(EXIT_SUCCESS);
-                default:
-                        return cli_usage_error("exec", "unknown or incomplete option \"%s\"", argv[optind - 1]), -EINVAL;
                 }
         }
+        if (c < 0)
+                return -EINVAL;
         if (optind >= argc)
                 return cli_usage_error("exec", "container id missing"), -EINVAL;
         o->id = argv[optind];

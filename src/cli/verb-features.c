@@ -12,37 +12,16 @@
 #include "oci-spec-default.h"
 
 int verb_features(int argc, char *argv[]) {
-        static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                {}
-        };
+        static const CliOption options[] = { {} };
         _cleanup_json_ cJSON *features = NULL;
         _cleanup_free_ char *text = NULL;
-        int c;
 
-        while ((c = getopt_long(argc, argv, "+:h", options, NULL)) >= 0) {
-                switch (c) {
-                case 'h':
-                        cli_print_verb_help("features");
-                        return 0;
-                default:
-                        if (optopt > 0 && optopt < 0x100)
-                                return cli_usage_error("features", "unknown option \"-%c\"", optopt);
-                        return cli_usage_error("features", "unknown option \"%s\"", argv[optind - 1]);
-                }
-        }
-        if (cli_expect_args("features", argc, argv, 0, 0, "") < 0)
+        if (cli_next_option("features", argc, argv, "+:h", options) < 0 ||
+            cli_expect_args("features", argc, argv, 0, 0, "") < 0)
                 return 1;
 
-        if (host_features_build(&features) < 0) {
-                log_oom();
-                return 1;
-        }
-        text = oci_json_format_pretty(features);
-        if (!text) {
-                log_oom();
-                return 1;
-        }
+        if (host_features_build(&features) < 0 || !(text = oci_json_format_pretty(features)))
+                return log_oom(), 1;
         if (puts(text) == EOF || fflush(stdout) != 0) {
                 log_error_errno(errno, "features: cannot write to standard output: %m");
                 return 1;

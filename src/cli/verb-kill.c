@@ -38,28 +38,16 @@ int cli_parse_signal(const char *s) {
 }
 
 int verb_kill(int argc, char *argv[]) {
-        static const struct option options[] = {
-                { "all", no_argument, NULL, 'a' },
-                { "help", no_argument, NULL, 'h' },
-                {}
-        };
         _cleanup_free_ char *err = NULL;
         bool all = false;
-        int c, sig = SIGTERM, r;
+        const CliOption options[] = {
+                { "all", no_argument, 'a', .flag = &all },
+                {}
+        };
+        int sig = SIGTERM, r;
 
-        while ((c = getopt_long(argc, argv, "+ah", options, NULL)) >= 0) {
-                switch (c) {
-                case 'a':
-                        all = true;
-                        break;
-                case 'h':
-                        cli_print_verb_help("kill");
-                        return EXIT_SUCCESS;
-                default:
-                        return cli_usage_error("kill", "unknown or incomplete option \"%s\"", argv[optind - 1]);
-                }
-        }
-        if (cli_expect_args("kill", argc, argv, 1, 2, "container id") < 0)
+        if (cli_next_option("kill", argc, argv, "+ah", options) < 0 ||
+            cli_expect_args("kill", argc, argv, 1, 2, "container id") < 0)
                 return EXIT_FAILURE;
         const char *id = argv[optind];
         if (optind + 1 < argc) {
@@ -69,9 +57,7 @@ int verb_kill(int argc, char *argv[]) {
         }
         log_set_context(id, NULL);
         r = container_kill(arg_root, id, sig, all, &err);
-        if (r < 0) {
-                log_error_errno(r, "kill %s: %s", id, err ?: strerror(-r));
-                return EXIT_FAILURE;
-        }
+        if (r < 0)
+                return cli_runtime_error("kill", id, r, err);
         return EXIT_SUCCESS;
 }

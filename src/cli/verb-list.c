@@ -11,34 +11,20 @@
 #include "state.h"
 
 int verb_list(int argc, char *argv[]) {
-        static const struct option options[] = {
-                { "quiet", no_argument, NULL, 'q' },
-                { "format", required_argument, NULL, 'f' },
-                { "help", no_argument, NULL, 'h' },
+        bool quiet = false, json = false;
+        const CliOption options[] = {
+                { "quiet", no_argument, 'q', .flag = &quiet },
+                { "format", required_argument, 'f' },
                 {}
         };
-        bool quiet = false, json = false;
         char **ids = NULL;
         size_t n = 0;
         int c, r;
 
-        while ((c = getopt_long(argc, argv, "+qf:h", options, NULL)) >= 0) {
-                switch (c) {
-                case 'q':
-                        quiet = true;
-                        break;
-                case 'f':
-                        if (cli_parse_format("list", optarg, &json) < 0)
-                                return EXIT_FAILURE;
-                        break;
-                case 'h':
-                        cli_print_verb_help("list");
-                        return EXIT_SUCCESS;
-                default:
-                        return cli_usage_error("list", "unknown or incomplete option \"%s\"", argv[optind - 1]);
-                }
-        }
-        if (cli_expect_args("list", argc, argv, 0, 0, "") < 0)
+        while ((c = cli_next_option("list", argc, argv, "+qf:h", options)) > 0)
+                if (cli_parse_format("list", optarg, &json) < 0)
+                        return EXIT_FAILURE;
+        if (c < 0 || cli_expect_args("list", argc, argv, 0, 0, "") < 0)
                 return EXIT_FAILURE;
 
         r = container_list_ids(arg_root, &ids, &n);

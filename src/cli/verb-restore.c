@@ -20,66 +20,33 @@ int verb_restore(int argc, char *argv[]) {
                 ARG_NO_SUBREAPER,
                 ARG_NO_PIVOT,
         };
-        static const struct option options[] = {
-                CLI_CRIU_COMMON_OPTIONS,
-                { "bundle", required_argument, NULL, 'b' },
-                { "detach", no_argument, NULL, 'd' },
-                { "pid-file", required_argument, NULL, ARG_PID_FILE },
-                { "console-socket", required_argument, NULL, ARG_CONSOLE_SOCKET },
-                { "no-subreaper", no_argument, NULL, ARG_NO_SUBREAPER },
-                { "no-pivot", no_argument, NULL, ARG_NO_PIVOT },
-                { "help", no_argument, NULL, 'h' },
+        RestoreOptions o = { .root = arg_root, .common.criu = arg_criu };
+        const CliOption options[] = {
+                CLI_CRIU_COMMON_OPTIONS(&o.common),
+                { "bundle", required_argument, 'b', .string = &o.bundle },
+                { "detach", no_argument, 'd', .flag = &o.detach },
+                { "pid-file", required_argument, ARG_PID_FILE, .string = &o.pid_file },
+                { "console-socket", required_argument, ARG_CONSOLE_SOCKET, .string = &o.console_socket },
+                { "no-subreaper", no_argument, ARG_NO_SUBREAPER, .flag = &o.no_subreaper },
+                { "no-pivot", no_argument, ARG_NO_PIVOT }, /* CRIU sets up the root itself: accepted as runc does */
                 {}
         };
-        RestoreOptions o = { .root = arg_root };
         _cleanup_free_ char *err = NULL;
         _cleanup_close_ int pidfd = -EBADF;
         pid_t pid = 0;
         int c, r;
 
-        o.common.criu = arg_criu;
-        while ((c = getopt_long(argc, argv, "+b:dh", options, NULL)) >= 0) {
-                switch (c) {
-                case 'b':
-                        o.bundle = optarg;
-                        break;
-                case 'd':
-                        o.detach = true;
-                        break;
-                case ARG_PID_FILE:
-                        o.pid_file = optarg;
-                        break;
-                case ARG_CONSOLE_SOCKET:
-                        o.console_socket = optarg;
-                        break;
-                case ARG_NO_SUBREAPER:
-                        o.no_subreaper = true;
-                        break;
-                case ARG_NO_PIVOT:
-                        /* CRIU sets up the root itself; accepted as runc does, no effect. */
-                        break;
-                case 'h':
-                        cli_print_verb_help("restore");
-                        return EXIT_SUCCESS;
-                default:
-                        r = cli_parse_criu_common_option("restore", c, optarg, &o.common);
-                        if (r < 0)
-                                return EXIT_FAILURE;
-                        if (r == 0)
-                                return cli_usage_error("restore", "unknown or incomplete option \"%s\"",
-                                                       argv[optind - 1]);
-                        break;
-                }
-        }
-        if (cli_expect_args("restore", argc, argv, 1, 1, "container id") < 0)
+        while ((c = cli_next_option("restore", argc, argv, "+b:dh", options)) > 0)
+                if (c == ARG_CRIU_MANAGE_CGROUPS_MODE && cli_parse_manage_cgroups_mode("restore", optarg, &o.common) < 0)
+                        return EXIT_FAILURE;
+        if (c < 0)
                 return EXIT_FAILURE;
-        o.id = argv[optind];
+        if (cli_expect_id("restore", argc, argv, &o.id) < 0)
+                return EXIT_FAILURE;
         log_set_context(o.id, NULL);
         r = container_restore(&o, o.detach ? NULL : &pid, o.detach ? NULL : &pidfd, &err);
-        if (r < 0) {
-                log_error_errno(r, "restore %s: %s", o.id, err ?: strerror(-r));
-                return EXIT_FAILURE;
-        }
+        if (r < 0)
+                return cli_runtime_error("restore", o.id, r, err);
         if (o.detach)
                 return EXIT_SUCCESS;
 

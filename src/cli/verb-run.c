@@ -28,10 +28,8 @@ int verb_run(int argc, char *argv[]) {
         if (!detach && !o.console_socket)
                 o.ret_console_master = &master;
         r = container_create(&o, &pid, &pidfd, &err);
-        if (r < 0) {
-                log_error_errno(r, "run %s: %s", o.id, err ?: strerror(-r));
-                return EXIT_FAILURE;
-        }
+        if (r < 0)
+                return cli_runtime_error("run", o.id, r, err);
         /* NOTIFY_SOCKET: detached, READY=1 carries the init's pid (as runc); in the foreground we stay the
          * process whose exit is the container's (its exit status is ours), so MAINPID= names us. */
         StartOptions so = {
@@ -40,7 +38,7 @@ int verb_run(int argc, char *argv[]) {
         };
         r = container_start_full(o.root, o.id, &so, &err);
         if (r < 0) {
-                log_error_errno(r, "run %s: %s", o.id, err ?: strerror(-r));
+                (void) cli_runtime_error("run", o.id, r, err);
                 (void) pidfd_send_sig(pidfd, SIGKILL);
                 (void) waitpid(pid, NULL, 0);
                 free(err);

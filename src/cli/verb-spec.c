@@ -19,53 +19,28 @@ int verb_spec(int argc, char *argv[]) {
         enum {
                 ARG_ROOTLESS = 0x100,
         };
-        static const struct option options[] = {
-                { "bundle", required_argument, NULL, 'b' },
-                { "rootless", no_argument, NULL, ARG_ROOTLESS },
-                { "help", no_argument, NULL, 'h' },
-                {}
-        };
         _cleanup_json_ cJSON *spec = NULL;
         _cleanup_free_ char *text = NULL;
         _cleanup_close_ int dir_fd = -EBADF, fd = -EBADF;
         const char *bundle = ".";
         bool rootless = false;
+        const CliOption options[] = {
+                { "bundle", required_argument, 'b' },
+                { "rootless", no_argument, ARG_ROOTLESS, .flag = &rootless },
+                {}
+        };
         int c, r;
 
-        while ((c = getopt_long(argc, argv, "+:b:h", options, NULL)) >= 0) {
-                switch (c) {
-                case 'b':
-                        if (isempty(optarg))
-                                return cli_usage_error("spec", "--bundle: empty directory name");
-                        bundle = optarg;
-                        break;
-                case ARG_ROOTLESS:
-                        rootless = true;
-                        break;
-                case 'h':
-                        cli_print_verb_help("spec");
-                        return 0;
-                case ':':
-                        return cli_usage_error("spec", "option \"%s\" needs an argument", argv[optind - 1]);
-                default:
-                        if (optopt > 0 && optopt < 0x100)
-                                return cli_usage_error("spec", "unknown option \"-%c\"", optopt);
-                        return cli_usage_error("spec", "unknown option \"%s\"", argv[optind - 1]);
-                }
+        while ((c = cli_next_option("spec", argc, argv, "+:b:h", options)) > 0) {
+                if (isempty(optarg))
+                        return cli_usage_error("spec", "--bundle: empty directory name");
+                bundle = optarg;
         }
-        if (cli_expect_args("spec", argc, argv, 0, 0, "") < 0)
+        if (c < 0 || cli_expect_args("spec", argc, argv, 0, 0, "") < 0)
                 return 1;
 
-        r = oci_spec_default(rootless, &spec);
-        if (r < 0) {
-                log_oom();
-                return 1;
-        }
-        text = oci_json_format_pretty(spec);
-        if (!text) {
-                log_oom();
-                return 1;
-        }
+        if (oci_spec_default(rootless, &spec) < 0 || !(text = oci_json_format_pretty(spec)))
+                return log_oom(), 1;
 
         dir_fd = open(bundle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dir_fd < 0) {

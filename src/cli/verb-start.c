@@ -9,23 +9,11 @@
 #include "macro.h"
 
 int cli_parse_id_only(const char *verb, int argc, char *argv[], const char **ret_id) {
-        static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                {}
-        };
-        int c;
+        static const CliOption options[] = { {} };
 
-        while ((c = getopt_long(argc, argv, "+h", options, NULL)) >= 0) {
-                if (c == 'h') {
-                        cli_print_verb_help(verb);
-                        exit(EXIT_SUCCESS);
-                }
-                return cli_usage_error(verb, "unknown or incomplete option \"%s\"", argv[optind - 1]), -EINVAL;
-        }
-        if (cli_expect_args(verb, argc, argv, 1, 1, "container id") < 0)
+        if (cli_next_option(verb, argc, argv, "+h", options) < 0)
                 return -EINVAL;
-        *ret_id = argv[optind];
-        return 0;
+        return cli_expect_id(verb, argc, argv, ret_id);
 }
 
 int verb_start(int argc, char *argv[]) {
@@ -37,9 +25,7 @@ int verb_start(int argc, char *argv[]) {
                 return EXIT_FAILURE;
         log_set_context(id, NULL);
         r = container_start(arg_root, id, &err);
-        if (r < 0) {
-                log_error_errno(r, "start %s: %s", id, err ?: strerror(-r));
-                return EXIT_FAILURE;
-        }
+        if (r < 0)
+                return cli_runtime_error("start", id, r, err);
         return EXIT_SUCCESS;
 }

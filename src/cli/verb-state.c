@@ -36,10 +36,8 @@ int verb_state(int argc, char *argv[]) {
         if (cli_parse_id_only("state", argc, argv, &id) < 0)
                 return EXIT_FAILURE;
         r = container_load(arg_root, id, CONTAINER_LOCK_NONE, &ct, &err);
-        if (r < 0) {
-                log_error_errno(r, "state %s: %s", id, err ?: strerror(-r));
-                return EXIT_FAILURE;
-        }
+        if (r < 0)
+                return cli_runtime_error("state", id, r, err);
         r = cli_container_json(ct, container_status(ct), &j);
         if (r < 0 || !(s = oci_json_format_pretty(j))) {
                 log_oom();

@@ -42,5 +42,52 @@ t json_lines_ok "$tmp/log.json"
 desc="--log FILE: the message names the container"; t grep -q 'container \\"nope\\" does not exist' "$tmp/log.json"
 desc="--log-format: unknown format refused"; rc=0; "$S" --log-format yaml list 2>/dev/null || rc=$?; t test "$rc" = 1
 
+# Every verb's option handling (one table-driven parser since issue 14): exit codes and messages as callers see them.
+rc_and_msg() { test "$1" = "$2" && grep -qF -- "$3" "$4"; }
+u() {
+        local want_rc=$1 want=$2; shift 2
+        local rc=0
+        "$S" "${R[@]}" "$@" >"$tmp/o" 2>"$tmp/e" </dev/null || rc=$?
+        desc="$* exits $want_rc and says: $want"
+        t rc_and_msg "$rc" "$want_rc" "$want" "$tmp/e"
+}
+for v in create start run exec kill delete state list ps pause resume events update spec features checkpoint restore; do
+        desc="$v --help exits 0 with its usage"; rc=0; "$S" "${R[@]}" "$v" --help >"$tmp/o" 2>&1 || rc=$?
+        t rc_and_msg "$rc" 0 "Usage: sdrun [GLOBAL OPTIONS] $v" "$tmp/o"
+        case $v in
+        spec | features) u 1 "$v: unknown option \"--bogus\"" "$v" --bogus ;;
+        *) u 1 "$v: unknown or incomplete option \"--bogus\"" "$v" --bogus x ;;
+        esac
+done
+u 1 'spec: option "--bundle" needs an argument' spec --bundle
+u 1 'spec: unknown option "-x"' spec -x
+u 1 'spec: --bundle: empty directory name' spec --bundle ''
+u 1 'features: unexpected argument "extra"' features extra
+u 1 'create: unknown option --detach' create --detach x
+u 1 'create: unknown option --keep' create --keep x
+u 1 'create: --preserve-fds: invalid number "-1"' create --preserve-fds -1 x
+u 1 'create: missing argument: container id' create --bundle /nonexistent
+u 1 'exec: --cwd: "rel" is not an absolute path' exec --cwd rel x true
+u 1 'exec: --user: "a" is not UID[:GID] (numeric)' exec --user a x true
+u 1 'exec: exec args cannot be empty' exec x
+u 1 'checkpoint: --manage-cgroups-mode: unknown mode "x"' checkpoint --manage-cgroups-mode x c
+u 1 'restore: --manage-cgroups-mode: unknown mode "x"' restore --manage-cgroups-mode x c
+u 1 'checkpoint: --empty-ns: only "network" is supported, got "ipc"' checkpoint --empty-ns ipc c
+u 1 'checkpoint c: container "c" does not exist' checkpoint --manage-cgroups-mode full --empty-ns network --shell-job c
+u 1 'events: --interval: invalid duration "0"' events --interval 0 c
+u 1 'events c: container "c" does not exist' events --stats --interval 1s c
+u 1 'ps: --format: unknown format "x" (table or json)' ps --format x c
+u 1 'list: unexpected argument "extra"' list -q extra
+u 1 'kill: invalid signal "NOPE"' kill c NOPE
+u 1 'kill c: container "c" does not exist' kill --all c KILL
+u 1 'pause: unexpected argument "d"' pause c d
+u 1 'update: --memory: invalid value "1x"' update --memory 1x c
+u 1 'update: --pids-limit: invalid value "5k"' update --pids-limit 5k c
+u 1 'update: unknown or incomplete option "--mem"' update --mem 5 c
+u 1 'update: nothing to update: give --resources or a resource option' update c
+u 1 'update: --resources: "-" is not a JSON object' update --resources - c
+u 1 'update c: container "c" does not exist' update --memory 1k --cpuset-cpus 0 c
+desc="delete --force of a missing container with -f succeeds"; rc=0; "$S" "${R[@]}" delete -f nope || rc=$?; t test "$rc" = 0
+
 echo "1..$n"
 [ $failed = 0 ]

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cgroup-props.h"
+#include "cgroup-util.h"
+#include "config.h"
+#include "container-ops.h"
+#include "error-util.h"
+#include "json-util.h"
+#include "macro.h"
+#include "oci-config.h"
+#include "rootless.h"
+#include "sdunit.h"
+#include "state.h"
+
+/* Where each flag of runc's update lands in linux.resources. */
+static const struct {
+        const char *object;
+        const char *key;
+        bool string;
+} update_fields[_UPDATE_FIELD_MAX] = {
+        [UPDATE_MEMORY_LIMIT] = { "memory", "limit" },
+        [UPDATE_MEMORY_SWAP] = { "memory", "swap" },
+        [UPDATE_MEMORY_RESERVATION] = { "memory", "reservation" },
+        [UPDATE_CPU_SHARES] = { "cpu", "shares" },
+        [UPDATE_CPU_QUOTA] = { "cpu", "quota" },
+        [UPDATE_CPU_PERIOD] = { "cpu", "period" },
+        [UPDATE_CPU_CPUS] = { "cpu", "cpus", true },
+        [UPDATE_CPU_MEMS] = { "cpu", "mems", true },
+        [UPDATE_PIDS_LIMIT] = { "pids", "limit" },
+        [UPDATE_BLOCKIO_WEIGHT] = { "blockIO", "weight" },
+};
+
+bool update_field_is_string(UpdateField f) {
+        return f >= 0 && f < _UPDATE_FIELD_MAX && update_fields[f].string;
+}
+
+bool update_options_empty(const UpdateOptions *o) {
+        FOREACH_ARRAY(v, o->values, _UPDATE_FIELD_MAX)
+                if (v->set)
+                        return false;
+        return !o->resources || !o->resources->child;
+}
+
+/* Set res.OBJECT.KEY = item (taken), creating OBJECT and replacing what was there, as the flags override
+ * the file in runc. */
+static int resources_set(cJSON *res, const char *object, const char *key, cJSON *item) {
+        _cleanup_json_ cJSON *owned = item;
+        cJSON *o = cJSON_GetObjectItemCaseSensitive(res, object);
+
+        if (!owned)
+                return -ENOMEM;
+        if (!cJSON_IsObject(o)) {
+                cJSON_DeleteItemFromObjectCaseSensitive(res, object);
+                o = cJSON_AddObjectToObject(res, object);
+                if (!o)
+                        return -ENOMEM;
+        }
+        cJSON_DeleteItemFromObjectCaseSensitive(o, key);
+        return cJSON_AddItemToObject(o, key, TAKE_PTR(owned)) ? 0 : -ENOMEM;
+}
+
+/* The resources the options ask for, parsed by the same strict parser as config.json (inside a minimal
+ * config), so that errors name linux.resources.<field>. */
+static int update_parse_resources(const UpdateOptions *o, OciConfig **ret, char **reterr) {
+        _cleanup_json_ cJSON *doc = cJSON_CreateObject();
+        _cleanup_free_ char *text = NULL;
+        cJSON *linux_, *root, *res;
+        int r;
+
+        linux_ = doc ? cJSON_AddObjectToObject(doc, "linux") : NULL;
+        root = doc ? cJSON_AddObjectToObject(doc, "root") : NULL;
+        if (!linux_ || !root || !cJSON_AddStringToObject(doc, "ociVersion", OCI_SPEC_VERSION) ||
+            !cJSON_AddStringToObject(root, "path", "rootfs"))
+                return -ENOMEM;
+        res = o->resources ? cJSON_Duplicate(o->resources, true) : cJSON_CreateObject();
+        if (!res || !cJSON_AddItemToObject(linux_, "resources", res))
+                return cJSON_Delete(res), -ENOMEM;
+        for (UpdateField f = 0; f < _UPDATE_FIELD_MAX; f++) {
+                const UpdateValue *v = &o->values[f];
+                if (!v->set)
+                        continue;
+                r = resources_set(res, update_fields[f].object, update_fields[f].key,
+                                  update_fields[f].string ? cJSON_CreateString(v->string)
+                                                          : cJSON_CreateNumber(v->number));
+                if (r < 0)
+                        return r;
+        }
+        text = json_print(doc);
+        if (!text)
+                return -ENOMEM;
+        return oci_config_parse(text, strlen(text), ret, reterr);
+}
+
+int container_update(const UpdateOptions *o, char **reterr) {
+        _cleanup_(oci_config_freep) OciConfig *cfg = NULL;
+        _cleanup_(container_freep) Container *ct = NULL;
+        _cleanup_(unit_property_list_done) UnitPropertyList props = {};
+        _cleanup_(cgroup_file_writes_done) CgroupFileWrites writes = {};
+        _cleanup_(sdunit_bus_closep) SdUnitBus *bus = NULL;
+        CgroupLayout layout;
+        ContainerStatus st;
+        int r;
+
+        r = update_parse_resources(o, &cfg, reterr);
+        if (r < 0)
+                return r;
+
+        r = container_load(o->root, o->id, CONTAINER_LOCK_EXCLUSIVE, &ct, reterr);
+        if (r < 0)
+                return r;
+        st = container_status(ct);
+        if (st == CONTAINER_STOPPED || !ct->unit || !ct->cgroup)
+                return errorf(reterr, EINVAL, "container not running (%s)", container_status_to_string(st));
+
+        r = cgroup_detect_layout(&layout);
+        if (r >= 0)
+                r = cgroup_props_from_resources(&cfg->linux_.resources, layout, &props, &writes, reterr);
+        if (r >= 0)
+                r = cgroup_props_add_default_devices(&props, &writes);
+        if (r < 0)
+                return r;
+
+        r = sdunit_bus_open(ct->user_bus, &bus, reterr);
+        /* A user manager applies only the controllers it has delegated: warn about the rest. */
+        if (r >= 0 && ct->user_bus)
+                r = rootless_filter_resources(bus, layout, &props, reterr);
+        if (r >= 0 && props.n_items > 0)
+                r = sdunit_set_properties(bus, ct->unit, &props, reterr);
+        if (r >= 0 && writes.n_items > 0)
+                r = cgroup_apply_file_writes(&writes, ct->cgroup, layout, reterr);
+        return r;
+}
