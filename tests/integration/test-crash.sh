@@ -131,12 +131,15 @@ ok_desc "create (startContainer hook sleeps 2 s)" sd create --bundle "$B" "$id"
 pid=$(pid_of "$id")
 "$SDRUN" --root "$SDRUN_ROOT" start "$id" >/dev/null 2>&1 &
 starter=$!
-sleep 0.5
+# Killed once the hook runs (a child of the init: "sleep 2"), then the outcome is awaited, not guessed.
+hook_runs() { pgrep -P "$pid" -f '^sleep 2$' >/dev/null; }
+ok_desc "the startContainer hook runs" wait_for hook_runs
 kill -KILL "$starter"
 wait "$starter" 2>/dev/null
 execd() { [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = sleep ] && grep -q 1000 "/proc/$pid/cmdline"; }
 init_dead() { [ ! -e "/proc/$pid" ] || [ "$(cut -d' ' -f3 "/proc/$pid/stat" 2>/dev/null)" = Z ]; }
-sleep 2.5
+settled() { ! hook_runs && { execd || init_dead; }; }
+WAIT_FOR_TIMEOUT=10 wait_for settled
 if execd; then
         is "$(status_of "$id")" running "start killed during startContainer: the init exec'd, state says running"
 elif init_dead; then

@@ -40,11 +40,22 @@ is "$(cat "$TEST_TMPDIR/err")" err "exec: stderr of the process, nothing else"
 is "$rc" 3 "exec: exit status of the process (3)"
 rc=0; sd exec "$id" sh -c 'kill -TERM $$' 2>/dev/null || rc=$?
 is "$rc" 143 "exec: a process killed by SIGTERM gives 128+15"
-rc=0; timeout 10 "$SDRUN" --root "$SDRUN_ROOT" exec "$id" sh -c 'sleep 30' & epid=$!
-sleep 0.5
-kill -TERM "$epid"
-wait "$epid" || rc=$?
-is "$rc" 143 "exec: SIGTERM sent to sdrun exec is forwarded to the process"
+# SIGTERM sent to sdrun exec must reach the process. 143 would not tell: sdrun dying of the signal itself
+# gives it too (and leaves the process running). So the process traps TERM, leaves a marker and exits 42,
+# which exec must mirror. It says when its trap is set; the signal goes to sdrun itself (not to timeout,
+# which only bounds the case).
+shm=/proc/$init/root/dev/shm
+rm -f "$shm/term.ready" "$shm/term.got"
+timeout -s KILL 20 "$SDRUN" --root "$SDRUN_ROOT" exec "$id" sh -c \
+        'trap "echo TERM >/dev/shm/term.got; kill \$!; exit 42" TERM; sleep 1000 & echo $$ >/dev/shm/term.ready; wait' &
+tpid=$!
+WAIT_FOR_TIMEOUT=10 wait_for test -s "$shm/term.ready"
+epid=$(pgrep -P "$tpid")
+ok_desc "exec: the process set its TERM trap (sdrun exec pid ${epid:-none})" test -s "$shm/term.ready" -a -n "$epid"
+[ -z "$epid" ] || kill -TERM "$epid"
+rc=0; wait "$tpid" || rc=$?
+is "$rc" 42 "exec: SIGTERM sent to sdrun exec is forwarded: the process trapped it and exec exits with its status"
+is "$(cat "$shm/term.got" 2>/dev/null)" TERM "exec: the exec'd process itself received SIGTERM"
 
 # ---------------------------------------------------------------------------------------------------------
 # overrides of config.json's process

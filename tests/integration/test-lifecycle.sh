@@ -41,11 +41,13 @@ is "$rc" 137 "run: a container killed by SIGKILL exits 128+9"
 no_leftovers "$id"
 
 id=$(new_id run); track_container "$id"
-bundle_set "$B" '.process.args=["sh","-c","trap \"exit 42\" TERM; while :; do sleep 0.1; done"]'
+bundle_set "$B" '.process.args=["sh","-c","trap \"exit 42\" TERM; echo ready >/dev/shm/ready; while :; do sleep 0.1; done"]'
 "$SDRUN" --root "$SDRUN_ROOT" run --bundle "$B" "$id" >/dev/null 2>&1 &
 runpid=$!
 wait_for is_status "$id" running
-sleep 0.3
+# Signalled once the container's trap is set (it says so), not after a guessed delay.
+pid=$(pid_of "$id")
+WAIT_FOR_TIMEOUT=10 wait_for test -e "/proc/$pid/root/dev/shm/ready"
 kill -TERM "$runpid"
 rc=0; wait "$runpid" || rc=$?
 is "$rc" 42 "run forwards SIGTERM it receives to the container (trap exits 42)"

@@ -172,12 +172,13 @@ make_bundle "$B" || bail "make_bundle failed"
 cid=$(new_id conn); track_container "$cid"
 busctl monitor --system >"$TEST_TMPDIR/monitor" 2>&1 &
 mon=$!
-sleep 0.5
+# busctl says when it monitors (after BecomeMonitor); it is stopped once it saw the call, or after 10 s.
+ok_desc "busctl monitor is ready" wait_for grep -q "Monitoring bus message stream" "$TEST_TMPDIR/monitor"
 ok_desc "run through the system bus" "$SDRUN" --root "$SDRUN_ROOT" run --bundle "$B" "$cid"
-sleep 0.3
+saw_start() { grep -q "STRING \"$(unit_of "$cid")\"" "$TEST_TMPDIR/monitor"; }
+wait_for saw_start
 kill "$mon" 2>/dev/null; wait "$mon" 2>/dev/null
-ok_desc "the scope was started through the broker (busctl monitor saw StartTransientUnit for it)" \
-        grep -q "STRING \"$(unit_of "$cid")\"" "$TEST_TMPDIR/monitor"
+ok_desc "the scope was started through the broker (busctl monitor saw StartTransientUnit for it)" saw_start
 no_leftovers "$cid"
 cid=$(new_id conn-private); track_container "$cid"
 ok_desc "without a system bus, run works over PID 1's private socket" \

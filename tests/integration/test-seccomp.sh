@@ -299,47 +299,43 @@ no_leftovers "$id"
 # ---------------------------------------------------------------------------------------------------------
 # exec: it gets the container's filter, loaded the same way, and never hangs either.
 
-if ! sd exec --help >/dev/null 2>&1; then
-        skip "exec is not available in this build"
-else
-        # noNewPrivileges false: the filter is loaded before the user switch, in the init and in each exec'd
-        # process. setgroups(1, ...) is killed: the init calls setgroups(0, NULL), `exec --additional-gids` not.
-        p=$(jq -cn '{defaultAction: "SCMP_ACT_ALLOW", syscalls: [
-                {names: ["getppid"], action: "SCMP_ACT_KILL_PROCESS", args: [{index: 0, value: 1, op: "SCMP_CMP_EQ"}]},
-                {names: ["getppid"], action: "SCMP_ACT_KILL_THREAD", args: [{index: 0, value: 2, op: "SCMP_CMP_EQ"}]},
-                {names: ["getppid"], action: "SCMP_ACT_ERRNO", errnoRet: 42, args: [{index: 0, value: 3, op: "SCMP_CMP_EQ"}]},
-                {names: ["setgroups"], action: "SCMP_ACT_KILL_PROCESS", args: [{index: 0, value: 1, op: "SCMP_CMP_EQ"}]}]}')
-        id=$(new_id sce); track_container "$id"
-        bundle_set "$B" '.linux.seccomp=$p | .process.args=["sleep","1000"] | .process.noNewPrivileges=false' --argjson p "$p"
-        rc=0; timeout -k 2 10 "$SDRUN" --root "$SDRUN_ROOT" run -d --bundle "$B" "$id" >/dev/null 2>"$TEST_TMPDIR/err" </dev/null || rc=$?
-        is "$rc" 0 "exec: container with a filter started: $(cat "$TEST_TMPDIR/err")"
-        ex() { rc=0; out=$(timeout -k 2 10 "$SDRUN" --root "$SDRUN_ROOT" exec "$@" 2>"$TEST_TMPDIR/err" </dev/null) || rc=$?; err=$(cat "$TEST_TMPDIR/err"); }
-        ex "$id" sec-sysc call getppid 3
-        is "$rc:$out" "0:errno=42" "exec: the container's filter applies to the exec'd process (ERRNO 42)"
-        ex "$id" sec-sysc call getppid 1
-        is "$rc" 159 "exec: KILL_PROCESS in the exec'd process: exec exits 159 promptly"
-        ex "$id" sec-sysc thread getppid 1
-        is "$rc:$out" "159:thread alive" "exec: multi-threaded KILL_PROCESS: exec exits 159 promptly"
-        ex "$id" sec-sysc call getppid 2
-        is "$rc" 159 "exec: KILL_THREAD (single thread): exec exits 159 promptly"
-        ex --additional-gids 5 "$id" true
-        like "$rc:$err" '^[1-9][0-9]*:.*(seccomp|SIGSYS|signal 31)' \
-                "exec: the filter kills the exec's own setup (setgroups): exec fails promptly, clearly: $(head -c 200 <<<"$err")"
-        is "$(status_of "$id")" running "exec: the container survives the killed exec processes"
-        # multi-threaded KILL_THREAD in exec: the exec'd process lives on (zombie leader + a thread);
-        # exec keeps waiting as run does, delete --force ends everything.
-        timeout -k 2 20 "$SDRUN" --root "$SDRUN_ROOT" exec "$id" sec-sysc thread getppid 2 >"$TEST_TMPDIR/ex.out" 2>&1 &
-        expid=$!
-        cleanup_add kill "$expid"
-        WAIT_FOR_TIMEOUT=8 wait_for grep -q "thread alive" "$TEST_TMPDIR/ex.out"
-        sleep 0.3
-        kill -0 "$expid" 2>/dev/null
-        is "$?" 0 "exec: multi-threaded KILL_THREAD: exec still waits (its process is alive)"
-        rc=0; timeout -k 2 10 "$SDRUN" --root "$SDRUN_ROOT" delete --force "$id" 2>"$TEST_TMPDIR/err" || rc=$?
-        is "$rc" 0 "exec: delete --force with a zombie-leader exec process succeeds promptly"
-        rc=0; t0=$SECONDS; wait "$expid" || rc=$?
-        like "$rc:$((SECONDS - t0))" '^(137|1|255):[0-2]$' "exec returns at once after delete --force (status $rc)"
-        no_leftovers "$id"
-fi
+# noNewPrivileges false: the filter is loaded before the user switch, in the init and in each exec'd
+# process. setgroups(1, ...) is killed: the init calls setgroups(0, NULL), `exec --additional-gids` not.
+p=$(jq -cn '{defaultAction: "SCMP_ACT_ALLOW", syscalls: [
+        {names: ["getppid"], action: "SCMP_ACT_KILL_PROCESS", args: [{index: 0, value: 1, op: "SCMP_CMP_EQ"}]},
+        {names: ["getppid"], action: "SCMP_ACT_KILL_THREAD", args: [{index: 0, value: 2, op: "SCMP_CMP_EQ"}]},
+        {names: ["getppid"], action: "SCMP_ACT_ERRNO", errnoRet: 42, args: [{index: 0, value: 3, op: "SCMP_CMP_EQ"}]},
+        {names: ["setgroups"], action: "SCMP_ACT_KILL_PROCESS", args: [{index: 0, value: 1, op: "SCMP_CMP_EQ"}]}]}')
+id=$(new_id sce); track_container "$id"
+bundle_set "$B" '.linux.seccomp=$p | .process.args=["sleep","1000"] | .process.noNewPrivileges=false' --argjson p "$p"
+rc=0; timeout -k 2 10 "$SDRUN" --root "$SDRUN_ROOT" run -d --bundle "$B" "$id" >/dev/null 2>"$TEST_TMPDIR/err" </dev/null || rc=$?
+is "$rc" 0 "exec: container with a filter started: $(cat "$TEST_TMPDIR/err")"
+ex() { rc=0; out=$(timeout -k 2 10 "$SDRUN" --root "$SDRUN_ROOT" exec "$@" 2>"$TEST_TMPDIR/err" </dev/null) || rc=$?; err=$(cat "$TEST_TMPDIR/err"); }
+ex "$id" sec-sysc call getppid 3
+is "$rc:$out" "0:errno=42" "exec: the container's filter applies to the exec'd process (ERRNO 42)"
+ex "$id" sec-sysc call getppid 1
+is "$rc" 159 "exec: KILL_PROCESS in the exec'd process: exec exits 159 promptly"
+ex "$id" sec-sysc thread getppid 1
+is "$rc:$out" "159:thread alive" "exec: multi-threaded KILL_PROCESS: exec exits 159 promptly"
+ex "$id" sec-sysc call getppid 2
+is "$rc" 159 "exec: KILL_THREAD (single thread): exec exits 159 promptly"
+ex --additional-gids 5 "$id" true
+like "$rc:$err" '^[1-9][0-9]*:.*(seccomp|SIGSYS|signal 31)' \
+        "exec: the filter kills the exec's own setup (setgroups): exec fails promptly, clearly: $(head -c 200 <<<"$err")"
+is "$(status_of "$id")" running "exec: the container survives the killed exec processes"
+# multi-threaded KILL_THREAD in exec: the exec'd process lives on (zombie leader + a thread);
+# exec keeps waiting as run does, delete --force ends everything.
+timeout -k 2 20 "$SDRUN" --root "$SDRUN_ROOT" exec "$id" sec-sysc thread getppid 2 >"$TEST_TMPDIR/ex.out" 2>&1 &
+expid=$!
+cleanup_add kill "$expid"
+WAIT_FOR_TIMEOUT=8 wait_for grep -q "thread alive" "$TEST_TMPDIR/ex.out"
+sleep 0.3
+kill -0 "$expid" 2>/dev/null
+is "$?" 0 "exec: multi-threaded KILL_THREAD: exec still waits (its process is alive)"
+rc=0; timeout -k 2 10 "$SDRUN" --root "$SDRUN_ROOT" delete --force "$id" 2>"$TEST_TMPDIR/err" || rc=$?
+is "$rc" 0 "exec: delete --force with a zombie-leader exec process succeeds promptly"
+rc=0; t0=$SECONDS; wait "$expid" || rc=$?
+like "$rc:$((SECONDS - t0))" '^(137|1|255):[0-2]$' "exec returns at once after delete --force (status $rc)"
+no_leftovers "$id"
 
 done_testing

@@ -126,40 +126,36 @@ is "$rc:$(echo $out)" "0:0 1 2 3 4 /" "create --preserve-fds 2 + start: exactly 
 # ---------------------------------------------------------------------------------------------------------
 # exec: fds, cwd; /proc/PID/exe is never the runtime (CVE-2019-5736 class)
 
-if sd exec --help >/dev/null 2>&1; then
-        id=$(new_id secx); track_container "$id"
-        # The init watches /proc for any process whose exe is not busybox or sec-sysc and tries to open it for
-        # writing, while we exec into the container. The one other exe it may see is the sealed trampoline
-        # the exec child hops through (a memfd, never a host file; test-cve-2019-5736 attacks it).
-        bundle_set "$B" '.root.readonly=false | .process.args=["sh","-c",$s]' --arg s '
-                : >/tmp/seen
-                while :; do
-                        for p in /proc/[0-9]*; do
-                                l=$(readlink $p/exe 2>/dev/null)
-                                case "$l" in ""|/bin/busybox|/bin/sec-sysc|"/memfd:sdrun-trampoline (deleted)") ;; *) echo "$p $l $(sec-sysc write-exe $p/exe)" >>/tmp/seen ;; esac
-                        done
-                done'
-        sum_before=$(sha256sum <"$SDRUN")
-        rc=0; timeout -k 2 10 "$SDRUN" --root "$SDRUN_ROOT" run -d --bundle "$B" "$id" >/dev/null 2>"$TEST_TMPDIR/err" </dev/null || rc=$?
-        is "$rc" 0 "exec: container running: $(cat "$TEST_TMPDIR/err")"
-        exec 3>"$TEST_TMPDIR/fd3"
-        out=$(timeout -k 2 10 "$SDRUN" --root "$SDRUN_ROOT" exec "$id" sh -c 'sec-sysc fds; readlink /proc/self/cwd; readlink /proc/1/exe' 2>&1 </dev/null)
-        exec 3>&-
-        is "$(echo $out)" "0 1 2 / /bin/busybox" "exec: fds 0 1 2 only (exec had 3 open), cwd /, /proc/1/exe is the user binary"
-        out=$(timeout -k 2 10 "$SDRUN" --root "$SDRUN_ROOT" exec --cwd /home/user "$id" readlink /proc/self/cwd 2>&1 </dev/null)
-        is "$out" "/home/user" "exec --cwd /home/user: the cwd inside"
-        for i in 1 2 3 4 5 6 7 8 9 10; do
-                timeout -k 2 10 "$SDRUN" --root "$SDRUN_ROOT" exec "$id" true >/dev/null 2>&1 </dev/null
-        done
-        seen=$(cat "$B/rootfs/tmp/seen" 2>/dev/null)
-        is "$seen" "" "during 10 execs the container saw no process whose /proc/PID/exe is not its own binaries"
-        is "$(sha256sum <"$SDRUN")" "$sum_before" "the sdrun binary is unchanged"
-        timeout 10 "$SDRUN" --root "$SDRUN_ROOT" delete --force "$id" >/dev/null 2>&1
-        no_leftovers "$id"
-        reset_config
-else
-        skip "exec is not available in this build"
-fi
+id=$(new_id secx); track_container "$id"
+# The init watches /proc for any process whose exe is not busybox or sec-sysc and tries to open it for
+# writing, while we exec into the container. The one other exe it may see is the sealed trampoline
+# the exec child hops through (a memfd, never a host file; test-cve-2019-5736 attacks it).
+bundle_set "$B" '.root.readonly=false | .process.args=["sh","-c",$s]' --arg s '
+        : >/tmp/seen
+        while :; do
+                for p in /proc/[0-9]*; do
+                        l=$(readlink $p/exe 2>/dev/null)
+                        case "$l" in ""|/bin/busybox|/bin/sec-sysc|"/memfd:sdrun-trampoline (deleted)") ;; *) echo "$p $l $(sec-sysc write-exe $p/exe)" >>/tmp/seen ;; esac
+                done
+        done'
+sum_before=$(sha256sum <"$SDRUN")
+rc=0; timeout -k 2 10 "$SDRUN" --root "$SDRUN_ROOT" run -d --bundle "$B" "$id" >/dev/null 2>"$TEST_TMPDIR/err" </dev/null || rc=$?
+is "$rc" 0 "exec: container running: $(cat "$TEST_TMPDIR/err")"
+exec 3>"$TEST_TMPDIR/fd3"
+out=$(timeout -k 2 10 "$SDRUN" --root "$SDRUN_ROOT" exec "$id" sh -c 'sec-sysc fds; readlink /proc/self/cwd; readlink /proc/1/exe' 2>&1 </dev/null)
+exec 3>&-
+is "$(echo $out)" "0 1 2 / /bin/busybox" "exec: fds 0 1 2 only (exec had 3 open), cwd /, /proc/1/exe is the user binary"
+out=$(timeout -k 2 10 "$SDRUN" --root "$SDRUN_ROOT" exec --cwd /home/user "$id" readlink /proc/self/cwd 2>&1 </dev/null)
+is "$out" "/home/user" "exec --cwd /home/user: the cwd inside"
+for i in 1 2 3 4 5 6 7 8 9 10; do
+        timeout -k 2 10 "$SDRUN" --root "$SDRUN_ROOT" exec "$id" true >/dev/null 2>&1 </dev/null
+done
+seen=$(cat "$B/rootfs/tmp/seen" 2>/dev/null)
+is "$seen" "" "during 10 execs the container saw no process whose /proc/PID/exe is not its own binaries"
+is "$(sha256sum <"$SDRUN")" "$sum_before" "the sdrun binary is unchanged"
+timeout 10 "$SDRUN" --root "$SDRUN_ROOT" delete --force "$id" >/dev/null 2>&1
+no_leftovers "$id"
+reset_config
 srun 'readlink /proc/1/exe; readlink /proc/self/exe'
 is "$(echo $out)" "/bin/busybox /bin/busybox" "run: /proc/1/exe inside is the user binary, never sdrun"
 

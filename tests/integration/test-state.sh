@@ -82,11 +82,14 @@ sd delete --force "$id"
 no_leftovers "$id"
 
 # create killed with SIGKILL while the hook sleeps: stopped, never created; delete cleans up
+# Killed while the createRuntime hook runs (a child of create), not after a guessed delay; the hook sleeps
+# long enough for the checks before the kill on a loaded machine (it dies with create: PDEATHSIG).
+bundle_set "$B" '.hooks.createRuntime[0].args=["sleep", "30"]'
+hook_runs() { pgrep -P "$cpid" -f '^sleep 30$' >/dev/null; }
 id=$(new_id killed); track_container "$id"
 "$SDRUN" --root "$SDRUN_ROOT" create --bundle "$B" "$id" &
 cpid=$!
-wait_for test -e "$SDRUN_ROOT/$id/state.json"
-sleep 0.5
+ok_desc "create runs its createRuntime hook" wait_for hook_runs
 is "$(status_of "$id")" creating "before the kill: creating"
 unit=$(unit_of "$id")
 kill -KILL "$cpid"; wait "$cpid" 2>/dev/null
@@ -109,8 +112,7 @@ no_leftovers "$id"
 id=$(new_id killed); track_container "$id"
 "$SDRUN" --root "$SDRUN_ROOT" create --bundle "$B" "$id" &
 cpid=$!
-wait_for test -e "$SDRUN_ROOT/$id/state.json"
-sleep 0.3
+wait_for hook_runs
 kill -KILL "$cpid"; wait "$cpid" 2>/dev/null
 ok_desc "delete --force of a creating container with a dead creator" sd delete --force "$id"
 no_leftovers "$id"
