@@ -56,25 +56,34 @@ sd delete "$id"; sd delete --force "$id2"
 no_leftovers "$id"; no_leftovers "$id2"
 
 # ---------------------------------------------------------------------------------------------------------
-# creating: while create is blocked in a createRuntime hook that sleeps 2 s
+# creating: while create is blocked in a createRuntime hook that waits for the test to release it (no
+# guessed sleep: on a loaded machine a fixed-length hook can end before the checks)
 
-bundle_set "$B" '.hooks={createRuntime: [{path: $s, args: ["sleep", "2"]}]}' --arg s "$SLEEP"
+rel=$TEST_TMPDIR/release-create
+rm -f "$rel"
+bundle_set "$B" '.hooks={createRuntime: [{path: "/bin/sh", args: ["sh", "-c", "while [ ! -e \($r) ]; do sleep 0.05; done"]}]}' \
+        --arg r "$rel"
 id=$(new_id creating); track_container "$id"
-sd create --bundle "$B" "$id" &
+"$SDRUN" --root "$SDRUN_ROOT" create --bundle "$B" "$id" &
 cpid=$!
-wait_for test -e "$SDRUN_ROOT/$id/state.json"
-sleep 0.5
+hook_waits() { pgrep -P "$cpid" -f "release-create" >/dev/null; }
+wait_for hook_waits
 s=$(sd state "$id")
 is "$(jq -r .status <<<"$s")" creating "state while create runs: creating"
 is "$(jq -r 'has("pid")' <<<"$s")" false "state while create runs: no pid"
 ok_desc "state (creating) validates" validate "$id"
 like "$(sd list | grep -- "$id")" "^$id +0 +creating " "list while create runs: creating, pid 0"
-# start while create runs is serialised by the container's lock: it waits for create, then finds it created.
-t0=$(date +%s%N)
-rc=0; err=$(sd start "$id" 2>&1) || rc=$?
-ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-is "$rc" 0 "start while creating waits for create (the lock) and then starts it: $err"
-ok_desc "start waited for create to finish (${ms} ms)" test "$ms" -ge 500
+# start while create runs is serialised by the container's lock: it waits for create, then finds it
+# created. It cannot end before the hook is released: its end is after the release's timestamp.
+( rc=0; sd start "$id" >"$TEST_TMPDIR/start.out" 2>&1 || rc=$?; echo "$rc $(date +%s%N)" >"$TEST_TMPDIR/start.end" ) &
+spid=$!
+sleep 0.5 # give start the time to reach the lock (if it is slower, the check below still holds)
+t_rel=$(date +%s%N)
+touch "$rel"
+wait "$spid"
+read -r rc t_end <"$TEST_TMPDIR/start.end"
+is "$rc" 0 "start while creating waits for create (the lock) and then starts it: $(cat "$TEST_TMPDIR/start.out")"
+ok_desc "start ended after create was released ($(( (t_end - t_rel) / 1000000 )) ms after)" test "$t_end" -ge "$t_rel"
 wait "$cpid"; rc=$?
 is "$rc" 0 "the blocked create finished"
 is "$(status_of "$id")" running "then: running"
@@ -84,7 +93,7 @@ no_leftovers "$id"
 # create killed with SIGKILL while the hook sleeps: stopped, never created; delete cleans up
 # Killed while the createRuntime hook runs (a child of create), not after a guessed delay; the hook sleeps
 # long enough for the checks before the kill on a loaded machine (it dies with create: PDEATHSIG).
-bundle_set "$B" '.hooks.createRuntime[0].args=["sleep", "30"]'
+bundle_set "$B" '.hooks.createRuntime[0]={path: $s, args: ["sleep", "30"]}' --arg s "$SLEEP"
 hook_runs() { pgrep -P "$cpid" -f '^sleep 30$' >/dev/null; }
 id=$(new_id killed); track_container "$id"
 "$SDRUN" --root "$SDRUN_ROOT" create --bundle "$B" "$id" &
