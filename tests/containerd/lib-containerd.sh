@@ -88,9 +88,7 @@ make_busybox_tar() {
         mkdir -p "$r"/{bin,sbin,etc,proc,sys,dev,tmp,root,usr/bin,usr/sbin,var/tmp,run} || return 1
         chmod 1777 "$r/tmp" "$r/var/tmp"
         cp "$bb" "$r/bin/busybox" || return 1
-        for a in $("$bb" --list); do
-                [ "$a" = busybox ] || ln -s busybox "$r/bin/$a"
-        done
+        busybox_links "$r/bin" "$bb" || return 1
         printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' >"$r/etc/passwd"
         printf 'root:x:0:\nnogroup:x:65534:\n' >"$r/etc/group"
         tar -C "$r" -cf "$tar" . || return 1

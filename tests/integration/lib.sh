@@ -260,12 +260,7 @@ _make_rootfs_template() {
         chmod 700 "$t/root"
         chown 1000:1000 "$t/home/user"
         cp "$bb" "$t/bin/busybox" || return 1
-        # One process for the ~270 links, not one ln each: under the VM tier's emulation a fork+exec costs
-        # a tenth of a second or more, and the loop took minutes there.
-        python3 -c 'import os, sys
-for a in sys.argv[2:]:
-    if a != "busybox":
-        os.symlink("busybox", os.path.join(sys.argv[1], a))' "$t/bin" $("$bb" --list) || return 1
+        busybox_links "$t/bin" "$bb" || return 1
         cat >"$t/etc/passwd" <<'EOF'
 root:x:0:0:root:/root:/bin/sh
 user:x:1000:1000:user:/home/user:/bin/sh
@@ -399,12 +394,27 @@ cgroup_v1_dir() {
         echo "/sys/fs/cgroup/$2$cg"
 }
 
-# wait_for CMD...: poll CMD until it succeeds, up to WAIT_FOR_TIMEOUT seconds (10) in 20 ms steps.
+# busybox_links DIR BUSYBOX: DIR/APPLET -> busybox for each of BUSYBOX's applets. One process for the ~270
+# links, not one ln each: under the VM tier's emulation a fork+exec costs a tenth of a second or more, and
+# such a loop took minutes there.
+busybox_links() {
+        python3 -c 'import os, sys
+for a in sys.argv[2:]:
+    if a != "busybox":
+        os.symlink("busybox", os.path.join(sys.argv[1], a))' "$1" $("$2" --list)
+}
+
+# wait_for CMD...: poll CMD until it succeeds, up to WAIT_FOR_TIMEOUT seconds (10) of sleeps between the
+# polls: 20 ms at first, growing to 100 ms after half a second (a condition that takes longer does not
+# need a fork every 20 ms: on a loaded machine and in the VM tier the polls slowed what they waited for).
+# The sleeps are counted, not the clock: a slow machine stretches the wait, it does not fail it.
 wait_for() {
-        local i n=$(( ${WAIT_FOR_TIMEOUT:-10} * 50 ))
-        for ((i = 0; i < n; i++)); do
+        local slept=0 step=20 limit=$(( ${WAIT_FOR_TIMEOUT:-10} * 1000 ))
+        while ((slept < limit)); do
                 "$@" >/dev/null 2>&1 && return 0
-                sleep 0.02
+                sleep "0.$(printf '%03d' "$step")"
+                slept=$((slept + step))
+                ((step < 100)) && step=$((step + 10))
         done
         "$@" >/dev/null 2>&1
 }

@@ -109,9 +109,7 @@ _podman_rootfs_tar() {
         chmod 700 "$r/root"
         chown 1000:1000 "$r/home/user"
         cp "$bb" "$r/bin/busybox" || return 1
-        for a in $("$bb" --list); do
-                [ "$a" = busybox ] || ln -s busybox "$r/bin/$a"
-        done
+        busybox_links "$r/bin" "$bb" || return 1
         # A file that exists but may not be executed, for the "permission denied" case.
         printf '#!/bin/sh\necho never\n' >"$r/bin/not-executable"
         chmod 0644 "$r/bin/not-executable"
