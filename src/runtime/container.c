@@ -637,17 +637,19 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
 
         unsigned listen_fds = listen_fds_from_env();
         BootstrapParams bp = {
-                .config = c,
-                .id = o->id,
-                .bundle = bundle,
-                .rootfs = rootfs,
-                .no_pivot = o->no_pivot,
-                .no_new_keyring = o->no_new_keyring,
-                .preserve_fds = o->preserve_fds + listen_fds,
-                .listen_fds = listen_fds,
-                .start_listen_fd = listen_fd,
-                .close_in_init_fd = ct->lock_fd,
-                .has_console_socket = o->console_socket || o->ret_console_master,
+                .init = {
+                        .config = c,
+                        .id = o->id,
+                        .bundle = bundle,
+                        .rootfs = rootfs,
+                        .no_pivot = o->no_pivot,
+                        .no_new_keyring = o->no_new_keyring,
+                        .preserve_fds = o->preserve_fds + listen_fds,
+                        .listen_fds = listen_fds,
+                        .start_listen_fd = listen_fd,
+                        .close_in_init_fd = ct->lock_fd,
+                        .has_console_socket = o->console_socket || o->ret_console_master,
+                },
                 .init_cgroup_fd = subgroup_fd,
                 /* Rootless: the scope holds stage1 first, and the init is cloned from there. */
                 .place_stage1 = rootless ? scope_place_stage1 : NULL,
