@@ -21,6 +21,7 @@
 #include "capabilities.h"
 #include "cgroup-util.h"
 #include "console.h"
+#include "exec-child.h"
 #include "exec.h"
 #include "fileio.h"
 #include "log.h"
@@ -42,10 +43,7 @@
 #define CLONE_INTO_CGROUP 0x200000000ULL
 #endif
 
-/* The name the child carries until execve replaces it: how the runtime tells "exec'd" from "died before". */
-#define EXEC_CHILD_COMM "sdrun:exec"
 #define EXEC_SETUP_TIMEOUT_USEC (5 * 60 * USEC_PER_SEC)
-#define EXEC_CHILD_STEP_TIMEOUT_USEC (60 * USEC_PER_SEC)
 
 /* ---- building the process ---- */
 
@@ -403,63 +401,6 @@ static int cgroup_plan_attach_v1(const CgroupPlan *c, pid_t pid, char **reterr) 
                                     strerror(-r));
         }
         return 0;
-}
-
-/* ---- the child: runs in the container's pid namespace and cgroup from its first instruction ---- */
-
-typedef struct ExecChild {
-        Become b;
-        int init_pidfd;
-        unsigned long ns_mask; /* everything but the pid namespace, which we were born into */
-        bool wait_go;          /* v1 cgroups are written by the runtime after clone: wait for SYNC_GO */
-} ExecChild;
-
-_noreturn_ static void exec_child_main(ExecChild *x) {
-        /* Container side, privileged: in the container's pid namespace and cgroup; joins the rest below. */
-        Become *b = &x->b;
-        int r, fd;
-
-        (void) prctl(PR_SET_NAME, EXEC_CHILD_COMM);
-        log_set_sink(NULL);
-
-        /* The sync socket must lie above the fds that pass into the process. */
-        fd = fcntl(b->sync_fd, F_DUPFD_CLOEXEC, (int) (3 + b->preserve_fds));
-        if (fd < 0)
-                _exit(EXIT_FAILURE);
-        if (fd != b->sync_fd) {
-                safe_close(b->sync_fd);
-                b->sync_fd = fd;
-        }
-
-        if (x->wait_go) {
-                /* A runtime that dies closes its end: EPIPE, and we go. */
-                r = sync_expect(b->sync_fd, -1, EXEC_CHILD_STEP_TIMEOUT_USEC, SYNC_GO, NULL, NULL);
-                if (r < 0)
-                        _exit(EXIT_FAILURE);
-        }
-
-        if (x->ns_mask != 0 && setns(x->init_pidfd, (int) x->ns_mask) < 0) {
-                r = -errno;
-                become_errf(b, r, "join the namespaces of the container init: %s%s", strerror(-r),
-                            r == -EINVAL ? " (setns with a pidfd needs Linux 5.8 or later)" : "");
-                become_fail(b, r, "setns");
-        }
-        x->init_pidfd = safe_close(x->init_pidfd);
-        if (b->in_userns && (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)) {
-                r = -errno;
-                become_errf(b, r, "become root in the container's user namespace: %s", strerror(-r));
-                become_fail(b, r, "setresuid");
-        }
-
-        /* From here on, in the container's mount namespace: paths resolve in its root. */
-        r = become_prepare(b);
-        if (r < 0)
-                become_fail(b, r, "process");
-        /* The pty comes from the container's own devpts (its /dev/ptmx). */
-        r = become_terminal(b, NULL);
-        if (r < 0)
-                become_fail(b, r, "console");
-        become_exec(b);
 }
 
 /* ---- the runtime side ---- */
