@@ -314,51 +314,52 @@ static void cgroup_plan_done(CgroupPlan *c) {
         c->n_v1 = 0;
 }
 
+typedef struct Memberships {
+        CgroupMembership *m;
+        size_t n;
+} Memberships;
+
+static void memberships_done(Memberships *x) {
+        cgroup_memberships_free(x->m, x->n);
+        *x = (Memberships) {};
+}
+
 static int cgroup_plan_make(pid_t init_pid, CgroupPlan *ret, char **reterr) {
-        CgroupMembership *theirs = NULL, *ours = NULL;
-        size_t n_theirs = 0, n_ours = 0;
-        CgroupPlan plan = { .unified_fd = -EBADF };
+        _cleanup_(memberships_done) Memberships theirs = {}, ours = {};
+        _cleanup_(cgroup_plan_done) CgroupPlan plan = { .unified_fd = -EBADF };
         int r;
 
-        r = cgroup_read_memberships(init_pid, &theirs, &n_theirs);
+        r = cgroup_read_memberships(init_pid, &theirs.m, &theirs.n);
         if (r < 0)
                 return errorf(reterr, r, "read /proc/%d/cgroup of the container init: %s", (int) init_pid, strerror(-r));
-        r = cgroup_read_memberships(0, &ours, &n_ours);
-        if (r < 0) {
-                cgroup_memberships_free(theirs, n_theirs);
+        r = cgroup_read_memberships(0, &ours.m, &ours.n);
+        if (r < 0)
                 return errorf(reterr, r, "read /proc/self/cgroup: %s", strerror(-r));
-        }
-        plan.v1 = calloc(n_theirs + 1, sizeof(CgroupMembership));
-        if (!plan.v1) {
-                r = -ENOMEM;
-                goto finish;
-        }
-        for (size_t i = 0; i < n_theirs; i++) {
-                const CgroupMembership *m = &theirs[i];
+        plan.v1 = calloc(theirs.n + 1, sizeof(CgroupMembership));
+        if (!plan.v1)
+                return -ENOMEM;
+        for (size_t i = 0; i < theirs.n; i++) {
+                const CgroupMembership *m = &theirs.m[i];
                 if (isempty(m->controllers)) {
                         _cleanup_free_ char *dir = NULL, *mnt = NULL;
                         r = cgroup_hierarchy_mount("", &mnt);
                         if (r == -ENOENT)
                                 continue;
-                        if (r < 0 || asprintf(&dir, "%s%s", mnt, m->path) < 0) {
-                                r = r < 0 ? r : -ENOMEM;
-                                goto finish;
-                        }
+                        if (r < 0)
+                                return r;
+                        if (asprintf(&dir, "%s%s", mnt, m->path) < 0)
+                                return -ENOMEM;
                         plan.unified_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                        if (plan.unified_fd < 0) {
-                                r = errorf(reterr, -errno, "open the container's cgroup \"%s\": %s", dir, strerror(errno));
-                                goto finish;
-                        }
+                        if (plan.unified_fd < 0)
+                                return errorf(reterr, -errno, "open the container's cgroup \"%s\": %s", dir, strerror(errno));
                         plan.unified_path = strdup(m->path);
-                        if (!plan.unified_path) {
-                                r = -ENOMEM;
-                                goto finish;
-                        }
+                        if (!plan.unified_path)
+                                return -ENOMEM;
                         continue;
                 }
                 bool same = false;
-                for (size_t k = 0; k < n_ours; k++)
-                        if (streq(ours[k].controllers, m->controllers) && streq(ours[k].path, m->path))
+                for (size_t k = 0; k < ours.n; k++)
+                        if (streq(ours.m[k].controllers, m->controllers) && streq(ours.m[k].path, m->path))
                                 same = true;
                 if (same)
                         continue;
@@ -366,19 +367,12 @@ static int cgroup_plan_make(pid_t init_pid, CgroupPlan *ret, char **reterr) {
                 d->controllers = strdup(m->controllers);
                 d->path = strdup(m->path);
                 plan.n_v1++;
-                if (!d->controllers || !d->path) {
-                        r = -ENOMEM;
-                        goto finish;
-                }
+                if (!d->controllers || !d->path)
+                        return -ENOMEM;
         }
         *ret = plan;
         plan = (CgroupPlan) { .unified_fd = -EBADF };
-        r = 0;
-finish:
-        cgroup_plan_done(&plan);
-        cgroup_memberships_free(theirs, n_theirs);
-        cgroup_memberships_free(ours, n_ours);
-        return r;
+        return 0;
 }
 
 /* Put pid into the v1 hierarchies of the plan (hybrid/legacy layouts), before the child is released. */
