@@ -16,29 +16,22 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "become.h"
 #include "bootstrap.h"
 #include "criu.h"
-#include "capabilities.h"
-#include "console.h"
+#include "error-util.h"
 #include "fileio.h"
-#include "hooks.h"
+#include "init.h"
 #include "log.h"
 #include "macro.h"
 #include "process-util.h"
-#include "process.h"
 #include "rootfs.h"
 #include "rootless.h"
-#include "seccomp-filter.h"
 #include "state.h"
 #include "sync.h"
-#include "trampoline.h"
 
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080
 #endif
-
-#define KEYCTL_JOIN_SESSION_KEYRING 1
 
 unsigned long namespace_clone_flag(OciNamespaceType t) {
         static const unsigned long table[_OCI_NS_MAX] = {
@@ -64,250 +57,6 @@ static pid_t raw_clone3(uint64_t flags, int *pidfd, int exit_signal, int cgroup_
         return (pid_t) syscall(SYS_clone3, &args, sizeof args);
 }
 
-/* ---- the init: everything below runs in the container's namespaces, as root there (privileged) ---- */
-
-/* Rootless: the cgroup directory the init is born in, as stage1 received it (the init inherits it). */
-static int init_own_cgroup_fd = -EBADF;
-
-typedef struct InitContext {
-        const BootstrapParams *bp;
-        const OciConfig *c;
-        int sync_fd;
-        bool new_userns;
-        char *err;
-} InitContext;
-
-_noreturn_ static void init_fail(InitContext *ic, int r, const char *step) {
-        if (ic->err)
-                sync_send_error(ic->sync_fd, r, "%s", ic->err);
-        else
-                sync_send_error(ic->sync_fd, r, "%s: %s", step, strerror(r < 0 ? -r : r));
-        _exit(EXIT_FAILURE);
-}
-
-static int init_set_err(InitContext *ic, const char *fmt, ...) _printf_(2, 3);
-static int init_set_err(InitContext *ic, const char *fmt, ...) {
-        va_list ap;
-        free(ic->err);
-        va_start(ap, fmt);
-        if (vasprintf(&ic->err, fmt, ap) < 0)
-                ic->err = NULL;
-        va_end(ap);
-        return 0;
-}
-
-static int apply_sysctl(InitContext *ic) {
-        const OciLinux *l = &ic->c->linux_;
-
-        for (size_t i = 0; i < l->n_sysctl; i++) {
-                _cleanup_free_ char *path = NULL;
-                if (strstr(l->sysctl[i].key, "..") || strchr(l->sysctl[i].key, '/')) {
-                        init_set_err(ic, "linux.sysctl: invalid key \"%s\"", l->sysctl[i].key);
-                        return -EINVAL;
-                }
-                if (asprintf(&path, "/proc/sys/%s", l->sysctl[i].key) < 0)
-                        return -ENOMEM;
-                for (char *p = path + strlen("/proc/sys/"); *p; p++)
-                        if (*p == '.')
-                                *p = '/';
-                int r = write_string_file(path, l->sysctl[i].value);
-                if (r < 0) {
-                        init_set_err(ic, "linux.sysctl: set \"%s\" to \"%s\": %s", l->sysctl[i].key,
-                                     l->sysctl[i].value, strerror(-r));
-                        return r;
-                }
-        }
-        return 0;
-}
-
-static void init_join_keyring(InitContext *ic) {
-        char name[256];
-
-        if (ic->bp->no_new_keyring)
-                return;
-        snprintf(name, sizeof name, "_ses.%s", ic->bp->id);
-        /* Not every kernel or seccomp profile of a parent runtime allows keyctl: best effort, as runc. */
-        if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, name) < 0)
-                log_debug("join session keyring %s: %m", name);
-}
-
-/* After SYNC_COMMITTED: wait for `start`. Returns the connection to the starter. */
-static int init_wait_start(InitContext *ic, SyncMsg *ret_start) {
-        for (;;) {
-                _cleanup_close_ int conn = accept4(ic->bp->start_listen_fd, NULL, NULL, SOCK_CLOEXEC);
-                if (conn < 0) {
-                        if (errno == EINTR || errno == ECONNABORTED)
-                                continue;
-                        return -errno;
-                }
-                SyncMsg m;
-                /* A connection that does not say SYNC_START within a bound is not a starter. */
-                if (sync_expect(conn, -1, 10 * USEC_PER_SEC, SYNC_START, &m, NULL) < 0)
-                        continue;
-                *ret_start = m;
-                return TAKE_FD(conn);
-        }
-}
-
-_noreturn_ static void init_main(const BootstrapParams *bp, int sync_fd, pid_t runtime_pid) {
-        InitContext ic = { .bp = bp, .c = bp->config, .sync_fd = sync_fd };
-        const OciConfig *c = bp->config;
-        const OciProcess *p = c->has_process ? &c->process : NULL;
-        Become b = { .p = p, .c = c, .sync_fd = sync_fd, .step_timeout_usec = USEC_INFINITY,
-                     .preserve_fds = bp->preserve_fds, .listen_fds = bp->listen_fds };
-        _cleanup_close_ int hook_tramp = -EBADF;
-        int r;
-
-        /* If the runtime dies before the container is committed, so do we: no orphan in the scope. */
-        /* (In a new pid namespace getppid() is 0; a runtime that died before this point makes the first
-         * receive below fail.) */
-        pid_t ppid = getppid();
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || (ppid != runtime_pid && ppid != 0))
-                _exit(EXIT_FAILURE);
-        safe_close(bp->close_in_init_fd);
-        log_set_sink(NULL);
-
-        r = sync_expect(sync_fd, -1, USEC_INFINITY, SYNC_GO, NULL, NULL);
-        if (r < 0)
-                _exit(EXIT_FAILURE);
-
-        ic.new_userns = false;
-        for (size_t i = 0; i < c->linux_.n_namespaces; i++)
-                if (c->linux_.namespaces[i].type == OCI_NS_USER)
-                        ic.new_userns = !c->linux_.namespaces[i].path;
-        bool has_userns = oci_config_has_namespace(c, OCI_NS_USER, NULL);
-        b.in_userns = has_userns;
-        if (has_userns) {
-                /* Become root of the user namespace (the id maps are written by now). */
-                if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0) {
-                        init_set_err(&ic, "become root in the user namespace: %m");
-                        init_fail(&ic, -errno, "setresuid");
-                }
-        }
-
-        const char *ns_path = NULL;
-        /* Its uts namespace, new or joined by path (a pod's): create refused the runtime's own one. */
-        if (oci_config_has_namespace(c, OCI_NS_UTS, NULL)) {
-                if (c->hostname && sethostname(c->hostname, strlen(c->hostname)) < 0) {
-                        init_set_err(&ic, "hostname: sethostname(\"%s\"): %m", c->hostname);
-                        init_fail(&ic, -errno, "hostname");
-                }
-                if (c->domainname && setdomainname(c->domainname, strlen(c->domainname)) < 0) {
-                        init_set_err(&ic, "domainname: setdomainname(\"%s\"): %m", c->domainname);
-                        init_fail(&ic, -errno, "domainname");
-                }
-        }
-
-        r = apply_sysctl(&ic);
-        if (r < 0)
-                init_fail(&ic, r, "sysctl");
-
-        RootfsContext rc = {
-                .config = c,
-                .rootfs = bp->rootfs,
-                .no_pivot = bp->no_pivot,
-                .new_userns = ic.new_userns,
-                .new_cgroupns = oci_config_has_namespace(c, OCI_NS_CGROUP, &ns_path) && !ns_path,
-                /* Its own network namespace, new or joined by path: a fresh sysfs shows it. */
-                .new_netns = oci_config_has_namespace(c, OCI_NS_NETWORK, NULL),
-                .bundle = bp->bundle,
-                .bind_source_fds = bp->bind_source_fds,
-                .own_cgroup_fd = init_own_cgroup_fd,
-        };
-        r = rootfs_prepare(&rc, &ic.err);
-        if (r < 0)
-                init_fail(&ic, r, "prepare rootfs");
-
-        /* prestart and createRuntime hooks run in the runtime now; then createContainer hooks here, in the
-         * container's namespaces, before pivot_root, with paths resolved in the runtime's mount tree. */
-        r = sync_send(sync_fd, SYNC_PREPARED, 0, NULL, 0, -EBADF);
-        if (r < 0)
-                _exit(EXIT_FAILURE);
-        SyncMsg cont;
-        r = sync_expect(sync_fd, -1, USEC_INFINITY, SYNC_CONTINUE, &cont, NULL);
-        if (r < 0)
-                _exit(EXIT_FAILURE);
-        /* Hooks run in here execute through the sealed trampoline too: a hook path that resolves to
-         * /proc/self/exe must not run the runtime's binary with the init's privileges. */
-        if (c->hooks.n_hooks[OCI_HOOK_CREATE_CONTAINER] > 0 || c->hooks.n_hooks[OCI_HOOK_START_CONTAINER] > 0) {
-                r = trampoline_open(&hook_tramp);
-                if (r < 0) {
-                        init_set_err(&ic, "prepare the exec trampoline for hooks (memfd): %s", strerror(-r));
-                        init_fail(&ic, r, "hooks");
-                }
-                hooks_exec_through(hook_tramp);
-        }
-        r = hooks_run(c, OCI_HOOK_CREATE_CONTAINER, cont.payload ?: "{}", bp->bundle, &ic.err);
-        sync_msg_done(&cont);
-        if (r < 0)
-                init_fail(&ic, r, "createContainer hooks");
-
-        r = rootfs_finish(&rc, &ic.err);
-        if (r < 0)
-                init_fail(&ic, r, "finish rootfs");
-        criu_reopen_dev_null_stdio();
-
-        if (p && p->terminal && !bp->has_console_socket) {
-                init_set_err(&ic, "process.terminal is true but no --console-socket was given");
-                init_fail(&ic, -EINVAL, "console");
-        }
-        if (p) {
-                r = become_terminal(&b, rootfs_setup_console);
-                if (r < 0)
-                        become_fail(&b, r, "console");
-        } else if (setsid() < 0 && errno != EPERM) {
-                init_set_err(&ic, "setsid: %m");
-                init_fail(&ic, -errno, "setsid");
-        }
-
-        init_join_keyring(&ic);
-
-        if (p) {
-                /* Everything that can fail because of the bundle fails here, during create. */
-                r = become_prepare(&b);
-                if (r < 0)
-                        become_fail(&b, r, "process");
-                if (c->linux_.seccomp.present) {
-                        r = oci_seccomp_prepare(&c->linux_.seccomp, &b.filter, &b.err);
-                        if (r < 0)
-                                become_fail(&b, r, "seccomp");
-                }
-        }
-
-        (void) prctl(PR_SET_NAME, INIT_COMM);
-        r = sync_send(sync_fd, SYNC_READY, 0, NULL, 0, -EBADF);
-        if (r < 0)
-                _exit(EXIT_FAILURE);
-        r = sync_expect(sync_fd, -1, USEC_INFINITY, SYNC_COMMITTED, NULL, NULL);
-        if (r < 0)
-                _exit(EXIT_FAILURE);
-        /* Committed: the container outlives the runtime from now on. */
-        (void) prctl(PR_SET_PDEATHSIG, 0);
-        safe_close(sync_fd);
-
-        SyncMsg start;
-        _cleanup_close_ int conn = init_wait_start(&ic, &start);
-        if (conn < 0)
-                _exit(EXIT_FAILURE);
-        safe_close(bp->start_listen_fd);
-        ic.sync_fd = conn;
-        b.sync_fd = conn;
-
-        if (!p) {
-                init_set_err(&ic, "cannot start a container without a process in its config.json");
-                init_fail(&ic, -EINVAL, "start");
-        }
-
-        r = hooks_run(c, OCI_HOOK_START_CONTAINER, start.payload ?: "{}", "/", &ic.err);
-        sync_msg_done(&start);
-        if (r < 0)
-                init_fail(&ic, r, "startContainer hooks");
-
-        hooks_exec_through(-EBADF);
-        hook_tramp = safe_close(hook_tramp);
-        become_exec(&b);
-}
-
 /* ---- the runtime side ---- */
 
 static int open_ns_paths(const OciConfig *c, int fds[_OCI_NS_MAX], char **reterr) {
@@ -318,10 +67,8 @@ static int open_ns_paths(const OciConfig *c, int fds[_OCI_NS_MAX], char **reterr
                 fds[ns->type] = open(ns->path, O_RDONLY | O_CLOEXEC);
                 if (fds[ns->type] < 0) {
                         int r = -errno;
-                        if (reterr && asprintf(reterr, "linux.namespaces[%zu]: open \"%s\": %s", i, ns->path,
-                                               strerror(errno)) < 0)
-                                *reterr = NULL;
-                        return r;
+                        return errorf(reterr, r, "linux.namespaces[%zu]: open \"%s\": %s", i, ns->path,
+                                      strerror(-r));
                 }
         }
         return 0;
@@ -342,9 +89,10 @@ static int write_time_offsets(const OciConfig *c) {
         return write_string_file("/proc/self/timens_offsets", buf);
 }
 
-/* stage1: join namespaces by path (user first), create a time namespace, clone the init as our sibling. */
-_noreturn_ static void stage1_main(const BootstrapParams *bp, int sync_fd, const int ns_fds[_OCI_NS_MAX],
-                                   unsigned long new_flags, pid_t runtime_pid) {
+/* stage1: join namespaces by path (user first), create a time namespace, clone the init as our sibling.
+ * init is stage1's own copy of the init's parameters. */
+_noreturn_ static void stage1_main(const BootstrapParams *bp, InitParams *init, int sync_fd,
+                                   const int ns_fds[_OCI_NS_MAX], unsigned long new_flags, pid_t runtime_pid) {
         static const OciNamespaceType order[] = { OCI_NS_USER,  OCI_NS_MOUNT, OCI_NS_NETWORK, OCI_NS_IPC,
                                                   OCI_NS_UTS,   OCI_NS_CGROUP, OCI_NS_PID,     OCI_NS_TIME };
         int pidfd = -EBADF;
@@ -360,8 +108,9 @@ _noreturn_ static void stage1_main(const BootstrapParams *bp, int sync_fd, const
                 SyncMsg m;
                 if (sync_expect(sync_fd, -1, 60 * USEC_PER_SEC, SYNC_GO, &m, NULL) < 0)
                         _exit(EXIT_FAILURE);
+                /* The init inherits it: the cgroup directory it is born in. */
                 if (m.fd >= 0)
-                        cgroup_fd = init_own_cgroup_fd = TAKE_FD(m.fd);
+                        cgroup_fd = init->own_cgroup_fd = TAKE_FD(m.fd);
                 sync_msg_done(&m);
         }
 
@@ -375,7 +124,7 @@ _noreturn_ static void stage1_main(const BootstrapParams *bp, int sync_fd, const
                 }
         }
         if (new_flags & CLONE_NEWTIME) {
-                if (unshare(CLONE_NEWTIME) < 0 || (r = write_time_offsets(bp->config)) < 0) {
+                if (unshare(CLONE_NEWTIME) < 0 || (r = write_time_offsets(bp->init.config)) < 0) {
                         sync_send_error(sync_fd, errno, "create time namespace: %m");
                         _exit(EXIT_FAILURE);
                 }
@@ -388,135 +137,184 @@ _noreturn_ static void stage1_main(const BootstrapParams *bp, int sync_fd, const
                 _exit(EXIT_FAILURE);
         }
         if (pid == 0)
-                init_main(bp, sync_fd, runtime_pid);
+                init_main(init, sync_fd, runtime_pid);
 
         r = sync_send(sync_fd, SYNC_STAGE1_PID, 0, &pid, sizeof pid, pidfd);
         _exit(r < 0 ? EXIT_FAILURE : EXIT_SUCCESS);
 }
 
-int bootstrap_clone_init(const BootstrapParams *bp_in, InitProcess *ret, char **reterr) {
-        BootstrapParams params = *bp_in, *bp = &params;
-        const OciConfig *c = bp->config;
-        int *bind_fds = NULL;
-        _cleanup_close_pair_ int sv[2] = { -EBADF, -EBADF };
+/* What bootstrap_clone_init() holds until it returns: closed (and the init killed) on every path out. */
+typedef struct Bootstrap {
+        BootstrapParams params; /* our copy, with params.init filled in */
         int ns_fds[_OCI_NS_MAX];
-        unsigned long new_flags = 0;
-        bool need_stage1 = false, new_userns = false;
-        pid_t runtime_pid = getpid();
-        InitProcess ip = { .pidfd = -EBADF, .sync_fd = -EBADF };
-        int r;
+        int *bind_fds;
+        size_t n_bind_fds;
+        int sv[2];
+        unsigned long new_flags;
+        bool need_stage1, new_userns;
+        pid_t runtime_pid;
+        InitProcess ip; /* the init until it is handed out */
+} Bootstrap;
 
-        for (int i = 0; i < _OCI_NS_MAX; i++)
-                ns_fds[i] = -EBADF;
+static void bootstrap_done(Bootstrap *b) {
+        FOREACH_ARRAY(fd, b->ns_fds, _OCI_NS_MAX)
+                *fd = safe_close(*fd);
+        rootfs_close_bind_sources(b->bind_fds, b->n_bind_fds);
+        b->bind_fds = NULL;
+        close_pairp(&b->sv);
+        init_process_kill(&b->ip);
+}
+
+/* stage1 exits right after it has reported (or failed to): reap it, bounded; one that hangs is killed. */
+typedef struct Stage1 {
+        pid_t pid;
+        int pidfd;
+} Stage1;
+
+static void stage1_reap(Stage1 *s) {
+        if (s->pid > 0) {
+                if (pidfd_wait_exit(s->pidfd, 5 * USEC_PER_SEC) < 0)
+                        (void) pidfd_send_sig(s->pidfd, SIGKILL);
+                while (waitpid(s->pid, NULL, 0) < 0 && errno == EINTR)
+                        ;
+                s->pid = 0;
+        }
+        s->pidfd = safe_close(s->pidfd);
+}
+
+static int bootstrap_plan(Bootstrap *b, char **reterr) {
+        BootstrapParams *bp = &b->params;
+        const OciConfig *c = bp->init.config;
+        int r;
 
         for (size_t i = 0; i < c->linux_.n_namespaces; i++) {
                 const OciNamespace *ns = &c->linux_.namespaces[i];
                 if (ns->path)
-                        need_stage1 = true;
+                        b->need_stage1 = true;
                 else {
-                        new_flags |= namespace_clone_flag(ns->type);
+                        b->new_flags |= namespace_clone_flag(ns->type);
                         if (ns->type == OCI_NS_USER)
-                                new_userns = true;
+                                b->new_userns = true;
                         if (ns->type == OCI_NS_TIME)
-                                need_stage1 = true;
+                                b->need_stage1 = true;
                 }
         }
-
         if (bp->place_stage1)
-                need_stage1 = true;
+                b->need_stage1 = true;
 
-        r = open_ns_paths(c, ns_fds, reterr);
+        r = open_ns_paths(c, b->ns_fds, reterr);
         if (r < 0)
-                goto finish;
+                return r;
 
         /* In a user namespace the init may not reach a bind source that the host's root can (a 0700
          * directory on the way): clone those trees here, on the host side; the init inherits the fds. */
         if (oci_config_has_namespace(c, OCI_NS_USER, NULL)) {
-                r = rootfs_open_bind_sources(c, bp->bundle, &bind_fds, reterr);
+                r = rootfs_open_bind_sources(c, bp->init.bundle, &b->bind_fds, reterr);
                 if (r < 0)
-                        goto finish;
-                bp->bind_source_fds = bind_fds;
+                        return r;
+                b->n_bind_fds = c->n_mounts;
+                bp->init.bind_source_fds = b->bind_fds;
         }
 
-        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-                r = -errno;
-                goto finish;
-        }
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, b->sv) < 0)
+                return -errno;
+        return 0;
+}
 
-        if (need_stage1) {
-                _cleanup_close_ int stage1_pidfd = -EBADF;
-                pid_t s1 = raw_clone3(CLONE_PIDFD, &stage1_pidfd, SIGCHLD, -EBADF);
-                if (s1 < 0) {
-                        r = -errno;
-                        goto finish;
-                }
-                if (s1 == 0) {
-                        sv[0] = safe_close(sv[0]);
-                        stage1_main(bp, sv[1], ns_fds, new_flags, runtime_pid);
-                }
-                if (bp->place_stage1) {
-                        _cleanup_close_ int cgroup_fd = -EBADF;
-                        r = bp->place_stage1(s1, bp->place_userdata, &cgroup_fd, reterr);
-                        if (r >= 0)
-                                r = sync_send(sv[0], SYNC_GO, 0, NULL, 0, cgroup_fd);
-                        if (r < 0) {
-                                (void) pidfd_send_sig(stage1_pidfd, SIGKILL);
-                                (void) waitpid(s1, NULL, 0);
-                                goto finish;
-                        }
-                }
-                SyncMsg m;
-                r = sync_expect(sv[0], -1, 30 * USEC_PER_SEC, SYNC_STAGE1_PID, &m, reterr);
-                (void) waitpid(s1, NULL, 0);
+/* Through stage1: it joins the namespaces by path (rootless: once it is in the scope) and clones the init. */
+static int bootstrap_clone_via_stage1(Bootstrap *b, char **reterr) {
+        BootstrapParams *bp = &b->params;
+        _cleanup_(stage1_reap) Stage1 s1 = { .pidfd = -EBADF };
+        SyncMsg m;
+        int r;
+
+        s1.pid = raw_clone3(CLONE_PIDFD, &s1.pidfd, SIGCHLD, -EBADF);
+        if (s1.pid < 0) {
+                s1.pid = 0;
+                return -errno;
+        }
+        if (s1.pid == 0) {
+                b->sv[0] = safe_close(b->sv[0]);
+                stage1_main(bp, &bp->init, b->sv[1], b->ns_fds, b->new_flags, b->runtime_pid);
+        }
+        if (bp->place_stage1) {
+                _cleanup_close_ int cgroup_fd = -EBADF;
+                r = bp->place_stage1(s1.pid, bp->place_userdata, &cgroup_fd, reterr);
+                if (r >= 0)
+                        r = sync_send(b->sv[0], SYNC_GO, 0, NULL, 0, cgroup_fd);
                 if (r < 0) {
-                        if (r == -EPIPE && reterr && !*reterr && asprintf(reterr, "the namespace setup child died") < 0)
-                                *reterr = NULL;
-                        goto finish;
+                        (void) pidfd_send_sig(s1.pidfd, SIGKILL);
+                        return r;
                 }
-                if (m.len != sizeof(pid_t) || m.fd < 0) {
-                        sync_msg_done(&m);
-                        r = -EBADMSG;
-                        goto finish;
-                }
-                memcpy(&ip.pid, m.payload, sizeof(pid_t));
-                ip.pidfd = TAKE_FD(m.fd);
+        }
+        r = sync_expect(b->sv[0], -1, 30 * USEC_PER_SEC, SYNC_STAGE1_PID, &m, reterr);
+        stage1_reap(&s1);
+        if (r < 0) {
+                if (r == -EPIPE && reterr && !*reterr)
+                        return errorf(reterr, r, "the namespace setup child died");
+                return r;
+        }
+        if (m.len != sizeof(pid_t) || m.fd < 0) {
                 sync_msg_done(&m);
-        } else {
-                ip.pid = raw_clone3(new_flags | CLONE_PIDFD, &ip.pidfd, SIGCHLD, bp->init_cgroup_fd);
-                if (ip.pid < 0) {
-                        r = -errno;
-                        if (reterr && asprintf(reterr, "clone the container init: %s", strerror(errno)) < 0)
-                                *reterr = NULL;
-                        ip.pid = 0;
-                        goto finish;
-                }
-                if (ip.pid == 0) {
-                        sv[0] = safe_close(sv[0]);
-                        init_main(bp, sv[1], runtime_pid);
-                }
+                return -EBADMSG;
         }
-        sv[1] = safe_close(sv[1]);
-        ip.sync_fd = TAKE_FD(sv[0]);
+        memcpy(&b->ip.pid, m.payload, sizeof(pid_t));
+        b->ip.pidfd = TAKE_FD(m.fd);
+        sync_msg_done(&m);
+        return 0;
+}
 
-        if (new_userns) {
-                r = userns_write_id_maps(ip.pid, c, reterr);
-                if (r < 0)
-                        goto finish;
+static int bootstrap_clone_direct(Bootstrap *b, char **reterr) {
+        b->ip.pid = raw_clone3(b->new_flags | CLONE_PIDFD, &b->ip.pidfd, SIGCHLD, b->params.init_cgroup_fd);
+        if (b->ip.pid < 0) {
+                int r = -errno;
+                b->ip.pid = 0;
+                return errorf(reterr, r, "clone the container init: %s", strerror(-r));
         }
+        if (b->ip.pid == 0) {
+                b->sv[0] = safe_close(b->sv[0]);
+                init_main(&b->params.init, b->sv[1], b->runtime_pid);
+        }
+        return 0;
+}
 
-        r = sync_send(ip.sync_fd, SYNC_GO, 0, NULL, 0, -EBADF);
+int bootstrap_clone_init(const BootstrapParams *bp, InitProcess *ret, char **reterr) {
+        _cleanup_(bootstrap_done) Bootstrap b = {
+                .params = *bp,
+                .sv = { -EBADF, -EBADF },
+                .runtime_pid = getpid(),
+                .ip = { .pidfd = -EBADF, .sync_fd = -EBADF },
+        };
+        int r;
+
+        FOREACH_ARRAY(fd, b.ns_fds, _OCI_NS_MAX)
+                *fd = -EBADF;
+        b.params.init.bind_source_fds = NULL;
+        b.params.init.own_cgroup_fd = -EBADF;
+        b.params.init.comm = INIT_COMM;
+        b.params.init.after_pivot = criu_reopen_dev_null_stdio;
+
+        r = bootstrap_plan(&b, reterr);
         if (r < 0)
-                goto finish;
+                return r;
+        r = b.need_stage1 ? bootstrap_clone_via_stage1(&b, reterr) : bootstrap_clone_direct(&b, reterr);
+        if (r < 0)
+                return r;
+        b.sv[1] = safe_close(b.sv[1]);
+        b.ip.sync_fd = TAKE_FD(b.sv[0]);
 
-        *ret = ip;
-        ip = (InitProcess) { .pidfd = -EBADF, .sync_fd = -EBADF };
-        r = 0;
-finish:
-        for (int i = 0; i < _OCI_NS_MAX; i++)
-                safe_close(ns_fds[i]);
-        rootfs_close_bind_sources(bind_fds, c->n_mounts);
-        init_process_kill(&ip);
-        return r;
+        if (b.new_userns) {
+                r = userns_write_id_maps(b.ip.pid, bp->init.config, reterr);
+                if (r < 0)
+                        return r;
+        }
+        r = sync_send(b.ip.sync_fd, SYNC_GO, 0, NULL, 0, -EBADF);
+        if (r < 0)
+                return r;
+
+        *ret = b.ip;
+        b.ip = (InitProcess) { .pidfd = -EBADF, .sync_fd = -EBADF };
+        return 0;
 }
 
 void init_process_kill(InitProcess *ip) {

@@ -11,22 +11,14 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "init.h"
 #include "oci-config.h"
 
 typedef struct BootstrapParams {
-        const OciConfig *config;
-        const char *id;
-        const char *bundle; /* absolute */
-        const char *rootfs; /* absolute, resolved */
-        bool no_pivot;
-        bool no_new_keyring;
-        unsigned preserve_fds; /* fds 3 .. 3+n-1 pass into the container (incl. LISTEN_FDS) */
-        unsigned listen_fds;   /* of those, the first n are socket activation's: LISTEN_FDS=n LISTEN_PID=1 */
-        int start_listen_fd;   /* the start barrier: a listening socket; the init accepts `start` on it */
-        int close_in_init_fd;  /* an fd the init must drop at once (the create lock), or -1 */
-        bool has_console_socket;
+        /* What the init gets (init.h); bind_source_fds, own_cgroup_fd, comm and after_pivot are filled in by
+         * bootstrap_clone_init(). */
+        InitParams init;
         int init_cgroup_fd; /* >= 0: the init is born in this cgroup v2 directory (a sub-cgroup of the scope) */
-        const int *bind_source_fds; /* set by bootstrap_clone_init(): see rootfs_open_bind_sources() */
         /* Rootless (rootless.h): the runtime stays where it is. The init is cloned through stage1, which
          * waits until place_stage1(its pid) has put it into the container's scope, so that the init is
          * still born there; a cgroup fd returned in *ret_cgroup_fd (>= 0) replaces init_cgroup_fd. */

@@ -447,90 +447,149 @@ void container_record_owner_and_annotations(Container *ct, const OciConfig *c) {
         }
 }
 
-int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, char **reterr) {
-        _cleanup_(oci_config_freep) OciConfig *c = NULL;
-        _cleanup_(container_freep) Container *ct = NULL;
-        _cleanup_(sdunit_bus_closep) SdUnitBus *bus = NULL;
-        _cleanup_free_ char *bundle = NULL, *rootfs = NULL, *raw = NULL, *slice = NULL, *unit = NULL,
-                            *description = NULL, *cgroup = NULL;
-        _cleanup_close_ int bundle_fd = -EBADF, listen_fd = -EBADF, subgroup_fd = -EBADF;
-        _cleanup_free_ char *scope_dir = NULL;
-        const char *subgroup = NULL;
-        _cleanup_(unit_property_list_done) UnitPropertyList props = {};
-        _cleanup_(cgroup_file_writes_done) CgroupFileWrites writes = {};
-        _cleanup_(sdunit_machine_call_freep) SdUnitMachineCall *machine_call = NULL;
-        CgroupMembership *orig = NULL;
-        size_t n_orig = 0, raw_len = 0;
-        bool in_scope = false, unit_started = false;
-        InitProcess ip = { .pidfd = -EBADF, .sync_fd = -EBADF };
+/* What container_create() holds while it runs. Everything from the state directory on is undone by
+ * create_run_done() unless create got to its end: the init killed, the runtime out of the scope again, the
+ * machine unregistered, the unit stopped, the --pid-file and the state directory removed, in that order. */
+typedef struct CreateRun {
+        const CreateOptions *o;
+        bool rootless;
+        bool succeeded;
+        /* config.json and what is derived from it */
+        char *bundle, *rootfs, *raw;
+        size_t raw_len;
+        OciConfig *c;
+        char *slice, *unit;
         CgroupLayout layout;
-        bool rootless = rootless_detect();
+        UnitPropertyList props;
+        CgroupFileWrites writes;
+        NotifyReady notify_ready;
+        /* what exists, undone on failure */
+        Container *ct;
+        int listen_fd; /* the start socket, until the init has it */
+        SdUnitBus *bus;
+        char *description;
+        const char *subgroup;
+        ScopeEntry se;
+        int subgroup_fd;
+        CgroupMembership *orig; /* the runtime's cgroups before it entered the scope */
+        size_t n_orig;
+        bool in_scope, unit_started;
+        char *cgroup, *scope_dir;
+        InitProcess ip;
+        SdUnitMachineCall *machine_call;
+} CreateRun;
+
+static void create_run_done(CreateRun *cr) {
+        if (cr->ct && !cr->succeeded) {
+                init_process_kill(&cr->ip);
+                if (cr->in_scope)
+                        (void) cgroup_leave_unit(getpid(), cr->orig, cr->n_orig, cr->cgroup);
+                if (cr->ct->machine)
+                        (void) sdunit_unregister_machine(cr->ct->machine, NULL);
+                if (cr->unit_started)
+                        teardown_unit(cr->bus, cr->unit, true);
+                if (cr->o->pid_file)
+                        (void) unlink(cr->o->pid_file);
+                (void) container_remove(cr->ct);
+        }
+        init_process_done(&cr->ip);
+        cgroup_memberships_free(cr->orig, cr->n_orig);
+        sdunit_machine_call_freep(&cr->machine_call);
+        free(cr->se.cgroup);
+        free(cr->se.scope_dir);
+        free(cr->cgroup);
+        free(cr->scope_dir);
+        cr->subgroup_fd = safe_close(cr->subgroup_fd);
+        free(cr->description);
+        sdunit_bus_closep(&cr->bus);
+        cr->listen_fd = safe_close(cr->listen_fd);
+        container_freep(&cr->ct);
+        cgroup_file_writes_done(&cr->writes);
+        unit_property_list_done(&cr->props);
+        free(cr->slice);
+        free(cr->unit);
+        oci_config_freep(&cr->c);
+        free(cr->raw);
+        free(cr->rootfs);
+        free(cr->bundle);
+}
+
+/* The bundle, the id and config.json, parsed, with its root.path resolved. */
+static int create_load(CreateRun *cr, char **reterr) {
+        const CreateOptions *o = cr->o;
+        _cleanup_close_ int bundle_fd = -EBADF;
         int r;
 
-        bundle = realpath(o->bundle ?: ".", NULL);
-        if (!bundle)
+        cr->bundle = realpath(o->bundle ?: ".", NULL);
+        if (!cr->bundle)
                 return errorf(reterr, -errno, "--bundle: \"%s\": %s", o->bundle ?: ".", strerror(errno));
-        bundle_fd = open(bundle, O_DIRECTORY | O_CLOEXEC | O_RDONLY);
+        bundle_fd = open(cr->bundle, O_DIRECTORY | O_CLOEXEC | O_RDONLY);
         if (bundle_fd < 0)
-                return errorf(reterr, -errno, "--bundle: \"%s\": %s", bundle, strerror(errno));
+                return errorf(reterr, -errno, "--bundle: \"%s\": %s", cr->bundle, strerror(errno));
         r = container_id_validate(o->id, reterr);
         if (r < 0)
                 return r;
 
-        r = read_full_file_at(bundle_fd, "config.json", 16U << 20, &raw, &raw_len);
+        r = read_full_file_at(bundle_fd, "config.json", 16U << 20, &cr->raw, &cr->raw_len);
         if (r < 0)
-                return errorf(reterr, r, "config.json: cannot read \"%s/config.json\": %s", bundle,
+                return errorf(reterr, r, "config.json: cannot read \"%s/config.json\": %s", cr->bundle,
                             r == -EFBIG ? "file too large" : strerror(-r));
         {
                 _cleanup_free_ char *perr = NULL;
-                r = oci_config_parse(raw, raw_len, &c, &perr);
+                r = oci_config_parse(cr->raw, cr->raw_len, &cr->c, &perr);
                 if (r < 0)
                         return errorf(reterr, r, "config.json: %s", perr ?: strerror(-r));
         }
 
-        if (!c->root_path)
+        if (!cr->c->root_path)
                 return errorf(reterr, EINVAL, "config.json: root.path: required");
-        {
-                _cleanup_free_ char *joined = NULL;
-                if (c->root_path[0] == '/')
-                        joined = strdup(c->root_path);
-                else if (asprintf(&joined, "%s/%s", bundle, c->root_path) < 0)
-                        joined = NULL;
-                if (!joined)
-                        return -ENOMEM;
-                rootfs = realpath(joined, NULL);
-                struct stat st;
-                if (!rootfs || stat(rootfs, &st) < 0)
-                        return errorf(reterr, -errno, "config.json: root.path: \"%s\": %s", joined, strerror(errno));
-                if (!S_ISDIR(st.st_mode))
-                        return errorf(reterr, ENOTDIR, "config.json: root.path: \"%s\" is not a directory", joined);
-        }
+        _cleanup_free_ char *joined = NULL;
+        if (cr->c->root_path[0] == '/')
+                joined = strdup(cr->c->root_path);
+        else if (asprintf(&joined, "%s/%s", cr->bundle, cr->c->root_path) < 0)
+                joined = NULL;
+        if (!joined)
+                return -ENOMEM;
+        cr->rootfs = realpath(joined, NULL);
+        struct stat st;
+        if (!cr->rootfs || stat(cr->rootfs, &st) < 0)
+                return errorf(reterr, -errno, "config.json: root.path: \"%s\": %s", joined, strerror(errno));
+        if (!S_ISDIR(st.st_mode))
+                return errorf(reterr, ENOTDIR, "config.json: root.path: \"%s\" is not a directory", joined);
+        return 0;
+}
+
+/* Everything config.json alone can refuse, and the unit's name and properties. */
+static int create_validate(CreateRun *cr, char **reterr) {
+        const CreateOptions *o = cr->o;
+        const OciConfig *c = cr->c;
+        int r;
 
         r = validate_config(c, o, reterr);
-        if (r >= 0 && rootless)
+        if (r >= 0 && cr->rootless)
                 r = rootless_validate_config(c, reterr);
         if (r < 0)
                 return errwrap(reterr, r, "config.json");
 
-        r = sdunit_scope_name_from_cgroups_path(c->linux_.cgroups_path, o->id, &slice, &unit, reterr);
+        r = sdunit_scope_name_from_cgroups_path(c->linux_.cgroups_path, o->id, &cr->slice, &cr->unit, reterr);
         if (r < 0)
                 return errwrap(reterr, r, "config.json");
 
-        log_set_context(o->id, unit);
-        r = cgroup_detect_layout(&layout);
+        log_set_context(o->id, cr->unit);
+        r = cgroup_detect_layout(&cr->layout);
         if (r < 0)
                 return errorf(reterr, r, "cannot determine the cgroup layout of /sys/fs/cgroup: %s", strerror(-r));
         if (c->linux_.resources.present) {
-                r = cgroup_props_from_resources(&c->linux_.resources, layout, &props, &writes, reterr);
+                r = cgroup_props_from_resources(&c->linux_.resources, cr->layout, &cr->props, &cr->writes, reterr);
                 if (r < 0)
                         return errwrap(reterr, r, "config.json");
-                r = cgroup_props_add_default_devices(&props, &writes);
+                r = cgroup_props_add_default_devices(&cr->props, &cr->writes);
                 if (r < 0)
                         return r;
         }
         /* `systemctl stop` and `machinectl terminate` send SIGTERM, which a container's pid 1 ignores unless it
          * handles it: escalate to SIGKILL after 10 s, as `docker stop` does (an annotation may override). */
-        r = unit_property_add_u64(&props, "TimeoutStopUSec", 10 * USEC_PER_SEC);
+        r = unit_property_add_u64(&cr->props, "TimeoutStopUSec", 10 * USEC_PER_SEC);
         if (r < 0)
                 return r;
         /* IOAccounting=yes (sdunit_start_scope) on a v1 layout means the blkio hierarchy, which no unit uses by
@@ -538,19 +597,19 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
          * first such scope appears and removes them when the last goes, ~3 ms of PID 1 per container (see
          * bench/README.md). Turned off there unless linux.resources.blockIO asks for blkio anyway; an annotation
          * org.systemd.property.IOAccounting=true turns it back on. */
-        if (layout != CGROUP_LAYOUT_UNIFIED && !c->linux_.resources.block_io.present) {
-                r = unit_property_add_bool(&props, "IOAccounting", false);
+        if (cr->layout != CGROUP_LAYOUT_UNIFIED && !c->linux_.resources.block_io.present) {
+                r = unit_property_add_bool(&cr->props, "IOAccounting", false);
                 if (r < 0)
                         return r;
         }
-        r = cgroup_props_from_annotations(c->annotations, c->n_annotations, &props, reterr);
+        r = cgroup_props_from_annotations(c->annotations, c->n_annotations, &cr->props, reterr);
         if (r < 0)
                 return errwrap(reterr, r, "config.json: annotations");
 
-        NotifyReady notify_ready = NOTIFY_READY_CONTAINER;
-        if (notify_host_socket() && (r = notify_ready_mode(c, &notify_ready, reterr)) < 0)
+        cr->notify_ready = NOTIFY_READY_CONTAINER;
+        if (notify_host_socket() && (r = notify_ready_mode(c, &cr->notify_ready, reterr)) < 0)
                 return r;
-        if (notify_host_socket() && notify_ready == NOTIFY_READY_CONTAINER) {
+        if (notify_host_socket() && cr->notify_ready == NOTIFY_READY_CONTAINER) {
                 uint64_t usec;
                 r = notify_timeout_from_config(c, &usec, reterr);
                 if (r < 0)
@@ -558,173 +617,191 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
         }
 
         log_debug("create %s: config parsed and validated", o->id);
-        /* From here on, everything created is undone on failure. */
-        r = container_new(o->root, o->id, &ct, reterr);
+        return 0;
+}
+
+/* The state directory (from here on, everything created is undone on failure), its notify directory and
+ * the start socket. */
+static int create_state(CreateRun *cr, char **reterr) {
+        const CreateOptions *o = cr->o;
+        Container *ct;
+        int r;
+
+        r = container_new(o->root, o->id, &cr->ct, reterr);
         if (r < 0)
                 return r;
-        ct->bundle = strdup(bundle);
-        ct->rootfs = strdup(rootfs);
-        ct->unit = strdup(unit);
-        ct->slice = strdup(slice);
-        ct->user_bus = rootless;
-        if (!ct->bundle || !ct->rootfs || !ct->unit || !ct->slice) {
-                r = -ENOMEM;
-                goto fail;
-        }
-        container_record_owner_and_annotations(ct, c);
-        r = container_save_config(ct, raw, raw_len);
+        ct = cr->ct;
+        ct->bundle = strdup(cr->bundle);
+        ct->rootfs = strdup(cr->rootfs);
+        ct->unit = strdup(cr->unit);
+        ct->slice = strdup(cr->slice);
+        ct->user_bus = cr->rootless;
+        if (!ct->bundle || !ct->rootfs || !ct->unit || !ct->slice)
+                return -ENOMEM;
+        container_record_owner_and_annotations(ct, cr->c);
+        r = container_save_config(ct, cr->raw, cr->raw_len);
         if (r >= 0)
                 r = container_save(ct);
-        if (r < 0) {
-                errorf(reterr, r, "write state of \"%s\": %s", o->id, strerror(-r));
-                goto fail;
-        }
+        if (r < 0)
+                return errorf(reterr, r, "write state of \"%s\": %s", o->id, strerror(-r));
         test_stop_at("state");
 
         /* NOTIFY_SOCKET (as runc): the container gets a directory of its state dir on /run/notify; whoever
          * starts it binds the socket there. */
-        if (notify_host_socket() && notify_ready == NOTIFY_READY_CONTAINER) {
+        if (notify_host_socket() && cr->notify_ready == NOTIFY_READY_CONTAINER) {
                 _cleanup_free_ char *notify_dir = NULL;
-                if (mkdirat(ct->dir_fd, NOTIFY_DIR, 0755) < 0 && errno != EEXIST) {
-                        r = errorf(reterr, -errno, "create the notify directory of \"%s\": %s", o->id, strerror(errno));
-                        goto fail;
-                }
+                if (mkdirat(ct->dir_fd, NOTIFY_DIR, 0755) < 0 && errno != EEXIST)
+                        return errorf(reterr, -errno, "create the notify directory of \"%s\": %s", o->id, strerror(errno));
                 r = container_path(ct, NOTIFY_DIR, &notify_dir);
                 if (r >= 0)
-                        r = notify_setup_config(c, notify_dir);
+                        r = notify_setup_config(cr->c, notify_dir);
                 if (r < 0)
-                        goto fail;
+                        return r;
         }
 
-        r = bind_start_socket(ct, &listen_fd, reterr);
+        return bind_start_socket(ct, &cr->listen_fd, reterr);
+}
+
+/* The bus, and what the scope will be made of. */
+static int create_connect(CreateRun *cr, char **reterr) {
+        const CreateOptions *o = cr->o;
+        int r;
+
+        r = sdunit_bus_open(cr->rootless, &cr->bus, reterr);
         if (r < 0)
-                goto fail;
-
-        r = sdunit_bus_open(rootless, &bus, reterr);
-        if (r < 0) {
-                errwrap(reterr, r, "connect to systemd");
-                goto fail;
-        }
+                return errwrap(reterr, r, "connect to systemd");
         log_debug("create %s: state written, connected to systemd", o->id);
-        if (asprintf(&description, "sdrun container %s (bundle %s)", o->id, bundle) < 0) {
-                r = -ENOMEM;
-                goto fail;
+        if (asprintf(&cr->description, "sdrun container %s (bundle %s)", o->id, cr->bundle) < 0) {
+                cr->description = NULL;
+                return -ENOMEM;
         }
-        if (rootless) {
-                r = rootless_filter_resources(bus, layout, &props, reterr);
+        if (cr->rootless) {
+                r = rootless_filter_resources(cr->bus, cr->layout, &cr->props, reterr);
                 if (r < 0)
-                        goto fail;
+                        return r;
         }
-        subgroup = oci_config_annotation(c, SUBGROUP_ANNOTATION);
-        ScopeEntry se = {
-                .bus = bus, .unit = unit, .slice = slice, .description = description, .subgroup = subgroup,
-                .props = &props, .writes = &writes, .layout = layout,
+        cr->subgroup = oci_config_annotation(cr->c, SUBGROUP_ANNOTATION);
+        cr->se = (ScopeEntry) {
+                .bus = cr->bus, .unit = cr->unit, .slice = cr->slice, .description = cr->description,
+                .subgroup = cr->subgroup, .props = &cr->props, .writes = &cr->writes, .layout = cr->layout,
         };
-        if (!rootless) {
-                /* The scope, with us in it, before the init exists: the init is born in the scope's cgroup. */
-                r = cgroup_read_memberships(0, &orig, &n_orig);
-                if (r < 0) {
-                        errorf(reterr, r, "read /proc/self/cgroup: %s", strerror(-r));
-                        goto fail;
-                }
-                r = scope_enter(&se, getpid(), &subgroup_fd, reterr);
-                unit_started = in_scope = se.started;
-                cgroup = TAKE_PTR(se.cgroup);
-                scope_dir = TAKE_PTR(se.scope_dir);
-                if (r < 0)
-                        goto fail;
-        }
+        return 0;
+}
+
+/* The scope, with us in it, before the init exists: the init is born in the scope's cgroup. (Rootless, the
+ * scope holds stage1 first, and the init is cloned from there: see create_clone_init().) */
+static int create_enter_scope(CreateRun *cr, char **reterr) {
+        int r;
+
+        if (cr->rootless)
+                return 0;
+        r = cgroup_read_memberships(0, &cr->orig, &cr->n_orig);
+        if (r < 0)
+                return errorf(reterr, r, "read /proc/self/cgroup: %s", strerror(-r));
+        r = scope_enter(&cr->se, getpid(), &cr->subgroup_fd, reterr);
+        cr->unit_started = cr->in_scope = cr->se.started;
+        cr->cgroup = TAKE_PTR(cr->se.cgroup);
+        cr->scope_dir = TAKE_PTR(cr->se.scope_dir);
+        return r;
+}
+
+/* The init, born in the scope; then back to where we came from: only the init (and what it forks) belongs
+ * to the container. */
+static int create_clone_init(CreateRun *cr, char **reterr) {
+        const CreateOptions *o = cr->o;
+        Container *ct = cr->ct;
+        int r;
 
         unsigned listen_fds = listen_fds_from_env();
         BootstrapParams bp = {
-                .config = c,
-                .id = o->id,
-                .bundle = bundle,
-                .rootfs = rootfs,
-                .no_pivot = o->no_pivot,
-                .no_new_keyring = o->no_new_keyring,
-                .preserve_fds = o->preserve_fds + listen_fds,
-                .listen_fds = listen_fds,
-                .start_listen_fd = listen_fd,
-                .close_in_init_fd = ct->lock_fd,
-                .has_console_socket = o->console_socket || o->ret_console_master,
-                .init_cgroup_fd = subgroup_fd,
+                .init = {
+                        .config = cr->c,
+                        .id = o->id,
+                        .bundle = cr->bundle,
+                        .rootfs = cr->rootfs,
+                        .no_pivot = o->no_pivot,
+                        .no_new_keyring = o->no_new_keyring,
+                        .preserve_fds = o->preserve_fds + listen_fds,
+                        .listen_fds = listen_fds,
+                        .start_listen_fd = cr->listen_fd,
+                        .close_in_init_fd = ct->lock_fd,
+                        .has_console_socket = o->console_socket || o->ret_console_master,
+                },
+                .init_cgroup_fd = cr->subgroup_fd,
                 /* Rootless: the scope holds stage1 first, and the init is cloned from there. */
-                .place_stage1 = rootless ? scope_place_stage1 : NULL,
-                .place_userdata = &se,
+                .place_stage1 = cr->rootless ? scope_place_stage1 : NULL,
+                .place_userdata = &cr->se,
         };
-        r = bootstrap_clone_init(&bp, &ip, reterr);
-        if (rootless) {
-                unit_started = se.started;
-                cgroup = TAKE_PTR(se.cgroup);
-                scope_dir = TAKE_PTR(se.scope_dir);
-                if (r >= 0 && !cgroup)
-                        r = errorf(reterr, EIO, "cannot find the cgroup of unit %s", unit);
+        r = bootstrap_clone_init(&bp, &cr->ip, reterr);
+        if (cr->rootless) {
+                cr->unit_started = cr->se.started;
+                cr->cgroup = TAKE_PTR(cr->se.cgroup);
+                cr->scope_dir = TAKE_PTR(cr->se.scope_dir);
+                if (r >= 0 && !cr->cgroup)
+                        r = errorf(reterr, EIO, "cannot find the cgroup of unit %s", cr->unit);
         }
-        if (cgroup && !ct->cgroup && !(ct->cgroup = strdup(cgroup)) && r >= 0)
+        if (cr->cgroup && !ct->cgroup && !(ct->cgroup = strdup(cr->cgroup)) && r >= 0)
                 r = -ENOMEM;
-        /* Back to where we came from: only the init (and what it forks) belongs to the container. */
-        if (!in_scope || cgroup_leave_unit(getpid(), orig, n_orig, cgroup) >= 0)
-                in_scope = false;
-        if (r < 0) {
-                errwrap(reterr, r, "start the container init");
-                goto fail;
-        }
-        if (in_scope) {
-                r = errorf(reterr, EIO, "cannot leave the cgroup of unit %s", unit);
-                goto fail;
-        }
-        listen_fd = safe_close(listen_fd);
-        if (subgroup && layout == CGROUP_LAYOUT_UNIFIED) {
+        if (!cr->in_scope || cgroup_leave_unit(getpid(), cr->orig, cr->n_orig, cr->cgroup) >= 0)
+                cr->in_scope = false;
+        if (r < 0)
+                return errwrap(reterr, r, "start the container init");
+        if (cr->in_scope)
+                return errorf(reterr, EIO, "cannot leave the cgroup of unit %s", cr->unit);
+        cr->listen_fd = safe_close(cr->listen_fd);
+        if (cr->subgroup && cr->layout == CGROUP_LAYOUT_UNIFIED) {
                 /* The scope holds no process now: hand its controllers down to the container's subtree. */
-                r = cgroup_enable_subtree_controllers(scope_dir);
-                if (r < 0) {
-                        errorf(reterr, r, "enable the controllers of %s for its sub-cgroups: %s", unit, strerror(-r));
-                        goto fail;
-                }
+                r = cgroup_enable_subtree_controllers(cr->scope_dir);
+                if (r < 0)
+                        return errorf(reterr, r, "enable the controllers of %s for its sub-cgroups: %s", cr->unit,
+                                      strerror(-r));
         }
-        log_debug("create %s: init %d cloned, runtime back in its own cgroup", o->id, (int) ip.pid);
-        machine_call = register_machine_begin(c, o->id, ip.pid, rootfs);
+        log_debug("create %s: init %d cloned, runtime back in its own cgroup", o->id, (int) cr->ip.pid);
+        cr->machine_call = register_machine_begin(cr->c, o->id, cr->ip.pid, cr->rootfs);
         test_stop_at("clone");
+        return 0;
+}
+
+/* The init sets itself up: the prestart and createRuntime hooks when it has prepared the rootfs, the pty
+ * when it has one, until it is ready. */
+static int create_setup_init(CreateRun *cr, char **reterr) {
+        const CreateOptions *o = cr->o;
+        InitProcess *ip = &cr->ip;
+        int r;
 
         for (;;) {
                 SyncMsg m;
-                r = sync_recv(ip.sync_fd, ip.pidfd, SETUP_TIMEOUT_USEC, &m);
+                r = sync_recv(ip->sync_fd, ip->pidfd, SETUP_TIMEOUT_USEC, &m);
                 if (r == -ECHILD || r == -EPIPE) {
                         _cleanup_free_ char *how = NULL;
-                        (void) init_process_describe_death(&ip, &how);
-                        errorf(reterr, ECHILD, "container init %s during setup", how ?: "died");
-                        r = -ECHILD;
-                        goto fail;
+                        (void) init_process_describe_death(ip, &how);
+                        return errorf(reterr, ECHILD, "container init %s during setup", how ?: "died");
                 }
-                if (r == -ETIMEDOUT) {
-                        errorf(reterr, r, "container init did not finish its setup in %llu s",
-                             (unsigned long long) (SETUP_TIMEOUT_USEC / USEC_PER_SEC));
-                        goto fail;
-                }
-                if (r < 0) {
-                        errorf(reterr, r, "sync with the container init: %s", strerror(-r));
-                        goto fail;
-                }
+                if (r == -ETIMEDOUT)
+                        return errorf(reterr, r, "container init did not finish its setup in %llu s",
+                                      (unsigned long long) (SETUP_TIMEOUT_USEC / USEC_PER_SEC));
+                if (r < 0)
+                        return errorf(reterr, r, "sync with the container init: %s", strerror(-r));
 
                 if (m.type == SYNC_ERROR) {
                         r = m.error > 0 ? -m.error : -EIO;
                         errorf(reterr, r, "%s", m.payload ?: "container init failed");
                         sync_msg_done(&m);
-                        goto fail;
+                        return r;
                 } else if (m.type == SYNC_PREPARED) {
                         _cleanup_free_ char *st_runtime = NULL, *st_container = NULL;
                         sync_msg_done(&m);
-                        if ((r = container_hook_state_string(ct, CONTAINER_CREATING, ip.pid, &st_runtime)) < 0 ||
-                            (r = container_hook_state_string(ct, CONTAINER_CREATING, container_ns_pid(c, ip.pid), &st_container)) < 0)
-                                goto fail;
+                        if ((r = container_hook_state_string(cr->ct, CONTAINER_CREATING, ip->pid, &st_runtime)) < 0 ||
+                            (r = container_hook_state_string(cr->ct, CONTAINER_CREATING,
+                                                             container_ns_pid(cr->c, ip->pid), &st_container)) < 0)
+                                return r;
                         test_stop_at("prepared");
-                        r = hooks_run(c, OCI_HOOK_PRESTART, st_runtime, bundle, reterr);
+                        r = hooks_run(cr->c, OCI_HOOK_PRESTART, st_runtime, cr->bundle, reterr);
                         if (r >= 0)
-                                r = hooks_run(c, OCI_HOOK_CREATE_RUNTIME, st_runtime, bundle, reterr);
+                                r = hooks_run(cr->c, OCI_HOOK_CREATE_RUNTIME, st_runtime, cr->bundle, reterr);
                         if (r < 0)
-                                goto fail;
-                        r = sync_send(ip.sync_fd, SYNC_CONTINUE, 0, st_container, strlen(st_container) + 1, -EBADF);
+                                return r;
+                        r = sync_send(ip->sync_fd, SYNC_CONTINUE, 0, st_container, strlen(st_container) + 1, -EBADF);
                         if (r < 0)
                                 continue; /* the init died: the next receive says how */
                 } else if (m.type == SYNC_CONSOLE) {
@@ -737,96 +814,107 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
                                 r = console_send_master(o->console_socket, m.fd, reterr);
                         sync_msg_done(&m);
                         if (r < 0)
-                                goto fail;
-                        (void) sync_send(ip.sync_fd, SYNC_CONSOLE_DONE, 0, NULL, 0, -EBADF);
+                                return r;
+                        (void) sync_send(ip->sync_fd, SYNC_CONSOLE_DONE, 0, NULL, 0, -EBADF);
                 } else if (m.type == SYNC_READY) {
                         sync_msg_done(&m);
                         log_debug("create %s: init ready", o->id);
-                        break;
+                        return 0;
                 } else {
                         sync_msg_done(&m);
-                        r = errorf(reterr, EBADMSG, "unexpected message %d from the container init", (int) m.type);
-                        goto fail;
+                        return errorf(reterr, EBADMSG, "unexpected message %d from the container init", (int) m.type);
                 }
         }
+}
 
-        /* The init is the final container process, blocked before exec: commit. */
-        r = pid_get_start_time(ip.pid, &ct->pid_start_time);
-        if (r < 0) {
-                errorf(reterr, r, "container init vanished: %s", strerror(-r));
-                goto fail;
-        }
-        ct->pid = ip.pid;
+/* The init is the final container process, blocked before exec: record it, then commit (it stops watching
+ * us and the container outlives create from then on). */
+static int create_commit(CreateRun *cr, char **reterr) {
+        const CreateOptions *o = cr->o;
+        Container *ct = cr->ct;
+        int r;
+
+        r = pid_get_start_time(cr->ip.pid, &ct->pid_start_time);
+        if (r < 0)
+                return errorf(reterr, r, "container init vanished: %s", strerror(-r));
+        ct->pid = cr->ip.pid;
         ct->recorded = CONTAINER_CREATED;
         /* Recorded so that delete unregisters exactly what was registered (see sdunit_unregister_machine). */
-        if (register_machine_end(machine_call) && sdunit_machine_name(o->id, &ct->machine) < 0) {
-                r = -ENOMEM;
-                goto fail;
-        }
+        if (register_machine_end(cr->machine_call) && sdunit_machine_name(o->id, &ct->machine) < 0)
+                return -ENOMEM;
         r = container_save(ct);
-        if (r < 0) {
-                errorf(reterr, r, "write state of \"%s\": %s", o->id, strerror(-r));
-                goto fail;
-        }
+        if (r < 0)
+                return errorf(reterr, r, "write state of \"%s\": %s", o->id, strerror(-r));
         if (o->pid_file) {
-                r = write_pid_file(o->pid_file, ip.pid);
-                if (r < 0) {
-                        errorf(reterr, r, "--pid-file: write \"%s\": %s", o->pid_file, strerror(-r));
-                        goto fail;
-                }
+                r = write_pid_file(o->pid_file, cr->ip.pid);
+                if (r < 0)
+                        return errorf(reterr, r, "--pid-file: write \"%s\": %s", o->pid_file, strerror(-r));
         }
         test_stop_at("ready");
-        r = sync_send(ip.sync_fd, SYNC_COMMITTED, 0, NULL, 0, -EBADF);
+        r = sync_send(cr->ip.sync_fd, SYNC_COMMITTED, 0, NULL, 0, -EBADF);
         if (r >= 0) {
                 /* The init stops watching us (PR_SET_PDEATHSIG) and then closes its end: only after that may
                  * we exit. */
                 SyncMsg m;
-                r = sync_recv(ip.sync_fd, -1, 10 * USEC_PER_SEC, &m);
+                r = sync_recv(cr->ip.sync_fd, -1, 10 * USEC_PER_SEC, &m);
                 if (r >= 0) {
                         sync_msg_done(&m);
                         r = -EBADMSG;
                 } else if (r == -EPIPE)
                         r = 0;
         }
-        if (r >= 0 && pidfd_wait_exit(ip.pidfd, 0) == 0)
+        if (r >= 0 && pidfd_wait_exit(cr->ip.pidfd, 0) == 0)
                 r = -ESRCH; /* it closed its end by dying */
-        if (r < 0) {
-                errorf(reterr, r, "container init died before it was committed");
-                goto fail;
+        if (r < 0)
+                return errorf(reterr, r, "container init died before it was committed");
+        return 0;
+}
+
+/* The steps of create, in order. */
+static int (*const create_steps[])(CreateRun *cr, char **reterr) = {
+        create_load,
+        create_validate,
+        create_state,
+        create_connect,
+        create_enter_scope,
+        create_clone_init,
+        create_setup_init,
+        create_commit,
+};
+
+int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, char **reterr) {
+        _cleanup_(create_run_done) CreateRun cr = {
+                .o = o,
+                .rootless = rootless_detect(),
+                .listen_fd = -EBADF,
+                .subgroup_fd = -EBADF,
+                .ip = { .pidfd = -EBADF, .sync_fd = -EBADF },
+        };
+        int r;
+
+        FOREACH_ARRAY(step, create_steps, ELEMENTSOF(create_steps)) {
+                r = (*step)(&cr, reterr);
+                if (r < 0)
+                        return r;
         }
+
         /* The v1 hierarchies systemd never cleans up, joined only now that nothing can fail any more: a
          * create killed before this leaves nothing there (see cgroup-props.h). containerd's shim reads the
          * init's cgroups once create has returned, for its metrics. */
-        if (!rootless && cgroup) {
+        if (!cr.rootless && cr.cgroup) {
                 _cleanup_free_ char *err = NULL;
-                if (cgroup_join_v1_untrimmed(cgroup, layout, &err) < 0)
+                if (cgroup_join_v1_untrimmed(cr.cgroup, cr.layout, &err) < 0)
                         log_warning("%s: its statistics there are the host's", err ?: "cannot join the v1 cpuacct hierarchy");
         }
-        cgroup_memberships_free(orig, n_orig);
-        ip.sync_fd = safe_close(ip.sync_fd);
-        log_info("created container %s in %s (init pid %d, bundle %s)", o->id, unit, (int) ct->pid, bundle);
+        cr.ip.sync_fd = safe_close(cr.ip.sync_fd);
+        log_info("created container %s in %s (init pid %d, bundle %s)", o->id, cr.unit, (int) cr.ct->pid, cr.bundle);
         if (ret_pid)
-                *ret_pid = ip.pid;
+                *ret_pid = cr.ip.pid;
         if (ret_pidfd)
-                *ret_pidfd = TAKE_FD(ip.pidfd);
+                *ret_pidfd = TAKE_FD(cr.ip.pidfd);
         /* Not reaped here: the init outlives us and is reparented (conmon, as subreaper, reaps it). */
-        init_process_done(&ip);
+        cr.succeeded = true;
         return 0;
-
-fail:
-        init_process_kill(&ip);
-        if (in_scope)
-                (void) cgroup_leave_unit(getpid(), orig, n_orig, cgroup);
-        cgroup_memberships_free(orig, n_orig);
-        if (ct && ct->machine)
-                (void) sdunit_unregister_machine(ct->machine, NULL);
-        if (unit_started)
-                teardown_unit(bus, unit, true);
-        if (o->pid_file)
-                (void) unlink(o->pid_file);
-        if (ct)
-                (void) container_remove(ct);
-        return r;
 }
 
 /* A start that fails stops the container before it returns: once `start` has reported the failure, `state`

@@ -21,6 +21,7 @@
 #include "capabilities.h"
 #include "cgroup-util.h"
 #include "console.h"
+#include "exec-child.h"
 #include "exec.h"
 #include "fileio.h"
 #include "log.h"
@@ -42,10 +43,7 @@
 #define CLONE_INTO_CGROUP 0x200000000ULL
 #endif
 
-/* The name the child carries until execve replaces it: how the runtime tells "exec'd" from "died before". */
-#define EXEC_CHILD_COMM "sdrun:exec"
 #define EXEC_SETUP_TIMEOUT_USEC (5 * 60 * USEC_PER_SEC)
-#define EXEC_CHILD_STEP_TIMEOUT_USEC (60 * USEC_PER_SEC)
 
 /* ---- building the process ---- */
 
@@ -316,51 +314,52 @@ static void cgroup_plan_done(CgroupPlan *c) {
         c->n_v1 = 0;
 }
 
+typedef struct Memberships {
+        CgroupMembership *m;
+        size_t n;
+} Memberships;
+
+static void memberships_done(Memberships *x) {
+        cgroup_memberships_free(x->m, x->n);
+        *x = (Memberships) {};
+}
+
 static int cgroup_plan_make(pid_t init_pid, CgroupPlan *ret, char **reterr) {
-        CgroupMembership *theirs = NULL, *ours = NULL;
-        size_t n_theirs = 0, n_ours = 0;
-        CgroupPlan plan = { .unified_fd = -EBADF };
+        _cleanup_(memberships_done) Memberships theirs = {}, ours = {};
+        _cleanup_(cgroup_plan_done) CgroupPlan plan = { .unified_fd = -EBADF };
         int r;
 
-        r = cgroup_read_memberships(init_pid, &theirs, &n_theirs);
+        r = cgroup_read_memberships(init_pid, &theirs.m, &theirs.n);
         if (r < 0)
                 return errorf(reterr, r, "read /proc/%d/cgroup of the container init: %s", (int) init_pid, strerror(-r));
-        r = cgroup_read_memberships(0, &ours, &n_ours);
-        if (r < 0) {
-                cgroup_memberships_free(theirs, n_theirs);
+        r = cgroup_read_memberships(0, &ours.m, &ours.n);
+        if (r < 0)
                 return errorf(reterr, r, "read /proc/self/cgroup: %s", strerror(-r));
-        }
-        plan.v1 = calloc(n_theirs + 1, sizeof(CgroupMembership));
-        if (!plan.v1) {
-                r = -ENOMEM;
-                goto finish;
-        }
-        for (size_t i = 0; i < n_theirs; i++) {
-                const CgroupMembership *m = &theirs[i];
+        plan.v1 = calloc(theirs.n + 1, sizeof(CgroupMembership));
+        if (!plan.v1)
+                return -ENOMEM;
+        for (size_t i = 0; i < theirs.n; i++) {
+                const CgroupMembership *m = &theirs.m[i];
                 if (isempty(m->controllers)) {
                         _cleanup_free_ char *dir = NULL, *mnt = NULL;
                         r = cgroup_hierarchy_mount("", &mnt);
                         if (r == -ENOENT)
                                 continue;
-                        if (r < 0 || asprintf(&dir, "%s%s", mnt, m->path) < 0) {
-                                r = r < 0 ? r : -ENOMEM;
-                                goto finish;
-                        }
+                        if (r < 0)
+                                return r;
+                        if (asprintf(&dir, "%s%s", mnt, m->path) < 0)
+                                return -ENOMEM;
                         plan.unified_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                        if (plan.unified_fd < 0) {
-                                r = errorf(reterr, -errno, "open the container's cgroup \"%s\": %s", dir, strerror(errno));
-                                goto finish;
-                        }
+                        if (plan.unified_fd < 0)
+                                return errorf(reterr, -errno, "open the container's cgroup \"%s\": %s", dir, strerror(errno));
                         plan.unified_path = strdup(m->path);
-                        if (!plan.unified_path) {
-                                r = -ENOMEM;
-                                goto finish;
-                        }
+                        if (!plan.unified_path)
+                                return -ENOMEM;
                         continue;
                 }
                 bool same = false;
-                for (size_t k = 0; k < n_ours; k++)
-                        if (streq(ours[k].controllers, m->controllers) && streq(ours[k].path, m->path))
+                for (size_t k = 0; k < ours.n; k++)
+                        if (streq(ours.m[k].controllers, m->controllers) && streq(ours.m[k].path, m->path))
                                 same = true;
                 if (same)
                         continue;
@@ -368,19 +367,12 @@ static int cgroup_plan_make(pid_t init_pid, CgroupPlan *ret, char **reterr) {
                 d->controllers = strdup(m->controllers);
                 d->path = strdup(m->path);
                 plan.n_v1++;
-                if (!d->controllers || !d->path) {
-                        r = -ENOMEM;
-                        goto finish;
-                }
+                if (!d->controllers || !d->path)
+                        return -ENOMEM;
         }
         *ret = plan;
         plan = (CgroupPlan) { .unified_fd = -EBADF };
-        r = 0;
-finish:
-        cgroup_plan_done(&plan);
-        cgroup_memberships_free(theirs, n_theirs);
-        cgroup_memberships_free(ours, n_ours);
-        return r;
+        return 0;
 }
 
 /* Put pid into the v1 hierarchies of the plan (hybrid/legacy layouts), before the child is released. */
@@ -403,63 +395,6 @@ static int cgroup_plan_attach_v1(const CgroupPlan *c, pid_t pid, char **reterr) 
                                     strerror(-r));
         }
         return 0;
-}
-
-/* ---- the child: runs in the container's pid namespace and cgroup from its first instruction ---- */
-
-typedef struct ExecChild {
-        Become b;
-        int init_pidfd;
-        unsigned long ns_mask; /* everything but the pid namespace, which we were born into */
-        bool wait_go;          /* v1 cgroups are written by the runtime after clone: wait for SYNC_GO */
-} ExecChild;
-
-_noreturn_ static void exec_child_main(ExecChild *x) {
-        /* Container side, privileged: in the container's pid namespace and cgroup; joins the rest below. */
-        Become *b = &x->b;
-        int r, fd;
-
-        (void) prctl(PR_SET_NAME, EXEC_CHILD_COMM);
-        log_set_sink(NULL);
-
-        /* The sync socket must lie above the fds that pass into the process. */
-        fd = fcntl(b->sync_fd, F_DUPFD_CLOEXEC, (int) (3 + b->preserve_fds));
-        if (fd < 0)
-                _exit(EXIT_FAILURE);
-        if (fd != b->sync_fd) {
-                safe_close(b->sync_fd);
-                b->sync_fd = fd;
-        }
-
-        if (x->wait_go) {
-                /* A runtime that dies closes its end: EPIPE, and we go. */
-                r = sync_expect(b->sync_fd, -1, EXEC_CHILD_STEP_TIMEOUT_USEC, SYNC_GO, NULL, NULL);
-                if (r < 0)
-                        _exit(EXIT_FAILURE);
-        }
-
-        if (x->ns_mask != 0 && setns(x->init_pidfd, (int) x->ns_mask) < 0) {
-                r = -errno;
-                become_errf(b, r, "join the namespaces of the container init: %s%s", strerror(-r),
-                            r == -EINVAL ? " (setns with a pidfd needs Linux 5.8 or later)" : "");
-                become_fail(b, r, "setns");
-        }
-        x->init_pidfd = safe_close(x->init_pidfd);
-        if (b->in_userns && (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)) {
-                r = -errno;
-                become_errf(b, r, "become root in the container's user namespace: %s", strerror(-r));
-                become_fail(b, r, "setresuid");
-        }
-
-        /* From here on, in the container's mount namespace: paths resolve in its root. */
-        r = become_prepare(b);
-        if (r < 0)
-                become_fail(b, r, "process");
-        /* The pty comes from the container's own devpts (its /dev/ptmx). */
-        r = become_terminal(b, NULL);
-        if (r < 0)
-                become_fail(b, r, "console");
-        become_exec(b);
 }
 
 /* ---- the runtime side ---- */
@@ -527,7 +462,11 @@ static pid_t clone_via_userns(ExecChild *x, int cgroup_fd, int sock, int *ret_pi
         }
 
         r = sync_expect(sock, -1, EXEC_SETUP_TIMEOUT_USEC, SYNC_STAGE1_PID, &m, reterr);
-        (void) waitpid(mid, NULL, 0);
+        /* It exits right after its report: bounded, one that hangs is killed. */
+        if (pidfd_wait_exit(mid_pidfd, 5 * USEC_PER_SEC) < 0)
+                (void) pidfd_send_sig(mid_pidfd, SIGKILL);
+        while (waitpid(mid, NULL, 0) < 0 && errno == EINTR)
+                ;
         if (r < 0)
                 return r == -EPIPE ? errorf(reterr, ECHILD, "the namespace setup child died") : r;
         if (m.len != sizeof v || m.fd < 0) {
@@ -585,140 +524,169 @@ static int build_state_json(Container *ct, ContainerStatus st, char **ret) {
         return container_oci_state_string(ct, st, ret);
 }
 
-int container_exec(const ExecOptions *o, ExecProcess *ret, char **reterr) {
-        _cleanup_(container_freep) Container *ct = NULL;
-        _cleanup_oci_config_ OciConfig *c = NULL;
-        _cleanup_oci_process_ OciProcess *file_process = NULL;
-        _cleanup_free_ char *raw = NULL;
-        _cleanup_close_ int init_pidfd = -EBADF, child_pidfd = -EBADF;
-        _cleanup_close_pair_ int sv[2] = { -EBADF, -EBADF };
-        CgroupPlan cg = { .unified_fd = -EBADF };
-        scmp_filter_ctx filter = NULL;
-        const OciProcess *p = NULL;
-        unsigned long ns_mask = 0;
-        size_t raw_len = 0;
+/* What container_exec() holds while it runs; exec_run_done() releases it, and kills and reaps a child that was
+ * not handed out (so a failure at any step leaves nothing running). */
+typedef struct ExecRun {
+        const ExecOptions *o;
+        Container *ct;
+        OciConfig *c;
+        OciProcess *file_process; /* --process FILE's */
+        const OciProcess *p;      /* the process to run */
         ContainerStatus st;
-        pid_t child = 0;
+        int init_pidfd;
+        unsigned long ns_mask; /* the init's namespaces that differ from ours */
+        CgroupPlan cg;
+        scmp_filter_ctx filter;
+        int sv[2];
+        bool via_userns; /* rootless: an intermediate joins the container's user and pid namespaces */
+        ExecChild x;
+        bool in_cgroup;
+        pid_t child;
+        int child_pidfd;
+} ExecRun;
+
+static void exec_run_done(ExecRun *e) {
+        sigkill_waitp(&e->child);
+        e->child_pidfd = safe_close(e->child_pidfd);
+        if (e->filter)
+                seccomp_release(e->filter);
+        e->filter = NULL;
+        cgroup_plan_done(&e->cg);
+        close_pairp(&e->sv);
+        e->init_pidfd = safe_close(e->init_pidfd);
+        oci_process_freep(&e->file_process);
+        oci_config_freep(&e->c);
+        container_freep(&e->ct);
+}
+
+/* The container (running or paused) and the process to run in it. */
+static int exec_load(ExecRun *e, char **reterr) {
+        const ExecOptions *o = e->o;
+        _cleanup_free_ char *raw = NULL;
+        size_t raw_len = 0;
         int r;
 
-        r = container_load(o->root, o->id, CONTAINER_LOCK_NONE, &ct, reterr);
+        r = container_load(o->root, o->id, CONTAINER_LOCK_NONE, &e->ct, reterr);
         if (r < 0)
                 return r;
-        st = container_status(ct);
-        if (st == CONTAINER_PAUSED && !o->ignore_paused)
+        e->st = container_status(e->ct);
+        if (e->st == CONTAINER_PAUSED && !o->ignore_paused)
                 return errorf(reterr, EBUSY, "cannot exec in a paused container (use --ignore-paused to override)");
-        if (st != CONTAINER_RUNNING && st != CONTAINER_PAUSED)
-                return errorf(reterr, EINVAL, "cannot exec in a %s container%s", container_status_to_string(st),
-                            st == CONTAINER_CREATED ? ": start it first" : "");
+        if (e->st != CONTAINER_RUNNING && e->st != CONTAINER_PAUSED)
+                return errorf(reterr, EINVAL, "cannot exec in a %s container%s", container_status_to_string(e->st),
+                              e->st == CONTAINER_CREATED ? ": start it first" : "");
 
-        r = container_read_config(ct, &raw, &raw_len);
+        r = container_read_config(e->ct, &raw, &raw_len);
         if (r >= 0)
-                r = oci_config_parse(raw, raw_len, &c, NULL);
+                r = oci_config_parse(raw, raw_len, &e->c, NULL);
         if (r < 0)
                 return errorf(reterr, r, "cannot read the config of container \"%s\": %s", o->id, strerror(-r));
 
-        r = build_process(o, &c->process, c->has_process, &file_process, &p, reterr);
-        if (r < 0)
-                return r;
+        return build_process(o, &e->c->process, e->c->has_process, &e->file_process, &e->p, reterr);
+}
 
-        init_pidfd = container_open_pidfd(ct);
-        if (init_pidfd < 0)
+/* The init's namespaces and cgroups, the seccomp filter, the sync socket; then we join the init's pid
+ * namespace for our children. */
+static int exec_prepare(ExecRun *e, char **reterr) {
+        const ExecOptions *o = e->o;
+        int r;
+
+        e->init_pidfd = container_open_pidfd(e->ct);
+        if (e->init_pidfd < 0)
                 return errorf(reterr, ESRCH, "cannot exec in container \"%s\": its init is gone", o->id);
-        r = init_namespaces(ct->pid, &ns_mask);
+        r = init_namespaces(e->ct->pid, &e->ns_mask);
         if (r < 0)
                 return errorf(reterr, r, "read the namespaces of the container init: %s", strerror(-r));
-        r = cgroup_plan_make(ct->pid, &cg, reterr);
+        r = cgroup_plan_make(e->ct->pid, &e->cg, reterr);
         if (r < 0)
-                goto finish;
+                return r;
         /* The init may have died (and its pid been reused) while we looked at /proc/PID. */
-        if (pidfd_wait_exit(init_pidfd, 0) == 0) {
-                r = errorf(reterr, ESRCH, "cannot exec in container \"%s\": its init is gone", o->id);
-                goto finish;
+        if (pidfd_wait_exit(e->init_pidfd, 0) == 0)
+                return errorf(reterr, ESRCH, "cannot exec in container \"%s\": its init is gone", o->id);
+        if (e->c->linux_.seccomp.present) {
+                r = oci_seccomp_prepare(&e->c->linux_.seccomp, &e->filter, reterr);
+                if (r < 0)
+                        return errwrap(reterr, r, "linux.seccomp");
         }
-        if (c->linux_.seccomp.present) {
-                r = oci_seccomp_prepare(&c->linux_.seccomp, &filter, reterr);
-                if (r < 0) {
-                        r = errwrap(reterr, r, "linux.seccomp");
-                        goto finish;
-                }
-        }
-        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-                r = -errno;
-                goto finish;
-        }
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, e->sv) < 0)
+                return -errno;
 
         /* Non-dumpable from here on, and so is the child (the flag is inherited by fork): no container process
          * can open /proc/PID/exe, /proc/PID/fd/... of the child while it runs our code in the container's
          * pid namespace. execve of the container's binary makes it dumpable again. */
-        if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
-                r = errorf(reterr, -errno, "prctl(PR_SET_DUMPABLE): %s", strerror(errno));
-                goto finish;
-        }
+        if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+                return errorf(reterr, -errno, "prctl(PR_SET_DUMPABLE): %s", strerror(errno));
         /* Children only: our own pid namespace does not change. Rootless, the container's pid namespace may
          * belong to its user namespace, which only an intermediate child joins (clone_via_userns). */
-        bool via_userns = false;
-        if ((ns_mask & CLONE_NEWPID) && setns(init_pidfd, CLONE_NEWPID) < 0) {
-                via_userns = errno == EPERM && (ns_mask & CLONE_NEWUSER) && rootless_detect();
-                if (!via_userns) {
-                        r = errorf(reterr, -errno, "join the pid namespace of the container init: %s", strerror(errno));
-                        goto finish;
-                }
+        if ((e->ns_mask & CLONE_NEWPID) && setns(e->init_pidfd, CLONE_NEWPID) < 0) {
+                e->via_userns = errno == EPERM && (e->ns_mask & CLONE_NEWUSER) && rootless_detect();
+                if (!e->via_userns)
+                        return errorf(reterr, -errno, "join the pid namespace of the container init: %s",
+                                      strerror(errno));
         }
+        return 0;
+}
 
-        ExecChild x = {
+/* The child, born in the init's pid namespace and (where the kernel lets us) its cgroup. */
+static int exec_clone(ExecRun *e, char **reterr) {
+        e->x = (ExecChild) {
                 .b = {
-                        .p = p,
-                        .c = c,
-                        .filter = filter,
-                        .in_userns = (ns_mask & CLONE_NEWUSER) != 0,
-                        .preserve_fds = o->preserve_fds,
-                        .sync_fd = sv[1],
+                        .p = e->p,
+                        .c = e->c,
+                        .filter = e->filter,
+                        .in_userns = (e->ns_mask & CLONE_NEWUSER) != 0,
+                        .preserve_fds = e->o->preserve_fds,
+                        .sync_fd = e->sv[1],
                         .step_timeout_usec = EXEC_CHILD_STEP_TIMEOUT_USEC,
                 },
-                .init_pidfd = init_pidfd,
-                .ns_mask = ns_mask & ~(unsigned long) CLONE_NEWPID,
-                .wait_go = cg.n_v1 > 0,
+                .init_pidfd = e->init_pidfd,
+                .ns_mask = e->ns_mask & ~(unsigned long) CLONE_NEWPID,
+                .wait_go = e->cg.n_v1 > 0,
         };
-        bool in_cgroup = true;
-        if (via_userns) {
-                x.ns_mask &= ~(unsigned long) CLONE_NEWUSER; /* the intermediate joined it for the child */
-                x.wait_go = true;
-                child = clone_via_userns(&x, cg.unified_fd, sv[0], &child_pidfd, &in_cgroup, reterr);
-                if (child < 0) {
-                        r = child;
-                        child = 0;
-                        goto finish;
-                }
+        e->in_cgroup = true;
+        if (e->via_userns) {
+                e->x.ns_mask &= ~(unsigned long) CLONE_NEWUSER; /* the intermediate joined it for the child */
+                e->x.wait_go = true;
+                pid_t child = clone_via_userns(&e->x, e->cg.unified_fd, e->sv[0], &e->child_pidfd, &e->in_cgroup,
+                                               reterr);
+                if (child < 0)
+                        return child;
+                e->child = child;
         } else {
-                child = clone_into(cg.unified_fd, &child_pidfd);
-                if (child < 0 && cg.unified_fd >= 0 && (errno == EACCES || errno == EPERM) && rootless_detect()) {
+                pid_t child = clone_into(e->cg.unified_fd, &e->child_pidfd);
+                if (child < 0 && e->cg.unified_fd >= 0 && (errno == EACCES || errno == EPERM) && rootless_detect()) {
                         /* Rootless, outside the user's cgroup tree: systemd moves it in (below). */
-                        x.wait_go = true;
-                        in_cgroup = false;
-                        child = clone_into(-EBADF, &child_pidfd);
+                        e->x.wait_go = true;
+                        e->in_cgroup = false;
+                        child = clone_into(-EBADF, &e->child_pidfd);
                 }
-                if (child < 0) {
-                        r = errorf(reterr, -errno, "clone the process into the container's cgroup: %s", strerror(errno));
-                        child = 0;
-                        goto finish;
-                }
+                if (child < 0)
+                        return errorf(reterr, -errno, "clone the process into the container's cgroup: %s",
+                                      strerror(errno));
                 if (child == 0) {
-                        sv[0] = safe_close(sv[0]);
-                        exec_child_main(&x);
+                        e->sv[0] = safe_close(e->sv[0]);
+                        exec_child_main(&e->x);
                 }
+                e->child = child;
         }
-        sv[1] = safe_close(sv[1]);
+        e->sv[1] = safe_close(e->sv[1]);
+        return 0;
+}
+
+/* The child's cgroups where the clone could not place it; then it may go on. */
+static int exec_attach(ExecRun *e, char **reterr) {
+        int r;
 
         /* Rootless on v1 the user may write none of the hierarchies: systemd places the process in the ones
          * it manages, and the v1 controllers the user cannot write are left, as runc and crun do. */
         bool rootless = rootless_detect();
-        if (!in_cgroup || (rootless && cg.n_v1 > 0)) {
-                r = attach_via_systemd(ct, cg.unified_path, child, reterr);
+        if (!e->in_cgroup || (rootless && e->cg.n_v1 > 0)) {
+                r = attach_via_systemd(e->ct, e->cg.unified_path, e->child, reterr);
                 if (r < 0)
-                        goto kill;
+                        return r;
         }
-        if (cg.n_v1 > 0) {
-                r = cgroup_plan_attach_v1(&cg, child, reterr);
+        if (e->cg.n_v1 > 0) {
+                r = cgroup_plan_attach_v1(&e->cg, e->child, reterr);
                 if (r < 0 && rootless && (r == -EACCES || r == -EPERM)) {
                         log_debug("rootless: %s (left to systemd)", reterr && *reterr ? *reterr : strerror(-r));
                         if (reterr) {
@@ -728,52 +696,54 @@ int container_exec(const ExecOptions *o, ExecProcess *ret, char **reterr) {
                         r = 0;
                 }
                 if (r < 0)
-                        goto kill;
+                        return r;
         }
-        if (x.wait_go)
+        if (e->x.wait_go)
                 /* A failure means the child died: the receive below says how. */
-                (void) sync_send(sv[0], SYNC_GO, 0, NULL, 0, -EBADF);
+                (void) sync_send(e->sv[0], SYNC_GO, 0, NULL, 0, -EBADF);
+        return 0;
+}
 
+/* Serve the child's setup (pty, seccomp listener) until it has exec'd. */
+static int exec_wait(ExecRun *e, char **reterr) {
+        const ExecOptions *o = e->o;
         bool exec_seen = false;
+        int r;
+
         for (;;) {
                 SyncMsg m;
 
-                r = sync_recv(sv[0], child_pidfd, EXEC_SETUP_TIMEOUT_USEC, &m);
+                r = sync_recv(e->sv[0], e->child_pidfd, EXEC_SETUP_TIMEOUT_USEC, &m);
                 if (r == -EPIPE || r == -ECHILD) {
                         /* Whether it executed the process comes from our own channel, never from anything the
                          * process can change (its comm). */
                         if (exec_seen)
-                                break;
+                                return 0;
                         _cleanup_free_ char *how = NULL;
-                        child_kill_describe(child, child_pidfd, &how);
-                        child = 0;
-                        r = errorf(reterr, ECHILD, "unable to start container process: the process %s",
-                                 how ?: "died before it could exec");
-                        goto finish;
+                        child_kill_describe(e->child, e->child_pidfd, &how);
+                        e->child = 0;
+                        return errorf(reterr, ECHILD, "unable to start container process: the process %s",
+                                      how ?: "died before it could exec");
                 }
-                if (r == -ETIMEDOUT) {
-                        r = errorf(reterr, r, "unable to start container process: it did not exec within %llu s%s",
-                                 (unsigned long long) (EXEC_SETUP_TIMEOUT_USEC / USEC_PER_SEC),
-                                 st == CONTAINER_PAUSED ? " (the container is paused)" : "");
-                        goto kill;
-                }
-                if (r < 0) {
-                        r = errorf(reterr, r, "sync with the exec'd process: %s", strerror(-r));
-                        goto kill;
-                }
+                if (r == -ETIMEDOUT)
+                        return errorf(reterr, r, "unable to start container process: it did not exec within %llu s%s",
+                                      (unsigned long long) (EXEC_SETUP_TIMEOUT_USEC / USEC_PER_SEC),
+                                      e->st == CONTAINER_PAUSED ? " (the container is paused)" : "");
+                if (r < 0)
+                        return errorf(reterr, r, "sync with the exec'd process: %s", strerror(-r));
                 if (m.type == SYNC_ERROR) {
                         r = m.error > 0 ? -m.error : -EIO;
                         errorf(reterr, r, "unable to start container process: %s", m.payload ?: "setup failed");
                         sync_msg_done(&m);
-                        goto kill;
+                        return r;
                 } else if (m.type == SYNC_EXEC_FAILED) {
                         r = m.error > 0 ? -m.error : -EIO;
-                        errorf(reterr, r, "unable to start container process: exec: \"%s\": %s", p->args[0],
+                        errorf(reterr, r, "unable to start container process: exec: \"%s\": %s", e->p->args[0],
                                r == -EACCES  ? "permission denied"
                                : r == -ENOENT ? "no such file or directory"
                                               : strerror(-r));
                         sync_msg_done(&m);
-                        goto kill;
+                        return r;
                 } else if (m.type == SYNC_EXEC) {
                         exec_seen = true;
                         sync_msg_done(&m);
@@ -787,41 +757,53 @@ int container_exec(const ExecOptions *o, ExecProcess *ret, char **reterr) {
                                 r = console_send_master(o->console_socket, m.fd, reterr);
                         sync_msg_done(&m);
                         if (r < 0)
-                                goto kill;
-                        (void) sync_send(sv[0], SYNC_CONSOLE_DONE, 0, NULL, 0, -EBADF);
+                                return r;
+                        (void) sync_send(e->sv[0], SYNC_CONSOLE_DONE, 0, NULL, 0, -EBADF);
                 } else if (m.type == SYNC_SECCOMP_FD) {
                         _cleanup_free_ char *state_json = NULL;
-                        r = build_state_json(ct, st, &state_json);
+                        r = build_state_json(e->ct, e->st, &state_json);
                         if (r >= 0)
-                                r = oci_seccomp_send_to_agent(&c->linux_.seccomp, m.fd, child, state_json, reterr);
+                                r = oci_seccomp_send_to_agent(&e->c->linux_.seccomp, m.fd, e->child, state_json,
+                                                              reterr);
                         sync_msg_done(&m);
-                        if (r < 0) {
-                                r = errwrap(reterr, r, "linux.seccomp.listenerPath");
-                                goto kill;
-                        }
-                        (void) sync_send(sv[0], SYNC_SECCOMP_FD_DONE, 0, NULL, 0, -EBADF);
+                        if (r < 0)
+                                return errwrap(reterr, r, "linux.seccomp.listenerPath");
+                        (void) sync_send(e->sv[0], SYNC_SECCOMP_FD_DONE, 0, NULL, 0, -EBADF);
                 } else {
                         int t = (int) m.type;
                         sync_msg_done(&m);
-                        r = errorf(reterr, EBADMSG, "unexpected message %d from the exec'd process", t);
-                        goto kill;
+                        return errorf(reterr, EBADMSG, "unexpected message %d from the exec'd process", t);
                 }
         }
+}
 
-        ret->pid = child;
-        ret->pidfd = TAKE_FD(child_pidfd);
-        child = 0;
-        r = 0;
-        goto finish;
+int container_exec(const ExecOptions *o, ExecProcess *ret, char **reterr) {
+        _cleanup_(exec_run_done) ExecRun e = {
+                .o = o,
+                .init_pidfd = -EBADF,
+                .cg = { .unified_fd = -EBADF },
+                .sv = { -EBADF, -EBADF },
+                .child_pidfd = -EBADF,
+        };
+        int r;
 
-kill:
-        if (child > 0) {
-                child_kill_describe(child, child_pidfd, NULL);
-                child = 0;
-        }
-finish:
-        if (filter)
-                seccomp_release(filter);
-        cgroup_plan_done(&cg);
-        return r;
+        r = exec_load(&e, reterr);
+        if (r < 0)
+                return r;
+        r = exec_prepare(&e, reterr);
+        if (r < 0)
+                return r;
+        r = exec_clone(&e, reterr);
+        if (r < 0)
+                return r;
+        r = exec_attach(&e, reterr);
+        if (r < 0)
+                return r;
+        r = exec_wait(&e, reterr);
+        if (r < 0)
+                return r;
+
+        ret->pid = TAKE_PID(e.child);
+        ret->pidfd = TAKE_FD(e.child_pidfd);
+        return 0;
 }

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "become.h"
+#include "error-util.h"
+#include "exec-child.h"
+#include "log.h"
+#include "macro.h"
+#include "sync.h"
+
+/* Container side, privileged: in the container's pid namespace and cgroup from the first instruction; joins
+ * the rest below. */
+
+typedef struct ExecChildContext {
+        ExecChild *x;
+        bool lost; /* the runtime is gone: nobody to report to */
+} ExecChildContext;
+
+/* The sync socket above the fds that pass into the process; then the runtime's go where it writes v1
+ * cgroups after the clone (a runtime that dies closes its end: EPIPE, and we go). */
+static int exec_child_attach(ExecChildContext *xc) {
+        Become *b = &xc->x->b;
+        int r, fd;
+
+        (void) prctl(PR_SET_NAME, EXEC_CHILD_COMM);
+        log_set_sink(NULL);
+
+        fd = fcntl(b->sync_fd, F_DUPFD_CLOEXEC, (int) (3 + b->preserve_fds));
+        if (fd < 0) {
+                xc->lost = true;
+                return -errno;
+        }
+        if (fd != b->sync_fd) {
+                safe_close(b->sync_fd);
+                b->sync_fd = fd;
+        }
+        if (xc->x->wait_go) {
+                r = sync_expect(b->sync_fd, -1, EXEC_CHILD_STEP_TIMEOUT_USEC, SYNC_GO, NULL, NULL);
+                if (r < 0) {
+                        xc->lost = true;
+                        return r;
+                }
+        }
+        return 0;
+}
+
+static int exec_child_join(ExecChildContext *xc) {
+        ExecChild *x = xc->x;
+        Become *b = &x->b;
+        int r;
+
+        if (x->ns_mask != 0 && setns(x->init_pidfd, (int) x->ns_mask) < 0) {
+                r = -errno;
+                return errorf(&b->err, r, "join the namespaces of the container init: %s%s", strerror(-r),
+                              r == -EINVAL ? " (setns with a pidfd needs Linux 5.8 or later)" : "");
+        }
+        x->init_pidfd = safe_close(x->init_pidfd);
+        if (b->in_userns && (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)) {
+                r = -errno;
+                return errorf(&b->err, r, "become root in the container's user namespace: %s", strerror(-r));
+        }
+        return 0;
+}
+
+/* From here on, in the container's mount namespace: paths resolve in its root. */
+static int exec_child_prepare(ExecChildContext *xc) {
+        return become_prepare(&xc->x->b);
+}
+
+/* The pty comes from the container's own devpts (its /dev/ptmx). */
+static int exec_child_console(ExecChildContext *xc) {
+        return become_terminal(&xc->x->b, NULL);
+}
+
+/* The steps, in order; a step's name is what its failure says when it left no message of its own. */
+static const struct {
+        const char *name;
+        int (*run)(ExecChildContext *xc);
+} exec_child_steps[] = {
+        { "attach",  exec_child_attach },
+        { "setns",   exec_child_join },
+        { "process", exec_child_prepare },
+        { "console", exec_child_console },
+};
+
+_noreturn_ void exec_child_main(ExecChild *x) {
+        ExecChildContext xc = { .x = x };
+
+        FOREACH_ARRAY(s, exec_child_steps, ELEMENTSOF(exec_child_steps)) {
+                int r = s->run(&xc);
+                if (r < 0) {
+                        if (xc.lost)
+                                _exit(EXIT_FAILURE);
+                        become_fail(&x->b, r, s->name);
+                }
+        }
+        become_exec(&x->b);
+}
