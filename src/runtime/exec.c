@@ -440,14 +440,14 @@ _noreturn_ static void exec_child_main(ExecChild *x) {
 
         if (x->ns_mask != 0 && setns(x->init_pidfd, (int) x->ns_mask) < 0) {
                 r = -errno;
-                become_errf(b, r, "join the namespaces of the container init: %s%s", strerror(-r),
-                            r == -EINVAL ? " (setns with a pidfd needs Linux 5.8 or later)" : "");
+                errorf(&b->err, r, "join the namespaces of the container init: %s%s", strerror(-r),
+                             r == -EINVAL ? " (setns with a pidfd needs Linux 5.8 or later)" : "");
                 become_fail(b, r, "setns");
         }
         x->init_pidfd = safe_close(x->init_pidfd);
         if (b->in_userns && (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)) {
                 r = -errno;
-                become_errf(b, r, "become root in the container's user namespace: %s", strerror(-r));
+                errorf(&b->err, r, "become root in the container's user namespace: %s", strerror(-r));
                 become_fail(b, r, "setresuid");
         }
 

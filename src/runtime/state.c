@@ -2,7 +2,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 #include <unistd.h>
 
 #include "cgroup-util.h"
+#include "error-util.h"
 #include "fileio.h"
 #include "log.h"
 #include "macro.h"
@@ -47,43 +47,21 @@ static ContainerStatus container_status_from_string(const char *s) {
         return _CONTAINER_STATUS_INVALID;
 }
 
-static int set_err(char **reterr, const char *fmt, ...) _printf_(2, 3);
-static int set_err(char **reterr, const char *fmt, ...) {
-        va_list ap;
-
-        if (!reterr)
-                return 0;
-        free(*reterr);
-        va_start(ap, fmt);
-        if (vasprintf(reterr, fmt, ap) < 0)
-                *reterr = NULL;
-        va_end(ap);
-        return 0;
-}
-
 int container_id_validate(const char *id, char **reterr) {
         size_t n;
 
-        if (isempty(id)) {
-                set_err(reterr, "container id must not be empty");
-                return -EINVAL;
-        }
+        if (isempty(id))
+                return errorf(reterr, EINVAL, "container id must not be empty");
         n = strlen(id);
-        if (n > 1024) {
-                set_err(reterr, "container id is too long (%zu characters, at most 1024)", n);
-                return -EINVAL;
-        }
-        if (id[0] == '.' || id[0] == '-') {
-                set_err(reterr, "invalid container id \"%s\": must not start with \".\" or \"-\"", id);
-                return -EINVAL;
-        }
+        if (n > 1024)
+                return errorf(reterr, EINVAL, "container id is too long (%zu characters, at most 1024)", n);
+        if (id[0] == '.' || id[0] == '-')
+                return errorf(reterr, EINVAL, "invalid container id \"%s\": must not start with \".\" or \"-\"", id);
         for (const char *p = id; *p; p++)
                 if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-                      strchr("_.+-", *p))) {
-                        set_err(reterr, "invalid container id \"%s\": only letters, digits and _.+- are allowed",
-                                id);
-                        return -EINVAL;
-                }
+                      strchr("_.+-", *p)))
+                        return errorf(reterr, EINVAL,
+                                      "invalid container id \"%s\": only letters, digits and _.+- are allowed", id);
         return 0;
 }
 
@@ -221,15 +199,12 @@ int container_new(const char *root, const char *id, Container **ret, char **rete
                 return r;
 
         r = mkdir_p(root, 0711);
-        if (r < 0) {
-                set_err(reterr, "cannot create state directory \"%s\": %s", root, strerror(-r));
-                return r;
-        }
+        if (r < 0)
+                return errorf(reterr, r, "cannot create state directory \"%s\": %s", root, strerror(-r));
         root_fd = open(root, O_DIRECTORY | O_CLOEXEC | O_RDONLY);
         if (root_fd < 0) {
                 r = -errno;
-                set_err(reterr, "cannot open state directory \"%s\": %s", root, strerror(errno));
-                return r;
+                return errorf(reterr, r, "cannot open state directory \"%s\": %s", root, strerror(errno));
         }
         /* The directory appears under its id only once it is locked and holds a state: it is made under a
          * hidden temporary name and renamed into place (RENAME_NOREPLACE), so a reader never sees a
@@ -240,8 +215,7 @@ int container_new(const char *root, const char *id, Container **ret, char **rete
                  (unsigned long long) now_usec(CLOCK_MONOTONIC));
         if (mkdirat(root_fd, tmp, 0700) < 0) {
                 r = -errno;
-                set_err(reterr, "cannot create a directory in \"%s\": %s", root, strerror(errno));
-                return r;
+                return errorf(reterr, r, "cannot create a directory in \"%s\": %s", root, strerror(errno));
         }
 
         c = container_alloc(root, id);
@@ -258,7 +232,7 @@ int container_new(const char *root, const char *id, Container **ret, char **rete
         c->lock_fd = openat(c->dir_fd, LOCK_FILE, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (c->lock_fd < 0 || flock(c->lock_fd, LOCK_EX | LOCK_NB) < 0) {
                 r = -errno;
-                set_err(reterr, "cannot lock state of container \"%s\": %s", id, strerror(errno));
+                (void) errorf(reterr, r, "cannot lock state of container \"%s\": %s", id, strerror(errno));
                 remove_dir_contents(c->dir_fd);
                 (void) unlinkat(root_fd, tmp, AT_REMOVEDIR);
                 return r;
@@ -276,9 +250,9 @@ int container_new(const char *root, const char *id, Container **ret, char **rete
                 r = -errno;
         if (r < 0) {
                 if (r == -EEXIST)
-                        set_err(reterr, "container \"%s\" already exists", id);
+                        (void) errorf(reterr, r, "container \"%s\" already exists", id);
                 else
-                        set_err(reterr, "cannot write state of container \"%s\": %s", id, strerror(-r));
+                        (void) errorf(reterr, r, "cannot write state of container \"%s\": %s", id, strerror(-r));
                 remove_dir_contents(c->dir_fd);
                 (void) unlinkat(root_fd, tmp, AT_REMOVEDIR);
                 return r;
@@ -364,29 +338,22 @@ static int load(const char *root, const char *id, ContainerLock lock, bool salva
         if (root_fd < 0 || c->dir_fd < 0) {
                 r = -errno;
                 if (r == -ENOENT)
-                        set_err(reterr, "container \"%s\" does not exist", id);
-                else
-                        set_err(reterr, "cannot open state of container \"%s\": %s", id, strerror(errno));
-                return r;
+                        return errorf(reterr, r, "container \"%s\" does not exist", id);
+                return errorf(reterr, r, "cannot open state of container \"%s\": %s", id, strerror(errno));
         }
 
         if (lock == CONTAINER_LOCK_EXCLUSIVE) {
                 c->lock_fd = openat(c->dir_fd, LOCK_FILE, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
                 if (c->lock_fd < 0) {
                         r = -errno;
-                        if (r == -ENOENT) {
-                                set_err(reterr, "container \"%s\" does not exist", id);
-                                return r;
-                        }
-                        set_err(reterr, "cannot open lock of container \"%s\": %s", id, strerror(errno));
-                        return r;
+                        if (r == -ENOENT)
+                                return errorf(reterr, r, "container \"%s\" does not exist", id);
+                        return errorf(reterr, r, "cannot open lock of container \"%s\": %s", id, strerror(errno));
                 }
                 r = lock_exclusive(c->lock_fd, LOCK_TIMEOUT_USEC);
-                if (r < 0) {
-                        set_err(reterr, "cannot lock container \"%s\": %s", id,
-                                r == -ETIMEDOUT ? "another sdrun holds it" : strerror(-r));
-                        return r;
-                }
+                if (r < 0)
+                        return errorf(reterr, r, "cannot lock container \"%s\": %s", id,
+                                      r == -ETIMEDOUT ? "another sdrun holds it" : strerror(-r));
         }
 
         r = read_full_file_at(c->dir_fd, STATE_FILE, STATE_MAX_SIZE, &buf, &size);
@@ -394,8 +361,7 @@ static int load(const char *root, const char *id, ContainerLock lock, bool salva
                 /* Between mkdir and the first write by create: the creator decides. */
                 c->recorded = CONTAINER_CREATING;
         } else if (r < 0) {
-                set_err(reterr, "cannot read state of container \"%s\": %s", id, strerror(-r));
-                return r;
+                return errorf(reterr, r, "cannot read state of container \"%s\": %s", id, strerror(-r));
         } else {
                 r = container_parse_state(c, buf, size);
                 if (r == -ENOMEM)
@@ -411,11 +377,10 @@ static int load(const char *root, const char *id, ContainerLock lock, bool salva
                         n->corrupt = true;
                         container_free(c);
                         c = TAKE_PTR(n);
-                } else if (r < 0) {
-                        set_err(reterr, "state of container \"%s\" is corrupt (%s/%s/" STATE_FILE "): use delete --force",
-                                id, root, id);
-                        return r;
-                }
+                } else if (r < 0)
+                        return errorf(reterr, r,
+                                      "state of container \"%s\" is corrupt (%s/%s/" STATE_FILE "): use delete --force",
+                                      id, root, id);
         }
         *ret = TAKE_PTR(c);
         return 0;
