@@ -11,6 +11,7 @@
 
 #include <systemd/sd-bus.h>
 
+#include "error-util.h"
 #include "macro.h"
 #include "sdunit-internal.h"
 
@@ -26,43 +27,21 @@ uint64_t sdunit_now_usec(void) {
 }
 
 int sdunit_fail(char **reterr, int r, const sd_bus_error *e, const char *fmt, ...) {
-        _cleanup_free_ char *prefix = NULL;
         va_list ap;
-        int k;
 
         assert(r < 0);
 
         if (!reterr)
                 return r;
-
-        va_start(ap, fmt);
-        k = vasprintf(&prefix, fmt, ap);
-        va_end(ap);
-        if (k < 0)
-                return r;
-
-        free(*reterr);
-        *reterr = NULL;
+        /* The bus error (or, without one, the errno's text) is the inner message the prefix goes before. */
         if (e && sd_bus_error_is_set(e))
-                k = asprintf(reterr, "%s: %s: %s", prefix, e->name, strna(e->message));
-        else
-                k = asprintf(reterr, "%s: %s", prefix, strerror(-r));
-        if (k < 0)
+                (void) errorf(reterr, r, "%s: %s", e->name, strna(e->message));
+        else {
+                free(*reterr);
                 *reterr = NULL;
-        return r;
-}
-
-int sdunit_fail_plain(char **reterr, int r, const char *fmt, ...) {
-        va_list ap;
-
-        assert(r < 0);
-
-        if (!reterr)
-                return r;
-        free(*reterr);
+        }
         va_start(ap, fmt);
-        if (vasprintf(reterr, fmt, ap) < 0)
-                *reterr = NULL;
+        r = verrwrap(reterr, r, fmt, ap);
         va_end(ap);
         return r;
 }

@@ -37,10 +37,9 @@ struct SdUnitBus {
         SdUnitJobWait *waits;
 };
 
-/* Fill *reterr with "<prefix>: <error name>: <message>" (or strerror when e is unset) and return r (< 0). */
+/* errwrap() for a failed bus call: fill *reterr with "<prefix>: <error name>: <message>" (or "<prefix>:
+ * strerror" when e is unset) and return r (< 0). Messages that say everything themselves use errorf(). */
 int sdunit_fail(char **reterr, int r, const sd_bus_error *e, const char *fmt, ...) _printf_(4, 5);
-/* Fill *reterr with the formatted message alone (for messages that already say everything) and return r. */
-int sdunit_fail_plain(char **reterr, int r, const char *fmt, ...) _printf_(3, 4);
 
 /* A new reference to this process's open system-bus connection (through the broker, not PID 1's private
  * socket), for calls to other services on the same connection; NULL when there is none. */
