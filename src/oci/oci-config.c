@@ -30,6 +30,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "error-util.h"
 #include "fileio.h"
 #include "json-util.h"
 #include "log.h"
@@ -362,13 +363,8 @@ static const Unsupported unsupported_features[] = {
 
 static int check_unsupported(const OciConfig *c, const OciProcess *p, char **reterr) {
         FOREACH_ARRAY(u, unsupported_features, ELEMENTSOF(unsupported_features))
-                if ((c && u->in_config && u->in_config(c)) || (p && u->in_process && u->in_process(p))) {
-                        if (reterr && !*reterr && asprintf(reterr, "%s: %s", u->path, u->reason) < 0) {
-                                *reterr = NULL;
-                                return -ENOMEM;
-                        }
-                        return -EINVAL;
-                }
+                if ((c && u->in_config && u->in_config(c)) || (p && u->in_process && u->in_process(p)))
+                        return errorf_first(reterr, EINVAL, "%s: %s", u->path, u->reason);
         return 0;
 }
 
@@ -563,17 +559,10 @@ int oci_config_load(int bundle_dir_fd, OciConfig **ret, char **reterr_message) {
         assert(ret);
 
         r = read_full_file_at(bundle_dir_fd, "config.json", OCI_CONFIG_SIZE_MAX, &buf, &size);
-        if (r == -EFBIG) {
-                if (reterr_message && asprintf(reterr_message, "file is larger than %u MiB",
-                                               OCI_CONFIG_SIZE_MAX / 1024 / 1024) < 0)
-                        *reterr_message = NULL;
-                return r;
-        }
-        if (r < 0) {
-                if (reterr_message && asprintf(reterr_message, "cannot read: %s", strerror(-r)) < 0)
-                        *reterr_message = NULL;
-                return r;
-        }
+        if (r == -EFBIG)
+                return errorf(reterr_message, r, "file is larger than %u MiB", OCI_CONFIG_SIZE_MAX / 1024 / 1024);
+        if (r < 0)
+                return errorf(reterr_message, r, "cannot read: %s", strerror(-r));
         return oci_config_parse(buf, size, ret, reterr_message);
 }
 

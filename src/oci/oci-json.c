@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "error-util.h"
 #include "json-util.h"
 #include "macro.h"
 #include "oci-json.h"
@@ -74,30 +75,20 @@ char *oci_json_path_to_string(const OciJsonPath *p) {
 }
 
 int oci_json_error(char **reterr, const OciJsonPath *p, const char *fmt, ...) {
-        _cleanup_free_ char *path = NULL, *reason = NULL;
+        _cleanup_free_ char *path = NULL;
         va_list ap;
-        int k;
 
-        if (!reterr || *reterr)
+        if (!reterr || *reterr) /* the first error wins */
                 return -EINVAL;
-
-        va_start(ap, fmt);
-        k = vasprintf(&reason, fmt, ap);
-        va_end(ap);
-        if (k < 0)
-                return -ENOMEM;
-
         path = oci_json_path_to_string(p);
         if (!path)
                 return -ENOMEM;
-
-        if (isempty(path))
-                *reterr = TAKE_PTR(reason);
-        else if (asprintf(reterr, "%s: %s", path, reason) < 0) {
-                *reterr = NULL;
+        va_start(ap, fmt);
+        (void) verrorf(reterr, EINVAL, fmt, ap);
+        va_end(ap);
+        if (!*reterr)
                 return -ENOMEM;
-        }
-        return -EINVAL;
+        return errwrap(reterr, EINVAL, "%s", path); /* an empty path (the root) adds no prefix */
 }
 
 /* ---- UTF-8 ---- */
