@@ -17,6 +17,7 @@
 #include "oci-config-internal.h"
 #include "oci-config.h"
 #include "oci-json.h"
+#include "strv.h"
 
 /* ---- enum tables (values from the kernel / libseccomp headers' ABI) ---- */
 
@@ -550,7 +551,7 @@ static int field_personality_domain(const cJSON *v, const OciJsonPath *p, void *
 }
 
 static int field_personality_flags(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        _cleanup_(oci_strv_freep) char **flags = NULL;
+        _cleanup_strv_free_ char **flags = NULL;
         int r;
 
         /* runtime-spec: "Currently no flag values are supported." Any entry is therefore unknown; runc and crun

@@ -13,6 +13,7 @@
 #include "json-util.h"
 #include "macro.h"
 #include "oci-json.h"
+#include "strv.h"
 
 /* Private bits in cJSON's type field (cJSON only looks at the low byte and at IsReference/StringIsConst). */
 #define NODE_BAD_STRING (1 << 13) /* the string value contains NUL or a raw control character */
@@ -525,7 +526,7 @@ static int strv_parse(const cJSON *v, const OciJsonPath *p, char ***dst, bool ab
         cJSON_ArrayForEach(e, v)
                 n++;
 
-        oci_strv_free(*dst);
+        strv_free(*dst);
         *dst = calloc(n + 1, sizeof(char *));
         if (!*dst)
                 return -ENOMEM;
@@ -615,10 +616,3 @@ int oci_json_parse_array(const cJSON *v, const OciJsonPath *p, size_t elem_size,
         return 0;
 }
 
-void oci_strv_free(char **l) {
-        if (!l)
-                return;
-        for (char **i = l; *i; i++)
-                free(*i);
-        free(l);
-}

@@ -84,7 +84,3 @@ int oci_json_parse_array(const cJSON *v, const OciJsonPath *p, size_t elem_size,
                          int (*parse_elem)(const cJSON *e, const OciJsonPath *p, void *elem, char **reterr),
                          char **reterr);
 
-void oci_strv_free(char **l);
-static inline void oci_strv_freep(char ***l) {
-        oci_strv_free(*l);
-}
