@@ -24,6 +24,7 @@
 #include "json-util.h"
 #include "log.h"
 #include "macro.h"
+#include "oci-features.h"
 #include "process-util.h"
 #include "seccomp-filter.h"
 
@@ -37,30 +38,6 @@
 /* Arguments a syscall has at most (seccomp_data.args). */
 #define SECCOMP_ARGS_MAX 6
 
-static const char *const action_names[_OCI_SECCOMP_ACTION_MAX + 1] = {
-        [OCI_SECCOMP_KILL] = "SCMP_ACT_KILL",
-        [OCI_SECCOMP_KILL_PROCESS] = "SCMP_ACT_KILL_PROCESS",
-        [OCI_SECCOMP_KILL_THREAD] = "SCMP_ACT_KILL_THREAD",
-        [OCI_SECCOMP_TRAP] = "SCMP_ACT_TRAP",
-        [OCI_SECCOMP_ERRNO] = "SCMP_ACT_ERRNO",
-        [OCI_SECCOMP_TRACE] = "SCMP_ACT_TRACE",
-        [OCI_SECCOMP_ALLOW] = "SCMP_ACT_ALLOW",
-        [OCI_SECCOMP_LOG] = "SCMP_ACT_LOG",
-        [OCI_SECCOMP_NOTIFY] = "SCMP_ACT_NOTIFY",
-        [_OCI_SECCOMP_ACTION_MAX] = NULL,
-};
-
-static const char *const operator_names[_OCI_SECCOMP_OP_MAX + 1] = {
-        [OCI_SECCOMP_OP_NE] = "SCMP_CMP_NE",
-        [OCI_SECCOMP_OP_LT] = "SCMP_CMP_LT",
-        [OCI_SECCOMP_OP_LE] = "SCMP_CMP_LE",
-        [OCI_SECCOMP_OP_EQ] = "SCMP_CMP_EQ",
-        [OCI_SECCOMP_OP_GE] = "SCMP_CMP_GE",
-        [OCI_SECCOMP_OP_GT] = "SCMP_CMP_GT",
-        [OCI_SECCOMP_OP_MASKED_EQ] = "SCMP_CMP_MASKED_EQ",
-        [_OCI_SECCOMP_OP_MAX] = NULL,
-};
-
 static const enum scmp_compare operator_values[_OCI_SECCOMP_OP_MAX] = {
         [OCI_SECCOMP_OP_NE] = SCMP_CMP_NE,
         [OCI_SECCOMP_OP_LT] = SCMP_CMP_LT,
@@ -71,123 +48,33 @@ static const enum scmp_compare operator_values[_OCI_SECCOMP_OP_MAX] = {
         [OCI_SECCOMP_OP_MASKED_EQ] = SCMP_CMP_MASKED_EQ,
 };
 
-static const struct {
-        const char *name;
-        unsigned long value;
-} flag_table[] = {
-        { "SECCOMP_FILTER_FLAG_TSYNC", SECCOMP_FILTER_FLAG_TSYNC },
-        { "SECCOMP_FILTER_FLAG_LOG", SECCOMP_FILTER_FLAG_LOG },
-        { "SECCOMP_FILTER_FLAG_SPEC_ALLOW", SECCOMP_FILTER_FLAG_SPEC_ALLOW },
-        { "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV", SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV },
-};
-
-static const char *const flag_names[] = {
-        "SECCOMP_FILTER_FLAG_TSYNC",
-        "SECCOMP_FILTER_FLAG_LOG",
-        "SECCOMP_FILTER_FLAG_SPEC_ALLOW",
-        "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV",
-        NULL,
-};
-
-/* The spec's architecture names and libseccomp's names for them (seccomp_arch_resolve_name()). */
-static const struct {
-        const char *oci;
-        const char *scmp;
-} arch_table[] = {
-        { "SCMP_ARCH_X86", "x86" },
-        { "SCMP_ARCH_X86_64", "x86_64" },
-        { "SCMP_ARCH_X32", "x32" },
-        { "SCMP_ARCH_ARM", "arm" },
-        { "SCMP_ARCH_AARCH64", "aarch64" },
-        { "SCMP_ARCH_MIPS", "mips" },
-        { "SCMP_ARCH_MIPS64", "mips64" },
-        { "SCMP_ARCH_MIPS64N32", "mips64n32" },
-        { "SCMP_ARCH_MIPSEL", "mipsel" },
-        { "SCMP_ARCH_MIPSEL64", "mipsel64" },
-        { "SCMP_ARCH_MIPSEL64N32", "mipsel64n32" },
-        { "SCMP_ARCH_PPC", "ppc" },
-        { "SCMP_ARCH_PPC64", "ppc64" },
-        { "SCMP_ARCH_PPC64LE", "ppc64le" },
-        { "SCMP_ARCH_S390", "s390" },
-        { "SCMP_ARCH_S390X", "s390x" },
-        { "SCMP_ARCH_PARISC", "parisc" },
-        { "SCMP_ARCH_PARISC64", "parisc64" },
-        { "SCMP_ARCH_RISCV64", "riscv64" },
-        { "SCMP_ARCH_LOONGARCH64", "loongarch64" },
-        { "SCMP_ARCH_M68K", "m68k" },
-        { "SCMP_ARCH_SH", "sh" },
-        { "SCMP_ARCH_SHEB", "sheb" },
-};
-
-const char *const *oci_seccomp_known_actions(void) {
-        return action_names;
-}
-
-const char *const *oci_seccomp_known_operators(void) {
-        return operator_names;
-}
-
-const char *const *oci_seccomp_known_flags(void) {
-        return flag_names;
-}
-
-int oci_seccomp_action_from_name(const char *name, OciSeccompAction *ret) {
-        assert(name);
-        for (OciSeccompAction a = 0; a < _OCI_SECCOMP_ACTION_MAX; a++)
-                if (streq(action_names[a], name)) {
-                        if (ret)
-                                *ret = a;
-                        return 0;
-                }
-        return -EINVAL;
-}
-
-int oci_seccomp_operator_from_name(const char *name, OciSeccompOp *ret) {
-        assert(name);
-        for (OciSeccompOp o = 0; o < _OCI_SECCOMP_OP_MAX; o++)
-                if (streq(operator_names[o], name)) {
-                        if (ret)
-                                *ret = o;
-                        return 0;
-                }
-        return -EINVAL;
-}
-
 int oci_seccomp_flag_from_name(const char *name, unsigned long *ret) {
+        const SeccompFlagInfo *flags;
+        size_t n = seccomp_known_flags(&flags);
+
         assert(name);
-        for (size_t i = 0; i < ELEMENTSOF(flag_table); i++)
-                if (streq(flag_table[i].name, name)) {
+        FOREACH_ARRAY(f, flags, n)
+                if (streq(f->name, name)) {
                         if (ret)
-                                *ret = flag_table[i].value;
+                                *ret = f->kernel_flag;
                         return 0;
                 }
         return -EINVAL;
 }
 
 int oci_seccomp_arch_from_name(const char *name, uint32_t *ret) {
-        assert(name);
-        for (size_t i = 0; i < ELEMENTSOF(arch_table); i++)
-                if (streq(arch_table[i].oci, name)) {
-                        uint32_t token = seccomp_arch_resolve_name(arch_table[i].scmp);
-                        if (token == 0)
-                                return -EOPNOTSUPP;
-                        if (ret)
-                                *ret = token;
-                        return 0;
-                }
-        return -EINVAL;
-}
+        const OciSeccompArch *a;
+        uint32_t token;
 
-int oci_seccomp_known_archs(const char ***ret) {
-        assert(ret);
-        const char **l = calloc(ELEMENTSOF(arch_table) + 1, sizeof(char *));
-        if (!l)
-                return -ENOMEM;
-        size_t n = 0;
-        for (size_t i = 0; i < ELEMENTSOF(arch_table); i++)
-                if (oci_seccomp_arch_from_name(arch_table[i].oci, NULL) >= 0)
-                        l[n++] = arch_table[i].oci;
-        *ret = l;
+        assert(name);
+        a = oci_seccomp_arch_find(name);
+        if (!a)
+                return -EINVAL;
+        token = seccomp_arch_resolve_name(a->libseccomp);
+        if (token == 0)
+                return -EOPNOTSUPP;
+        if (ret)
+                *ret = token;
         return 0;
 }
 
@@ -230,7 +117,7 @@ static int action_to_scmp(
 
         if (has_errno_ret && a != OCI_SECCOMP_ERRNO && a != OCI_SECCOMP_TRACE)
                 return errorf(reterr, -EINVAL, "%s.%s: not allowed with action %s (only SCMP_ACT_ERRNO and SCMP_ACT_TRACE take an errno)",
-                              path, errno_field, a < _OCI_SECCOMP_ACTION_MAX ? action_names[a] : "?");
+                              path, errno_field, oci_seccomp_action_to_string(a) ?: "?");
         /* libseccomp keeps 16 bits of it; the kernel returns at most MAX_ERRNO (4095). */
         if (has_errno_ret && errno_ret > 4095)
                 return errorf(reterr, -EINVAL, "%s.%s: %" PRIu32 " is not an errno value (0..4095)", path, errno_field,

@@ -6,6 +6,8 @@
 #include <linux/seccomp.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -19,6 +21,7 @@
 #include "json-util.h"
 #include "macro.h"
 #include "mount-options.h"
+#include "oci-config.h"
 
 /* `sdrun features` must tell the truth: a client (podman, containerd) trusts it to decide what it may put
  * in config.json. Each list below is the ONE place that says what sdrun recognises; the comment above it
@@ -49,48 +52,10 @@ static const struct {
         { "v1", true }, { "v2", true }, { "systemd", true }, { "systemdUser", true }, { "rdma", false },
 };
 
-/* seccomp.c: the actions (linux.seccomp.defaultAction, syscalls[].action) and argument operators
- * (syscalls[].args[].op) it translates to libseccomp. */
-static const char *const features_seccomp_actions[] = {
-        "SCMP_ACT_ALLOW",       "SCMP_ACT_ERRNO", "SCMP_ACT_KILL",
-        "SCMP_ACT_KILL_PROCESS", "SCMP_ACT_KILL_THREAD", "SCMP_ACT_LOG",
-        "SCMP_ACT_NOTIFY",      "SCMP_ACT_TRACE", "SCMP_ACT_TRAP",
-};
-static const char *const features_seccomp_operators[] = {
-        "SCMP_CMP_EQ", "SCMP_CMP_GE",        "SCMP_CMP_GT", "SCMP_CMP_LE",
-        "SCMP_CMP_LT", "SCMP_CMP_MASKED_EQ", "SCMP_CMP_NE",
-};
-
-/* seccomp.c: linux.seccomp.architectures. The OCI name and libseccomp's name for it; only those the
- * libseccomp we run with resolves are listed. */
-static const struct {
-        const char *oci;
-        const char *libseccomp;
-} features_seccomp_archs[] = {
-        { "SCMP_ARCH_AARCH64", "aarch64" },
-        { "SCMP_ARCH_ARM", "arm" },
-        { "SCMP_ARCH_LOONGARCH64", "loongarch64" },
-        { "SCMP_ARCH_M68K", "m68k" },
-        { "SCMP_ARCH_MIPS", "mips" },
-        { "SCMP_ARCH_MIPS64", "mips64" },
-        { "SCMP_ARCH_MIPS64N32", "mips64n32" },
-        { "SCMP_ARCH_MIPSEL", "mipsel" },
-        { "SCMP_ARCH_MIPSEL64", "mipsel64" },
-        { "SCMP_ARCH_MIPSEL64N32", "mipsel64n32" },
-        { "SCMP_ARCH_PARISC", "parisc" },
-        { "SCMP_ARCH_PARISC64", "parisc64" },
-        { "SCMP_ARCH_PPC", "ppc" },
-        { "SCMP_ARCH_PPC64", "ppc64" },
-        { "SCMP_ARCH_PPC64LE", "ppc64le" },
-        { "SCMP_ARCH_RISCV64", "riscv64" },
-        { "SCMP_ARCH_S390", "s390" },
-        { "SCMP_ARCH_S390X", "s390x" },
-        { "SCMP_ARCH_SH", "sh" },
-        { "SCMP_ARCH_SHEB", "sheb" },
-        { "SCMP_ARCH_X32", "x32" },
-        { "SCMP_ARCH_X86", "x86" },
-        { "SCMP_ARCH_X86_64", "x86_64" },
-};
+/* seccomp-filter.c: the actions (linux.seccomp.defaultAction, syscalls[].action), argument operators
+ * (syscalls[].args[].op) and architectures it translates to libseccomp are oci-config.h's tables
+ * (oci_seccomp_action_names, oci_seccomp_op_names, oci_seccomp_archs); the archs only those the libseccomp
+ * we run with resolves. */
 
 #ifndef SECCOMP_FILTER_FLAG_TSYNC
 #  define SECCOMP_FILTER_FLAG_TSYNC (1UL << 0)
@@ -212,6 +177,23 @@ static cJSON *string_array(const char *const *strv, size_t n) {
         return TAKE_PTR(a);
 }
 
+static int cmp_string(const void *a, const void *b) {
+        return strcmp(*(const char *const *) a, *(const char *const *) b);
+}
+
+/* A NULL-terminated name table (of at most 16 names), sorted as `features` lists it. */
+static cJSON *sorted_string_array(const char *const *names) {
+        const char *sorted[16];
+        size_t n = 0;
+
+        for (; names[n]; n++) {
+                assert(n < ELEMENTSOF(sorted));
+                sorted[n] = names[n];
+        }
+        qsort(sorted, n, sizeof sorted[0], cmp_string);
+        return string_array(sorted, n);
+}
+
 static cJSON *enabled_object(bool enabled) {
         _cleanup_json_ cJSON *o = cJSON_CreateObject();
         if (!o || !cJSON_AddBoolToObject(o, "enabled", enabled))
@@ -274,17 +256,15 @@ static cJSON *build_seccomp(void) {
 
         if (!s || !cJSON_AddBoolToObject(s, "enabled", true))
                 return NULL;
-        if (!add(s, "actions",
-                 string_array(features_seccomp_actions, ELEMENTSOF(features_seccomp_actions))) ||
-            !add(s, "operators",
-                 string_array(features_seccomp_operators, ELEMENTSOF(features_seccomp_operators))))
+        if (!add(s, "actions", sorted_string_array(oci_seccomp_action_names)) ||
+            !add(s, "operators", sorted_string_array(oci_seccomp_op_names)))
                 return NULL;
 
         archs = cJSON_AddArrayToObject(s, "archs");
         if (!archs)
                 return NULL;
-        FOREACH_ARRAY(a, features_seccomp_archs, ELEMENTSOF(features_seccomp_archs))
-                if (seccomp_arch_resolve_name(a->libseccomp) != 0 && !append_string(archs, a->oci))
+        FOREACH_ARRAY(a, oci_seccomp_archs, OCI_SECCOMP_N_ARCHS)
+                if (seccomp_arch_resolve_name(a->libseccomp) != 0 && !append_string(archs, a->name))
                         return NULL;
 
         known = cJSON_AddArrayToObject(s, "knownFlags");
