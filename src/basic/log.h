@@ -32,7 +32,6 @@ void log_set_sink(log_sink_t sink);
 /* Close the log file (e.g. in a child about to exec). */
 void log_close(void);
 /* When true, error messages go to stderr even when a log file is set (runc does that). */
-void log_set_stderr_for_errors(bool b);
 
 int log_internal(int level, int error, const char *file, int line, const char *func, const char *fmt, ...)
         _printf_(6, 7);

@@ -514,7 +514,8 @@ int oci_json_field_absolute_path(const cJSON *v, const OciJsonPath *p, void *dst
         return 0;
 }
 
-static int strv_parse(const cJSON *v, const OciJsonPath *p, char ***dst, bool absolute, char **reterr) {
+int oci_json_field_strv(const cJSON *v, const OciJsonPath *p, void *dst_, char **reterr) {
+        char ***dst = dst_;
         const cJSON *e;
         size_t n = 0, i = 0;
         int r;
@@ -536,19 +537,9 @@ static int strv_parse(const cJSON *v, const OciJsonPath *p, char ***dst, bool ab
                 r = oci_json_field_string(e, &ep, &(*dst)[i], reterr);
                 if (r < 0)
                         return r;
-                if (absolute && (*dst)[i][0] != '/')
-                        return oci_json_error(reterr, &ep, "\"%s\" is not an absolute path", (*dst)[i]);
                 i++;
         }
         return 0;
-}
-
-int oci_json_field_strv(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        return strv_parse(v, p, dst, false, reterr);
-}
-
-int oci_json_field_absolute_path_strv(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        return strv_parse(v, p, dst, true, reterr);
 }
 
 int oci_json_field_bool(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
@@ -575,7 +566,6 @@ int oci_json_field_bool(const cJSON *v, const OciJsonPath *p, void *dst, char **
                 return 0;                                                                           \
         }
 
-DEFINE_UNSIGNED_FIELD(uint16, uint16_t, UINT16_MAX)
 DEFINE_UNSIGNED_FIELD(uint32, uint32_t, UINT32_MAX)
 DEFINE_UNSIGNED_FIELD(uint64, uint64_t, UINT64_MAX)
 DEFINE_SIGNED_FIELD(int32, int32_t, INT32_MIN, INT32_MAX)
