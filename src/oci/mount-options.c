@@ -99,4 +99,3 @@ const MountOption *mount_option_lookup(const char *name) {
 const MountOption *mount_option_get(size_t i) {
         return i < ELEMENTSOF(mount_options) ? &mount_options[i] : NULL;
 }
-
