@@ -240,6 +240,26 @@ int sdunit_job_wait_run(SdUnitBus *b, SdUnitJobWait *w, uint64_t deadline_usec) 
         }
 }
 
+int sdunit_job_wait_reply(SdUnitBus *b, sd_bus_message *reply, SdUnitJobWait *w, uint64_t deadline_usec,
+                          const char *action, const char *unit, char **reterr) {
+        const char *job;
+        int r;
+
+        r = sd_bus_message_read(reply, "o", &job);
+        if (r < 0)
+                return sdunit_fail(reterr, r, NULL, "%s %s: read job path", action, unit);
+        w->job_path = strdup(job);
+        if (!w->job_path)
+                return -ENOMEM;
+
+        sdunit_job_wait_register(b, w);
+        r = sdunit_job_wait_run(b, w, deadline_usec);
+        sdunit_job_wait_unregister(b, w);
+        if (r < 0)
+                return sdunit_fail(reterr, r, NULL, "%s %s: wait for job %s", action, unit, job);
+        return 0;
+}
+
 int sdunit_unit_object_path(const char *unit, char **ret) {
         return sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, ret);
 }

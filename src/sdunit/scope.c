@@ -307,7 +307,6 @@ int sdunit_start_scope(SdUnitBus *b, const char *unit, const char *slice, const 
                 _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
                 _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
                 _cleanup_(sdunit_job_wait_done) SdUnitJobWait w = {};
-                const char *job;
                 uint64_t now = sdunit_now_usec();
 
                 if (now >= deadline)
@@ -343,19 +342,9 @@ int sdunit_start_scope(SdUnitBus *b, const char *unit, const char *slice, const 
                         return sdunit_fail(reterr, r, &e, "start transient scope %s in %s", unit, slice);
                 }
 
-                r = sd_bus_message_read(reply, "o", &job);
+                r = sdunit_job_wait_reply(b, reply, &w, deadline, "start transient scope", unit, reterr);
                 if (r < 0)
-                        return sdunit_fail(reterr, r, NULL, "start transient scope %s: read job path", unit);
-                w.job_path = strdup(job);
-                if (!w.job_path)
-                        return -ENOMEM;
-
-                sdunit_job_wait_register(b, &w);
-                r = sdunit_job_wait_run(b, &w, deadline);
-                sdunit_job_wait_unregister(b, &w);
-                if (r < 0)
-                        return sdunit_fail(reterr, r, NULL, "start transient scope %s: wait for job %s", unit,
-                                           job);
+                        return r;
                 if (!streq(w.result, "done")) {
                         _cleanup_free_ char *why = NULL, *err2 = NULL;
 

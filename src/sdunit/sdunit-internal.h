@@ -52,6 +52,10 @@ int sdunit_bus_watch_jobs(SdUnitBus *b, char **reterr);
 void sdunit_job_wait_register(SdUnitBus *b, SdUnitJobWait *w);
 void sdunit_job_wait_unregister(SdUnitBus *b, SdUnitJobWait *w);
 int sdunit_job_wait_run(SdUnitBus *b, SdUnitJobWait *w, uint64_t deadline_usec);
+/* Read the job path of a manager call's reply ("o") into w and wait for that job as above: w->result then
+ * says how it ended. Failures read "<action> <unit>: read job path" or "...: wait for job <path>". */
+int sdunit_job_wait_reply(SdUnitBus *b, sd_bus_message *reply, SdUnitJobWait *w, uint64_t deadline_usec,
+                          const char *action, const char *unit, char **reterr);
 
 /* D-Bus object path of a unit (without a round trip: the path is the escaped name). */
 int sdunit_unit_object_path(const char *unit, char **ret);
