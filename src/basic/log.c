@@ -91,7 +91,7 @@ static void append_json_string(FILE *f, const char *s) {
         fputc('"', f);
 }
 
-static void format_time(char *buf, size_t n) {
+void format_now_rfc3339(char *buf, size_t n) {
         struct timespec ts;
         struct tm tm;
 
@@ -154,7 +154,7 @@ int log_internal(int level, int error, const char *file, int line, const char *f
 
                 if (f) {
                         char ts[64];
-                        format_time(ts, sizeof ts);
+                        format_now_rfc3339(ts, sizeof ts);
                         if (log_format == LOG_FORMAT_JSON) {
                                 fprintf(f, "{\"level\":\"%s\",\"msg\":", level_name(level));
                                 append_json_string(f, msg);

@@ -135,14 +135,23 @@ static int lock_exclusive(int fd, uint64_t timeout_usec) {
 #define TEMP_PREFIX ".new-"
 #define STALE_TEMPORARY_SEC 60
 
-static void remove_dir_contents(int dir_fd) {
+/* A DIR of its own over the directory dir_fd refers to (dir_fd stays usable); NULL on failure. */
+static DIR *opendir_fd(int dir_fd) {
         _cleanup_close_ int fd = openat(dir_fd, ".", O_DIRECTORY | O_CLOEXEC | O_RDONLY);
         DIR *d;
-        struct dirent *de;
 
         if (fd < 0 || !(d = fdopendir(fd)))
-                return;
+                return NULL;
         TAKE_FD(fd);
+        return d;
+}
+
+static void remove_dir_contents(int dir_fd) {
+        DIR *d = opendir_fd(dir_fd);
+        struct dirent *de;
+
+        if (!d)
+                return;
         while ((de = readdir(d)))
                 if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
                         (void) unlinkat(dir_fd, de->d_name, 0);
@@ -151,13 +160,11 @@ static void remove_dir_contents(int dir_fd) {
 
 /* A create killed before its rename leaves a hidden temporary directory whose lock nobody holds. */
 static void sweep_stale_temporaries(int root_fd) {
-        _cleanup_close_ int fd = openat(root_fd, ".", O_DIRECTORY | O_CLOEXEC | O_RDONLY);
-        DIR *d;
+        DIR *d = opendir_fd(root_fd);
         struct dirent *de;
 
-        if (fd < 0 || !(d = fdopendir(fd)))
+        if (!d)
                 return;
-        TAKE_FD(fd);
         while ((de = readdir(d))) {
                 if (!strneq(de->d_name, TEMP_PREFIX, STRLEN(TEMP_PREFIX)))
                         continue;
@@ -176,16 +183,6 @@ static void sweep_stale_temporaries(int root_fd) {
                 (void) unlinkat(root_fd, de->d_name, AT_REMOVEDIR);
         }
         closedir(d);
-}
-
-static void format_now_rfc3339(char *buf, size_t n) {
-        struct timespec ts;
-        struct tm tm;
-
-        clock_gettime(CLOCK_REALTIME, &ts);
-        gmtime_r(&ts.tv_sec, &tm);
-        size_t k = strftime(buf, n, "%Y-%m-%dT%H:%M:%S", &tm);
-        snprintf(buf + k, n - k, ".%09ldZ", ts.tv_nsec);
 }
 
 int container_new(const char *root, const char *id, Container **ret, char **reterr) {
