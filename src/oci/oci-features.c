@@ -146,37 +146,6 @@ int seccomp_flag_supported(const SeccompFlagInfo *f) {
         return -errno;
 }
 
-static bool add(cJSON *object, const char *key, cJSON *item) {
-        if (!item)
-                return false;
-        if (!cJSON_AddItemToObject(object, key, item)) {
-                cJSON_Delete(item);
-                return false;
-        }
-        return true;
-}
-
-static bool append_string(cJSON *array, const char *s) {
-        cJSON *item = cJSON_CreateString(s);
-        if (!item)
-                return false;
-        if (!cJSON_AddItemToArray(array, item)) {
-                cJSON_Delete(item);
-                return false;
-        }
-        return true;
-}
-
-static cJSON *string_array(const char *const *strv, size_t n) {
-        _cleanup_json_ cJSON *a = cJSON_CreateArray();
-        if (!a)
-                return NULL;
-        for (size_t i = 0; i < n; i++)
-                if (!append_string(a, strv[i]))
-                        return NULL;
-        return TAKE_PTR(a);
-}
-
 static int cmp_string(const void *a, const void *b) {
         return strcmp(*(const char *const *) a, *(const char *const *) b);
 }
@@ -191,7 +160,7 @@ static cJSON *sorted_string_array(const char *const *names) {
                 sorted[n] = names[n];
         }
         qsort(sorted, n, sizeof sorted[0], cmp_string);
-        return string_array(sorted, n);
+        return json_string_array(sorted, n);
 }
 
 static cJSON *enabled_object(bool enabled) {
@@ -210,7 +179,7 @@ static cJSON *build_mount_options(void) {
         for (size_t i = 0; (o = mount_option_get(i)); i++) {
                 if (o->kind == MOUNT_OPTION_IDMAP && !FEATURES_IDMAP_MOUNTS)
                         continue;
-                if (!append_string(a, o->name))
+                if (!json_append_string(a, o->name))
                         return NULL;
         }
         return TAKE_PTR(a);
@@ -242,7 +211,7 @@ static cJSON *build_capabilities(void) {
                         return NULL;
                 for (char *p = upper; *p; p++)
                         *p = (char) toupper((unsigned char) *p);
-                if (!append_string(a, upper))
+                if (!json_append_string(a, upper))
                         return NULL;
         }
         return TAKE_PTR(a);
@@ -256,15 +225,15 @@ static cJSON *build_seccomp(void) {
 
         if (!s || !cJSON_AddBoolToObject(s, "enabled", true))
                 return NULL;
-        if (!add(s, "actions", sorted_string_array(oci_seccomp_action_names)) ||
-            !add(s, "operators", sorted_string_array(oci_seccomp_op_names)))
+        if (!json_add(s, "actions", sorted_string_array(oci_seccomp_action_names)) ||
+            !json_add(s, "operators", sorted_string_array(oci_seccomp_op_names)))
                 return NULL;
 
         archs = cJSON_AddArrayToObject(s, "archs");
         if (!archs)
                 return NULL;
         FOREACH_ARRAY(a, oci_seccomp_archs, OCI_SECCOMP_N_ARCHS)
-                if (seccomp_arch_resolve_name(a->libseccomp) != 0 && !append_string(archs, a->name))
+                if (seccomp_arch_resolve_name(a->libseccomp) != 0 && !json_append_string(archs, a->name))
                         return NULL;
 
         known = cJSON_AddArrayToObject(s, "knownFlags");
@@ -273,10 +242,10 @@ static cJSON *build_seccomp(void) {
                 return NULL;
         n_flags = seccomp_known_flags(&flags);
         for (size_t i = 0; i < n_flags; i++) {
-                if (!append_string(known, flags[i].name))
+                if (!json_append_string(known, flags[i].name))
                         return NULL;
                 /* A probe that fails for an unexpected reason counts as "not supported". */
-                if (seccomp_flag_supported(&flags[i]) > 0 && !append_string(supported, flags[i].name))
+                if (seccomp_flag_supported(&flags[i]) > 0 && !json_append_string(supported, flags[i].name))
                         return NULL;
         }
         return TAKE_PTR(s);
@@ -288,8 +257,8 @@ static cJSON *build_linux(const FeaturesHost *host) {
 
         if (!l)
                 return NULL;
-        if (!add(l, "namespaces", string_array(features_namespaces, ELEMENTSOF(features_namespaces))) ||
-            !add(l, "capabilities", build_capabilities()))
+        if (!json_add(l, "namespaces", json_string_array(features_namespaces, ELEMENTSOF(features_namespaces))) ||
+            !json_add(l, "capabilities", build_capabilities()))
                 return NULL;
 
         cgroup = cJSON_AddObjectToObject(l, "cgroup");
@@ -299,16 +268,16 @@ static cJSON *build_linux(const FeaturesHost *host) {
                 if (!cJSON_AddBoolToObject(cgroup, c->key, c->value))
                         return NULL;
 
-        if (!add(l, "seccomp", build_seccomp()) || !add(l, "apparmor", enabled_object(host->apparmor)) ||
-            !add(l, "selinux", enabled_object(host->selinux)) ||
-            !add(l, "intelRdt", enabled_object(FEATURES_INTEL_RDT)))
+        if (!json_add(l, "seccomp", build_seccomp()) || !json_add(l, "apparmor", enabled_object(host->apparmor)) ||
+            !json_add(l, "selinux", enabled_object(host->selinux)) ||
+            !json_add(l, "intelRdt", enabled_object(FEATURES_INTEL_RDT)))
                 return NULL;
 
         ext = cJSON_AddObjectToObject(l, "mountExtensions");
-        if (!ext || !add(ext, "idmap", enabled_object(FEATURES_IDMAP_MOUNTS)))
+        if (!ext || !json_add(ext, "idmap", enabled_object(FEATURES_IDMAP_MOUNTS)))
                 return NULL;
 
-        if (!add(l, "netDevices", enabled_object(FEATURES_NET_DEVICES)))
+        if (!json_add(l, "netDevices", enabled_object(FEATURES_NET_DEVICES)))
                 return NULL;
         return TAKE_PTR(l);
 }
@@ -348,11 +317,11 @@ int features_build(const FeaturesHost *host, cJSON **ret) {
         if (!cJSON_AddStringToObject(f, "ociVersionMin", FEATURES_OCI_VERSION_MIN) ||
             !cJSON_AddStringToObject(f, "ociVersionMax", FEATURES_OCI_VERSION_MAX))
                 return -ENOMEM;
-        if (!add(f, "hooks", string_array(features_hooks, ELEMENTSOF(features_hooks))) ||
-            !add(f, "mountOptions", build_mount_options()) || !add(f, "linux", build_linux(host)) ||
-            !add(f, "annotations", build_annotations(host)) ||
-            !add(f, "potentiallyUnsafeConfigAnnotations",
-                 string_array(features_unsafe_annotations, ELEMENTSOF(features_unsafe_annotations))))
+        if (!json_add(f, "hooks", json_string_array(features_hooks, ELEMENTSOF(features_hooks))) ||
+            !json_add(f, "mountOptions", build_mount_options()) || !json_add(f, "linux", build_linux(host)) ||
+            !json_add(f, "annotations", build_annotations(host)) ||
+            !json_add(f, "potentiallyUnsafeConfigAnnotations",
+                 json_string_array(features_unsafe_annotations, ELEMENTSOF(features_unsafe_annotations))))
                 return -ENOMEM;
 
         *ret = TAKE_PTR(f);
