@@ -92,6 +92,14 @@ int read_full_file_at(int dir_fd, const char *path, size_t max_size, char **ret,
         return 0;
 }
 
+int read_full_file_in(const char *dir, const char *name, size_t max_size, char **ret) {
+        _cleanup_free_ char *path = NULL;
+
+        if (asprintf(&path, "%s/%s", dir, name) < 0)
+                return -ENOMEM;
+        return read_full_file_at(AT_FDCWD, path, max_size, ret, NULL);
+}
+
 int write_file_atomic_at(int dir_fd, const char *path, const void *data, size_t size, mode_t mode) {
         char tmp[PATH_MAX];
         _cleanup_close_ int fd = -EBADF;

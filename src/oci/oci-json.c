@@ -514,18 +514,29 @@ int oci_json_field_absolute_path(const cJSON *v, const OciJsonPath *p, void *dst
         return 0;
 }
 
+int oci_json_array_size(const cJSON *v, const OciJsonPath *p, size_t *ret_n, char **reterr) {
+        const cJSON *e;
+        size_t n = 0;
+        int r;
+
+        r = oci_json_check_type(v, p, cJSON_Array, reterr);
+        if (r < 0)
+                return r;
+        cJSON_ArrayForEach(e, v)
+                n++;
+        *ret_n = n;
+        return 0;
+}
+
 int oci_json_field_strv(const cJSON *v, const OciJsonPath *p, void *dst_, char **reterr) {
         char ***dst = dst_;
         const cJSON *e;
         size_t n = 0, i = 0;
         int r;
 
-        r = oci_json_check_type(v, p, cJSON_Array, reterr);
+        r = oci_json_array_size(v, p, &n, reterr);
         if (r < 0)
                 return r;
-
-        cJSON_ArrayForEach(e, v)
-                n++;
 
         strv_free(*dst);
         *dst = calloc(n + 1, sizeof(char *));
@@ -581,12 +592,9 @@ int oci_json_parse_array(const cJSON *v, const OciJsonPath *p, size_t elem_size,
 
         assert(!*ret); /* the field is parsed once (oci_json_dispatch() rejects duplicate keys) */
 
-        r = oci_json_check_type(v, p, cJSON_Array, reterr);
+        r = oci_json_array_size(v, p, &n, reterr);
         if (r < 0)
                 return r;
-
-        cJSON_ArrayForEach(e, v)
-                n++;
         if (n == 0)
                 return 0;
 

@@ -65,6 +65,9 @@ typedef struct OciJsonField {
 
 int oci_json_dispatch(const cJSON *obj, const OciJsonPath *p, const OciJsonField *table, void *base, char **reterr);
 
+/* Check that v is an array (the error names p) and count its elements. */
+int oci_json_array_size(const cJSON *v, const OciJsonPath *p, size_t *ret_n, char **reterr);
+
 /* Ready-made field parsers; dst points to the member of the named type. */
 int oci_json_field_string(const cJSON *v, const OciJsonPath *p, void *dst /* char ** */, char **reterr);
 int oci_json_field_nonempty_string(const cJSON *v, const OciJsonPath *p, void *dst /* char ** */, char **reterr);

@@ -15,6 +15,7 @@
 #include "cgroup-util.h"
 #include "error-util.h"
 #include "fileio.h"
+#include "json-util.h"
 #include "log.h"
 #include "macro.h"
 #include "process-util.h"
@@ -413,13 +414,8 @@ int container_save(Container *c) {
                 return -ENOMEM;
         if (c->owner && !cJSON_AddStringToObject(j, "owner", c->owner))
                 return -ENOMEM;
-        if (c->annotations) {
-                cJSON *a = cJSON_Duplicate(c->annotations, true);
-                if (!a || !cJSON_AddItemToObject(j, "annotations", a)) {
-                        cJSON_Delete(a);
-                        return -ENOMEM;
-                }
-        }
+        if (c->annotations && !json_add(j, "annotations", cJSON_Duplicate(c->annotations, true)))
+                return -ENOMEM;
         sd = cJSON_AddObjectToObject(j, "sdrun");
         if (!sd)
                 return -ENOMEM;
@@ -597,13 +593,8 @@ int container_oci_state(Container *c, ContainerStatus st, cJSON **ret) {
                 return -ENOMEM;
         if (!cJSON_AddStringToObject(j, "bundle", strempty(c->bundle)))
                 return -ENOMEM;
-        if (c->annotations) {
-                cJSON *a = cJSON_Duplicate(c->annotations, true);
-                if (!a || !cJSON_AddItemToObject(j, "annotations", a)) {
-                        cJSON_Delete(a);
-                        return -ENOMEM;
-                }
-        }
+        if (c->annotations && !json_add(j, "annotations", cJSON_Duplicate(c->annotations, true)))
+                return -ENOMEM;
         *ret = TAKE_PTR(j);
         return 0;
 }
