@@ -179,9 +179,7 @@ int cgroup_enable_subtree_controllers(const char *dir) {
         size_t n = 0;
         int r;
 
-        if (asprintf(&path, "%s/cgroup.controllers", dir) < 0)
-                return -ENOMEM;
-        r = read_full_file_at(AT_FDCWD, path, 4096, &buf, NULL);
+        r = read_full_file_in(dir, "cgroup.controllers", 4096, &buf);
         if (r < 0)
                 return r;
         want = malloc(strlen(buf) * 2 + 2);
@@ -191,7 +189,6 @@ int cgroup_enable_subtree_controllers(const char *dir) {
                 n += (size_t) sprintf(want + n, "%s+%s", n ? " " : "", tok);
         if (n == 0)
                 return 0; /* nothing to hand down (e.g. every controller bound to v1) */
-        free(path);
         if (asprintf(&path, "%s/cgroup.subtree_control", dir) < 0) {
                 path = NULL;
                 return -ENOMEM;

@@ -6,32 +6,46 @@
 
 #include "error-util.h"
 
-int errorf(char **reterr, int r, const char *fmt, ...) {
-        va_list ap;
+int verrorf(char **reterr, int r, const char *fmt, va_list ap) {
+        char *m;
 
         if (reterr) {
+                /* Format first, free after: "%m" reads errno, which nothing may have touched yet. errno is not
+                 * read after vasprintf(): it need not set it. */
+                if (vasprintf(&m, fmt, ap) < 0)
+                        m = NULL;
                 free(*reterr);
-                va_start(ap, fmt);
-                if (vasprintf(reterr, fmt, ap) < 0) /* errno is not read: vasprintf() need not set it */
-                        *reterr = NULL;
-                va_end(ap);
+                *reterr = m;
         }
         return r < 0 ? r : -r;
 }
 
-int errwrap(char **reterr, int r, const char *prefix_fmt, ...) {
-        _cleanup_free_ char *prefix = NULL, *inner = NULL;
+int errorf(char **reterr, int r, const char *fmt, ...) {
         va_list ap;
-        int n;
+
+        va_start(ap, fmt);
+        r = verrorf(reterr, r, fmt, ap);
+        va_end(ap);
+        return r;
+}
+
+int verrwrap(char **reterr, int r, const char *prefix_fmt, va_list ap) {
+        _cleanup_free_ char *prefix = NULL, *inner = NULL;
+        int e = r < 0 ? -r : r;
 
         if (!reterr)
-                return r < 0 ? r : -r;
-        inner = TAKE_PTR(*reterr);
-        va_start(ap, prefix_fmt);
-        n = vasprintf(&prefix, prefix_fmt, ap);
-        va_end(ap);
-        if (n < 0)
+                return -e;
+        if (vasprintf(&prefix, prefix_fmt, ap) < 0)
                 prefix = NULL;
-        return errorf(reterr, r, "%s%s%s", strempty(prefix), !isempty(prefix) ? ": " : "",
-                      inner ?: strerror(r < 0 ? -r : r));
+        inner = TAKE_PTR(*reterr);
+        return errorf(reterr, -e, "%s%s%s", strempty(prefix), !isempty(prefix) ? ": " : "", inner ?: strerror(e));
+}
+
+int errwrap(char **reterr, int r, const char *prefix_fmt, ...) {
+        va_list ap;
+
+        va_start(ap, prefix_fmt);
+        r = verrwrap(reterr, r, prefix_fmt, ap);
+        va_end(ap);
+        return r;
 }

@@ -69,17 +69,15 @@ int read_full_file_at(int dir_fd, const char *path, size_t max_size, char **ret,
                         buf = nb;
                         alloc = n;
                 }
-                ssize_t k = read(fd, buf + size, alloc - size);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (k == 0)
-                        break;
+                size_t want = alloc - size;
+                int k = loop_read(fd, buf + size, want);
+                if (k < 0)
+                        return k;
                 size += (size_t) k;
                 if (size > max_size)
                         return -EFBIG;
+                if ((size_t) k < want)
+                        break; /* end of file */
         }
 
         if (!buf) {
@@ -92,6 +90,14 @@ int read_full_file_at(int dir_fd, const char *path, size_t max_size, char **ret,
         if (ret_size)
                 *ret_size = size;
         return 0;
+}
+
+int read_full_file_in(const char *dir, const char *name, size_t max_size, char **ret) {
+        _cleanup_free_ char *path = NULL;
+
+        if (asprintf(&path, "%s/%s", dir, name) < 0)
+                return -ENOMEM;
+        return read_full_file_at(AT_FDCWD, path, max_size, ret, NULL);
 }
 
 int write_file_atomic_at(int dir_fd, const char *path, const void *data, size_t size, mode_t mode) {

@@ -6,6 +6,8 @@
 
 /* Read a whole file (at most max_size bytes, else -EFBIG), NUL-terminated. dir_fd may be AT_FDCWD. */
 int read_full_file_at(int dir_fd, const char *path, size_t max_size, char **ret, size_t *ret_size);
+/* The same for the file name in the directory dir (a path). */
+int read_full_file_in(const char *dir, const char *name, size_t max_size, char **ret);
 /* write + fsync + rename into place; the file is created with mode. */
 int write_file_atomic_at(int dir_fd, const char *path, const void *data, size_t size, mode_t mode);
 /* Write a short string to an existing file (cgroupfs, procfs). */

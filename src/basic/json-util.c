@@ -29,3 +29,34 @@ int json_parse(const char *buf, size_t len, cJSON **ret, size_t *ret_error_offse
         *ret = j;
         return 0;
 }
+
+bool json_add(cJSON *object, const char *key, cJSON *item) {
+        if (!item)
+                return false;
+        if (!cJSON_AddItemToObject(object, key, item)) {
+                cJSON_Delete(item);
+                return false;
+        }
+        return true;
+}
+
+bool json_append(cJSON *array, cJSON *item) {
+        if (!item)
+                return false;
+        if (!cJSON_AddItemToArray(array, item)) {
+                cJSON_Delete(item);
+                return false;
+        }
+        return true;
+}
+
+cJSON *json_string_array(const char *const *strv, size_t n) {
+        _cleanup_json_ cJSON *a = cJSON_CreateArray();
+
+        if (!a)
+                return NULL;
+        for (size_t i = 0; i < n && strv[i]; i++)
+                if (!json_append_string(a, strv[i]))
+                        return NULL;
+        return TAKE_PTR(a);
+}

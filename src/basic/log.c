@@ -13,7 +13,6 @@
 static int log_max_level = LOG_LEVEL_WARNING;
 static int log_fd = -EBADF;
 static LogFormat log_format = LOG_FORMAT_TEXT;
-static bool log_errors_to_stderr = true;
 static log_sink_t log_sink;
 static char log_container_id[256];
 static char log_unit[512];
@@ -24,10 +23,6 @@ void log_set_max_level(int level) {
 
 int log_get_max_level(void) {
         return log_max_level;
-}
-
-void log_set_stderr_for_errors(bool b) {
-        log_errors_to_stderr = b;
 }
 
 void log_set_sink(log_sink_t sink) {
@@ -96,7 +91,7 @@ static void append_json_string(FILE *f, const char *s) {
         fputc('"', f);
 }
 
-static void format_time(char *buf, size_t n) {
+void format_now_rfc3339(char *buf, size_t n) {
         struct timespec ts;
         struct tm tm;
 
@@ -148,7 +143,7 @@ int log_internal(int level, int error, const char *file, int line, const char *f
         vsnprintf(msg, sizeof msg, fmt, ap);
         va_end(ap);
 
-        bool to_stderr = level <= log_max_level && (log_fd < 0 || (log_errors_to_stderr && level <= LOG_LEVEL_ERR));
+        bool to_stderr = level <= log_max_level && (log_fd < 0 || level <= LOG_LEVEL_ERR);
         /* Without --log, --log-format json makes the terminal lines JSON too (runc does; callers parse them). */
         bool stderr_json = to_stderr && log_fd < 0 && log_format == LOG_FORMAT_JSON;
 
@@ -159,7 +154,7 @@ int log_internal(int level, int error, const char *file, int line, const char *f
 
                 if (f) {
                         char ts[64];
-                        format_time(ts, sizeof ts);
+                        format_now_rfc3339(ts, sizeof ts);
                         if (log_format == LOG_FORMAT_JSON) {
                                 fprintf(f, "{\"level\":\"%s\",\"msg\":", level_name(level));
                                 append_json_string(f, msg);

@@ -31,8 +31,10 @@ void log_set_context(const char *container_id, const char *unit);
 void log_set_sink(log_sink_t sink);
 /* Close the log file (e.g. in a child about to exec). */
 void log_close(void);
-/* When true, error messages go to stderr even when a log file is set (runc does that). */
-void log_set_stderr_for_errors(bool b);
+
+/* The current UTC time as RFC 3339 with nanoseconds ("2026-12-02T03:04:05.123456789Z"): the log's "time"
+ * and the state's "created". n >= 32. */
+void format_now_rfc3339(char *buf, size_t n);
 
 int log_internal(int level, int error, const char *file, int line, const char *func, const char *fmt, ...)
         _printf_(6, 7);

@@ -21,6 +21,8 @@ static int read_stat_tail(pid_t pid, char *buf, size_t n, char **ret_tail) {
         _cleanup_close_ int fd = -EBADF;
         int k;
 
+        if (pid <= 0)
+                return -EINVAL;
         snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
         fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
@@ -40,8 +42,6 @@ int pid_get_state(pid_t pid, char *ret) {
         char buf[1024], *tail;
         int r;
 
-        if (pid <= 0)
-                return -EINVAL;
         r = read_stat_tail(pid, buf, sizeof buf, &tail);
         if (r < 0)
                 return r;
@@ -55,8 +55,6 @@ int pid_get_start_time(pid_t pid, uint64_t *ret) {
         unsigned long long st;
         int r;
 
-        if (pid <= 0)
-                return -EINVAL;
         r = read_stat_tail(pid, buf, sizeof buf, &tail);
         if (r < 0)
                 return r;

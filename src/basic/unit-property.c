@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "macro.h"
+#include "strv.h"
 #include "unit-property.h"
 
 static const char *const kind_signatures[_UNIT_PROP_KIND_MAX] = {
@@ -39,18 +40,10 @@ static void *memdup_local(const void *p, size_t n) {
         return q;
 }
 
-static void strv_free_local(char **l) {
-        if (!l)
-                return;
-        for (char **i = l; *i; i++)
-                free(*i);
-        free(l);
-}
-
 static void unit_property_done(UnitProperty *p) {
         free(p->name);
         free(p->s);
-        strv_free_local(p->strv);
+        strv_free(p->strv);
         free(p->bytes);
         for (size_t i = 0; i < p->n_pairs; i++) {
                 free(p->pairs[i].first);
@@ -217,20 +210,11 @@ int unit_property_add_double(UnitPropertyList *l, const char *name, double v) {
 
 int unit_property_add_strv(UnitPropertyList *l, const char *name, char *const *strv) {
         UnitProperty *p;
-        size_t n = 0;
         int r = slot_scalar(l, name, UNIT_PROP_STRV, &p);
         if (r < 0)
                 return r;
-        while (strv && strv[n])
-                n++;
-        p->strv = calloc(n + 1, sizeof(char *));
-        if (!p->strv)
+        if (strv_dup(strv, &p->strv) < 0)
                 return drop_on_enomem(l, p);
-        for (size_t i = 0; i < n; i++) {
-                p->strv[i] = strdup(strv[i]);
-                if (!p->strv[i])
-                        return drop_on_enomem(l, p);
-        }
         return 0;
 }
 

@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,17 +26,6 @@ _noreturn_ void become_fail(Become *b, int r, const char *step) {
         else
                 sync_send_error(b->sync_fd, r, "%s: %s", step, strerror(r < 0 ? -r : r));
         _exit(EXIT_FAILURE);
-}
-
-int become_errf(Become *b, int r, const char *fmt, ...) {
-        va_list ap;
-
-        free(b->err);
-        va_start(ap, fmt);
-        if (vasprintf(&b->err, fmt, ap) < 0)
-                b->err = NULL;
-        va_end(ap);
-        return r < 0 ? r : -r;
 }
 
 int become_read_file(const char *path, size_t max, char **ret) {
@@ -113,7 +101,7 @@ int become_prepare(Become *b) {
                                             &b->err)) < 0)
                 return r;
         if (chdir(cwd) < 0)
-                return become_errf(b, -errno, "process.cwd: chdir(\"%s\"): %s", cwd, strerror(errno));
+                return errorf(&b->err, -errno, "process.cwd: chdir(\"%s\"): %s", cwd, strerror(errno));
         return 0;
 }
 
@@ -124,7 +112,7 @@ int become_terminal(Become *b, int (*setup_slave)(int slave, char **reterr)) {
 
         if (!p->terminal) {
                 if (setsid() < 0 && errno != EPERM)
-                        return become_errf(b, -errno, "setsid: %s", strerror(errno));
+                        return errorf(&b->err, -errno, "setsid: %s", strerror(errno));
                 return 0;
         }
         r = console_open_pty(p->has_console_size ? (unsigned) p->console_height : 0,
@@ -142,7 +130,7 @@ int become_terminal(Become *b, int (*setup_slave)(int slave, char **reterr)) {
                 _exit(EXIT_FAILURE);
         r = console_make_controlling(slave);
         if (r < 0)
-                return become_errf(b, r, "make the pty the controlling terminal: %s", strerror(-r));
+                return errorf(&b->err, r, "make the pty the controlling terminal: %s", strerror(-r));
         return 0;
 }
 
@@ -213,14 +201,14 @@ static int apply_lsm_exec_labels(Become *b) {
                 if (r == -ENOENT)
                         r = write_string_file("/proc/self/attr/exec", v);
                 if (r < 0)
-                        return become_errf(b, r, "process.apparmorProfile: apply \"%s\": %s", p->apparmor_profile,
-                                           strerror(-r));
+                        return errorf(&b->err, r, "process.apparmorProfile: apply \"%s\": %s", p->apparmor_profile,
+                                            strerror(-r));
         }
         if (!isempty(p->selinux_label)) {
                 r = write_string_file("/proc/thread-self/attr/exec", p->selinux_label);
                 if (r < 0)
-                        return become_errf(b, r, "process.selinuxLabel: apply \"%s\": %s", p->selinux_label,
-                                           strerror(-r));
+                        return errorf(&b->err, r, "process.selinuxLabel: apply \"%s\": %s", p->selinux_label,
+                                            strerror(-r));
         }
         return 0;
 }
@@ -265,7 +253,7 @@ _noreturn_ void become_exec(Become *b) {
                 become_fail(b, r, "lsm");
         r = trampoline_open(&tramp);
         if (r < 0) {
-                become_errf(b, r, "prepare the exec trampoline (memfd): %s", strerror(-r));
+                errorf(&b->err, r, "prepare the exec trampoline (memfd): %s", strerror(-r));
                 become_fail(b, r, "trampoline");
         }
         r = process_close_fds(b->preserve_fds);
@@ -281,6 +269,6 @@ _noreturn_ void become_exec(Become *b) {
                 become_fail(b, r, "security");
 
         r = trampoline_execve(tramp, trampoline_seccomp_blocks_execveat(s), b->exe, p->args, env, b->sync_fd);
-        become_errf(b, r, "exec \"%s\": run the exec trampoline: %s", p->args[0], strerror(-r));
+        errorf(&b->err, r, "exec \"%s\": run the exec trampoline: %s", p->args[0], strerror(-r));
         become_fail(b, r, "exec");
 }

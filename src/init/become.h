@@ -23,13 +23,11 @@ typedef struct Become {
         int sync_fd;            /* to the runtime: errors, the pty master, the seccomp listener, SYNC_EXEC */
         uint64_t step_timeout_usec;
         char *exe;              /* process.args[0] resolved by become_prepare() */
-        char *err;
+        char *err;              /* the failure, filled by errorf(&b->err, ...) */
 } Become;
 
 /* Report (*b->err, or "step: strerror") on the sync socket and _exit(1). */
 _noreturn_ void become_fail(Become *b, int r, const char *step);
-/* Set b->err; returns -abs(r). */
-int become_errf(Become *b, int r, const char *fmt, ...) _printf_(3, 4);
 
 /* Read a small regular file of the container, never blocking on a FIFO or a device. */
 int become_read_file(const char *path, size_t max, char **ret);

@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,26 +14,12 @@
 #include <sys/capability.h>
 
 #include "capabilities.h"
+#include "error-util.h"
 #include "fileio.h"
 #include "log.h"
 #include "macro.h"
 
 #define CAP_BIT(c) (UINT64_C(1) << (c))
-
-_printf_(3, 4) static int fail(char **reterr, int r, const char *fmt, ...) {
-        if (reterr) {
-                va_list ap;
-                char *m = NULL;
-
-                va_start(ap, fmt);
-                if (vasprintf(&m, fmt, ap) < 0)
-                        m = NULL;
-                va_end(ap);
-                free(*reterr);
-                *reterr = m;
-        }
-        return r < 0 ? r : -r;
-}
 
 int capability_last_cap(unsigned *ret) {
         _cleanup_free_ char *s = NULL;
@@ -176,8 +161,8 @@ static int apply_user(const OciProcess *p, bool in_user_namespace, bool seccomp_
 
         r = capability_last_cap(&last_cap);
         if (r < 0)
-                return fail(reterr, r, "process.capabilities: cannot determine the kernel's last capability: %s",
-                            strerror(-r));
+                return errorf(reterr, r, "process.capabilities: cannot determine the kernel's last capability: %s",
+                              strerror(-r));
         capabilities_to_masks(&p->capabilities, last_cap, &m);
 
         /* 1. The bounding set, while we still have CAP_SETPCAP. */
@@ -190,69 +175,69 @@ static int apply_user(const OciProcess *p, bool in_user_namespace, bool seccomp_
                 if (prctl(PR_CAPBSET_DROP, (unsigned long) c, 0, 0, 0) < 0) {
                         r = -errno;
                         capability_name(c, name, sizeof name);
-                        return fail(reterr, r, "process.capabilities.bounding: dropping %s from the bounding set: %s%s",
-                                    name, strerror(-r), hint);
+                        return errorf(reterr, r, "process.capabilities.bounding: dropping %s from the bounding set: %s%s",
+                                      name, strerror(-r), hint);
                 }
         }
 
         /* 2. Keep the permitted set across the switch to a non-zero uid. */
         if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
-                return fail(reterr, -errno, "process.user: PR_SET_KEEPCAPS: %m%s", hint);
+                return errorf(reterr, -errno, "process.user: PR_SET_KEEPCAPS: %m%s", hint);
 
         /* 3. Groups, gid, uid. */
         if (in_user_namespace && setgroups_denied()) {
                 if (p->user.n_additional_gids > 0)
-                        return fail(reterr, -EPERM,
-                                    "process.user.additionalGids: setgroups(2) is denied in the container's user namespace");
+                        return errorf(reterr, -EPERM,
+                                      "process.user.additionalGids: setgroups(2) is denied in the container's user namespace");
         } else {
                 _cleanup_free_ gid_t *g = NULL;
                 if (p->user.n_additional_gids > 0) {
                         g = calloc(p->user.n_additional_gids, sizeof(gid_t));
                         if (!g)
-                                return fail(reterr, -ENOMEM, "process.user.additionalGids: out of memory");
+                                return errorf(reterr, -ENOMEM, "process.user.additionalGids: out of memory");
                         for (size_t i = 0; i < p->user.n_additional_gids; i++)
                                 g[i] = (gid_t) p->user.additional_gids[i];
                 }
                 /* Also with no additional gids: clears the groups the init inherited. */
                 if (setgroups(p->user.n_additional_gids, g) < 0)
-                        return fail(reterr, -errno, "process.user.additionalGids: setgroups: %m%s", hint);
+                        return errorf(reterr, -errno, "process.user.additionalGids: setgroups: %m%s", hint);
         }
         if (setresgid(p->user.gid, p->user.gid, p->user.gid) < 0)
-                return fail(reterr, -errno, "process.user.gid: setresgid(%" PRIu32 "): %m%s", p->user.gid, hint);
+                return errorf(reterr, -errno, "process.user.gid: setresgid(%" PRIu32 "): %m%s", p->user.gid, hint);
         if (setresuid(p->user.uid, p->user.uid, p->user.uid) < 0)
-                return fail(reterr, -errno, "process.user.uid: setresuid(%" PRIu32 "): %m%s", p->user.uid, hint);
+                return errorf(reterr, -errno, "process.user.uid: setresuid(%" PRIu32 "): %m%s", p->user.uid, hint);
         if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0)
-                return fail(reterr, -errno, "process.user: clearing PR_SET_KEEPCAPS: %m%s", hint);
+                return errorf(reterr, -errno, "process.user: clearing PR_SET_KEEPCAPS: %m%s", hint);
 
         /* 4. Effective, permitted, inheritable. */
         {
                 _cleanup_(cap_freep) cap_t c = cap_init();
                 if (!c)
-                        return fail(reterr, -ENOMEM, "process.capabilities: out of memory");
+                        return errorf(reterr, -ENOMEM, "process.capabilities: out of memory");
                 if (set_cap_flag(c, CAP_EFFECTIVE, m.effective) < 0 ||
                     set_cap_flag(c, CAP_PERMITTED, m.permitted) < 0 ||
                     set_cap_flag(c, CAP_INHERITABLE, m.inheritable) < 0)
-                        return fail(reterr, -EINVAL, "process.capabilities: building the capability sets: %m");
+                        return errorf(reterr, -EINVAL, "process.capabilities: building the capability sets: %m");
                 if (cap_set_proc(c) < 0) {
                         r = -errno;
                         if (r == -EPERM && (m.effective & ~m.permitted))
-                                return fail(reterr, r, "process.capabilities.effective: must be a subset of permitted");
+                                return errorf(reterr, r, "process.capabilities.effective: must be a subset of permitted");
                         if (r == -EPERM && (m.inheritable & ~m.bounding)) {
                                 _cleanup_free_ char *extra = NULL;
                                 (void) capability_mask_to_string(m.inheritable & ~m.bounding, &extra);
-                                return fail(reterr, r, "process.capabilities.inheritable: %s not in the bounding set",
-                                            strna(extra));
+                                return errorf(reterr, r, "process.capabilities.inheritable: %s not in the bounding set",
+                                              strna(extra));
                         }
-                        return fail(reterr, r,
-                                    "process.capabilities: setting the effective, permitted and inheritable sets: %s%s",
-                                    strerror(-r), hint);
+                        return errorf(reterr, r,
+                                      "process.capabilities: setting the effective, permitted and inheritable sets: %s%s",
+                                      strerror(-r), hint);
                 }
         }
 
         /* 5. Ambient: the kernel only raises what is both permitted and inheritable. Like runc and crun, a
          * capability that cannot be raised is a warning, not an error (Podman relies on that). */
         if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
-                return fail(reterr, -errno, "process.capabilities.ambient: clearing the ambient set: %m%s", hint);
+                return errorf(reterr, -errno, "process.capabilities.ambient: clearing the ambient set: %m%s", hint);
         for (unsigned c = 0; c <= last_cap; c++) {
                 if (!(m.ambient & CAP_BIT(c)))
                         continue;
@@ -261,8 +246,8 @@ static int apply_user(const OciProcess *p, bool in_user_namespace, bool seccomp_
                 r = -errno;
                 capability_name(c, name, sizeof name);
                 if (r != -EPERM && r != -EINVAL)
-                        return fail(reterr, r, "process.capabilities.ambient: raising %s: %s%s", name, strerror(-r),
-                                    hint);
+                        return errorf(reterr, r, "process.capabilities.ambient: raising %s: %s%s", name, strerror(-r),
+                                      hint);
                 log_warning("process.capabilities.ambient: cannot raise %s: %s (it must be permitted and inheritable too).",
                             name, strerror(-r));
         }
@@ -271,7 +256,7 @@ static int apply_user(const OciProcess *p, bool in_user_namespace, bool seccomp_
 
         /* 6. Last: no_new_privs, so that nothing above depends on it. */
         if (p->no_new_privileges && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-                return fail(reterr, -errno, "process.noNewPrivileges: PR_SET_NO_NEW_PRIVS: %m%s", hint);
+                return errorf(reterr, -errno, "process.noNewPrivileges: PR_SET_NO_NEW_PRIVS: %m%s", hint);
 
         return 0;
 }
@@ -334,8 +319,8 @@ int process_finalize_security_full(
                         if (notify_fd >= 0 && send_notify_fd) {
                                 r = send_notify_fd(notify_fd, userdata);
                                 if (r < 0)
-                                        return fail(reterr, r, "linux.seccomp: passing the notify fd to the runtime: %s",
-                                                    strerror(-r));
+                                        return errorf(reterr, r, "linux.seccomp: passing the notify fd to the runtime: %s",
+                                                      strerror(-r));
                                 notify_fd = safe_close(notify_fd);
                         }
                         break;

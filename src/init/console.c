@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "console.h"
+#include "error-util.h"
 #include "macro.h"
 
 int console_send_master(const char *socket_path, int master_fd, char **reterr) {
@@ -28,33 +29,22 @@ int console_send_master(const char *socket_path, int master_fd, char **reterr) {
                              .msg_controllen = sizeof control.buf };
         struct cmsghdr *c;
 
-        if (strlen(socket_path) >= sizeof sa.sun_path) {
-                if (reterr && asprintf(reterr, "--console-socket: path \"%s\" is too long", socket_path) < 0)
-                        *reterr = NULL;
-                return -ENAMETOOLONG;
-        }
+        if (strlen(socket_path) >= sizeof sa.sun_path)
+                return errorf(reterr, ENAMETOOLONG, "--console-socket: path \"%s\" is too long", socket_path);
         strcpy(sa.sun_path, socket_path);
         s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (s < 0)
                 return -errno;
         (void) setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-        if (connect(s, (struct sockaddr *) &sa, sizeof sa) < 0) {
-                int r = -errno;
-                if (reterr && asprintf(reterr, "--console-socket: connect to \"%s\": %s", socket_path, strerror(errno)) < 0)
-                        *reterr = NULL;
-                return r;
-        }
+        if (connect(s, (struct sockaddr *) &sa, sizeof sa) < 0)
+                return errorf(reterr, errno, "--console-socket: connect to \"%s\": %m", socket_path);
         c = CMSG_FIRSTHDR(&mh);
         c->cmsg_level = SOL_SOCKET;
         c->cmsg_type = SCM_RIGHTS;
         c->cmsg_len = CMSG_LEN(sizeof(int));
         memcpy(CMSG_DATA(c), &master_fd, sizeof(int));
-        if (sendmsg(s, &mh, MSG_NOSIGNAL) < 0) {
-                int r = -errno;
-                if (reterr && asprintf(reterr, "--console-socket: send to \"%s\": %s", socket_path, strerror(errno)) < 0)
-                        *reterr = NULL;
-                return r;
-        }
+        if (sendmsg(s, &mh, MSG_NOSIGNAL) < 0)
+                return errorf(reterr, errno, "--console-socket: send to \"%s\": %m", socket_path);
         return 0;
 }
 
@@ -64,21 +54,13 @@ int console_open_pty(unsigned rows, unsigned cols, int *ret_master, int *ret_sla
 
         /* In the container's own devpts instance: /dev/ptmx is a link to pts/ptmx. */
         master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
-        if (master < 0) {
-                int r = -errno;
-                if (reterr && asprintf(reterr, "open \"/dev/ptmx\" in the container: %s", strerror(errno)) < 0)
-                        *reterr = NULL;
-                return r;
-        }
+        if (master < 0)
+                return errorf(reterr, errno, "open \"/dev/ptmx\" in the container: %m");
         if (ioctl(master, TIOCSPTLCK, &unlock) < 0)
                 return -errno;
         slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
-        if (slave < 0) {
-                int r = -errno;
-                if (reterr && asprintf(reterr, "open the pty peer: %s", strerror(errno)) < 0)
-                        *reterr = NULL;
-                return r;
-        }
+        if (slave < 0)
+                return errorf(reterr, errno, "open the pty peer: %m");
         if (rows > 0 || cols > 0) {
                 struct winsize ws = { .ws_row = (unsigned short) rows, .ws_col = (unsigned short) cols };
                 (void) ioctl(slave, TIOCSWINSZ, &ws);

@@ -187,26 +187,16 @@ static int hook_run_one(const OciHook *h, OciHookKind kind, size_t idx, const ch
                 output[out_len - 1] = 0;
         log_hook_output(kind, idx, output);
 
-        if (timed_out) {
-                if (reterr && asprintf(reterr, "%s hook [%zu] \"%s\" timed out after %d s and was killed",
-                                       oci_hook_kind_to_string(kind), idx, h->path, h->has_timeout ? h->timeout : 600) < 0)
-                        *reterr = NULL;
-                return -ETIMEDOUT;
-        }
+        if (timed_out)
+                return errorf(reterr, ETIMEDOUT, "%s hook [%zu] \"%s\" timed out after %d s and was killed",
+                              oci_hook_kind_to_string(kind), idx, h->path, h->has_timeout ? h->timeout : 600);
         if (si.si_code == CLD_EXITED && si.si_status == 0)
                 return 0;
-        if (reterr) {
-                int k;
-                if (si.si_code == CLD_EXITED)
-                        k = asprintf(reterr, "%s hook [%zu] \"%s\" failed with exit status %d%s%s",
-                                     oci_hook_kind_to_string(kind), idx, h->path, si.si_status, *msg ? ": " : "", msg);
-                else
-                        k = asprintf(reterr, "%s hook [%zu] \"%s\" was killed by signal %s",
-                                     oci_hook_kind_to_string(kind), idx, h->path, strsignal(si.si_status));
-                if (k < 0)
-                        *reterr = NULL;
-        }
-        return -EIO;
+        if (si.si_code == CLD_EXITED)
+                return errorf(reterr, EIO, "%s hook [%zu] \"%s\" failed with exit status %d%s%s",
+                              oci_hook_kind_to_string(kind), idx, h->path, si.si_status, *msg ? ": " : "", msg);
+        return errorf(reterr, EIO, "%s hook [%zu] \"%s\" was killed by signal %s", oci_hook_kind_to_string(kind),
+                      idx, h->path, strsignal(si.si_status));
 }
 
 int hooks_run(const OciConfig *c, OciHookKind kind, const char *state_json, const char *cwd, char **reterr) {

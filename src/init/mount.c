@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "error-util.h"
 #include "macro.h"
 #include "mount-options.h"
 #include "mount.h"
@@ -310,21 +311,15 @@ int make_tmpfs_tree(bool ro, const char *mode) {
 }
 
 int rootfs_error(char **reterr, int error, const char *fmt, ...) {
-        _cleanup_free_ char *head = NULL;
         va_list ap;
-        int r;
 
         assert(error < 0);
 
-        if (!reterr || *reterr)
+        if (!reterr || *reterr) /* the first error wins */
                 return error;
-        va_start(ap, fmt);
-        r = vasprintf(&head, fmt, ap);
+        va_start(ap, fmt); /* with no message yet, errwrap() appends strerror() */
+        error = verrwrap(reterr, error, fmt, ap);
         va_end(ap);
-        if (r < 0)
-                return error;
-        if (asprintf(reterr, "%s: %s", head, strerror(-error)) < 0)
-                *reterr = NULL;
         return error;
 }
 

@@ -6,7 +6,6 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,9 +20,11 @@
 #include <cjson/cJSON.h>
 
 #include "config.h"
+#include "error-util.h"
 #include "json-util.h"
 #include "log.h"
 #include "macro.h"
+#include "oci-features.h"
 #include "process-util.h"
 #include "seccomp-filter.h"
 
@@ -37,30 +38,6 @@
 /* Arguments a syscall has at most (seccomp_data.args). */
 #define SECCOMP_ARGS_MAX 6
 
-static const char *const action_names[_OCI_SECCOMP_ACTION_MAX + 1] = {
-        [OCI_SECCOMP_KILL] = "SCMP_ACT_KILL",
-        [OCI_SECCOMP_KILL_PROCESS] = "SCMP_ACT_KILL_PROCESS",
-        [OCI_SECCOMP_KILL_THREAD] = "SCMP_ACT_KILL_THREAD",
-        [OCI_SECCOMP_TRAP] = "SCMP_ACT_TRAP",
-        [OCI_SECCOMP_ERRNO] = "SCMP_ACT_ERRNO",
-        [OCI_SECCOMP_TRACE] = "SCMP_ACT_TRACE",
-        [OCI_SECCOMP_ALLOW] = "SCMP_ACT_ALLOW",
-        [OCI_SECCOMP_LOG] = "SCMP_ACT_LOG",
-        [OCI_SECCOMP_NOTIFY] = "SCMP_ACT_NOTIFY",
-        [_OCI_SECCOMP_ACTION_MAX] = NULL,
-};
-
-static const char *const operator_names[_OCI_SECCOMP_OP_MAX + 1] = {
-        [OCI_SECCOMP_OP_NE] = "SCMP_CMP_NE",
-        [OCI_SECCOMP_OP_LT] = "SCMP_CMP_LT",
-        [OCI_SECCOMP_OP_LE] = "SCMP_CMP_LE",
-        [OCI_SECCOMP_OP_EQ] = "SCMP_CMP_EQ",
-        [OCI_SECCOMP_OP_GE] = "SCMP_CMP_GE",
-        [OCI_SECCOMP_OP_GT] = "SCMP_CMP_GT",
-        [OCI_SECCOMP_OP_MASKED_EQ] = "SCMP_CMP_MASKED_EQ",
-        [_OCI_SECCOMP_OP_MAX] = NULL,
-};
-
 static const enum scmp_compare operator_values[_OCI_SECCOMP_OP_MAX] = {
         [OCI_SECCOMP_OP_NE] = SCMP_CMP_NE,
         [OCI_SECCOMP_OP_LT] = SCMP_CMP_LT,
@@ -71,123 +48,33 @@ static const enum scmp_compare operator_values[_OCI_SECCOMP_OP_MAX] = {
         [OCI_SECCOMP_OP_MASKED_EQ] = SCMP_CMP_MASKED_EQ,
 };
 
-static const struct {
-        const char *name;
-        unsigned long value;
-} flag_table[] = {
-        { "SECCOMP_FILTER_FLAG_TSYNC", SECCOMP_FILTER_FLAG_TSYNC },
-        { "SECCOMP_FILTER_FLAG_LOG", SECCOMP_FILTER_FLAG_LOG },
-        { "SECCOMP_FILTER_FLAG_SPEC_ALLOW", SECCOMP_FILTER_FLAG_SPEC_ALLOW },
-        { "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV", SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV },
-};
-
-static const char *const flag_names[] = {
-        "SECCOMP_FILTER_FLAG_TSYNC",
-        "SECCOMP_FILTER_FLAG_LOG",
-        "SECCOMP_FILTER_FLAG_SPEC_ALLOW",
-        "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV",
-        NULL,
-};
-
-/* The spec's architecture names and libseccomp's names for them (seccomp_arch_resolve_name()). */
-static const struct {
-        const char *oci;
-        const char *scmp;
-} arch_table[] = {
-        { "SCMP_ARCH_X86", "x86" },
-        { "SCMP_ARCH_X86_64", "x86_64" },
-        { "SCMP_ARCH_X32", "x32" },
-        { "SCMP_ARCH_ARM", "arm" },
-        { "SCMP_ARCH_AARCH64", "aarch64" },
-        { "SCMP_ARCH_MIPS", "mips" },
-        { "SCMP_ARCH_MIPS64", "mips64" },
-        { "SCMP_ARCH_MIPS64N32", "mips64n32" },
-        { "SCMP_ARCH_MIPSEL", "mipsel" },
-        { "SCMP_ARCH_MIPSEL64", "mipsel64" },
-        { "SCMP_ARCH_MIPSEL64N32", "mipsel64n32" },
-        { "SCMP_ARCH_PPC", "ppc" },
-        { "SCMP_ARCH_PPC64", "ppc64" },
-        { "SCMP_ARCH_PPC64LE", "ppc64le" },
-        { "SCMP_ARCH_S390", "s390" },
-        { "SCMP_ARCH_S390X", "s390x" },
-        { "SCMP_ARCH_PARISC", "parisc" },
-        { "SCMP_ARCH_PARISC64", "parisc64" },
-        { "SCMP_ARCH_RISCV64", "riscv64" },
-        { "SCMP_ARCH_LOONGARCH64", "loongarch64" },
-        { "SCMP_ARCH_M68K", "m68k" },
-        { "SCMP_ARCH_SH", "sh" },
-        { "SCMP_ARCH_SHEB", "sheb" },
-};
-
-const char *const *oci_seccomp_known_actions(void) {
-        return action_names;
-}
-
-const char *const *oci_seccomp_known_operators(void) {
-        return operator_names;
-}
-
-const char *const *oci_seccomp_known_flags(void) {
-        return flag_names;
-}
-
-int oci_seccomp_action_from_name(const char *name, OciSeccompAction *ret) {
-        assert(name);
-        for (OciSeccompAction a = 0; a < _OCI_SECCOMP_ACTION_MAX; a++)
-                if (streq(action_names[a], name)) {
-                        if (ret)
-                                *ret = a;
-                        return 0;
-                }
-        return -EINVAL;
-}
-
-int oci_seccomp_operator_from_name(const char *name, OciSeccompOp *ret) {
-        assert(name);
-        for (OciSeccompOp o = 0; o < _OCI_SECCOMP_OP_MAX; o++)
-                if (streq(operator_names[o], name)) {
-                        if (ret)
-                                *ret = o;
-                        return 0;
-                }
-        return -EINVAL;
-}
-
 int oci_seccomp_flag_from_name(const char *name, unsigned long *ret) {
+        const SeccompFlagInfo *flags;
+        size_t n = seccomp_known_flags(&flags);
+
         assert(name);
-        for (size_t i = 0; i < ELEMENTSOF(flag_table); i++)
-                if (streq(flag_table[i].name, name)) {
+        FOREACH_ARRAY(f, flags, n)
+                if (streq(f->name, name)) {
                         if (ret)
-                                *ret = flag_table[i].value;
+                                *ret = f->kernel_flag;
                         return 0;
                 }
         return -EINVAL;
 }
 
 int oci_seccomp_arch_from_name(const char *name, uint32_t *ret) {
-        assert(name);
-        for (size_t i = 0; i < ELEMENTSOF(arch_table); i++)
-                if (streq(arch_table[i].oci, name)) {
-                        uint32_t token = seccomp_arch_resolve_name(arch_table[i].scmp);
-                        if (token == 0)
-                                return -EOPNOTSUPP;
-                        if (ret)
-                                *ret = token;
-                        return 0;
-                }
-        return -EINVAL;
-}
+        const OciSeccompArch *a;
+        uint32_t token;
 
-int oci_seccomp_known_archs(const char ***ret) {
-        assert(ret);
-        const char **l = calloc(ELEMENTSOF(arch_table) + 1, sizeof(char *));
-        if (!l)
-                return -ENOMEM;
-        size_t n = 0;
-        for (size_t i = 0; i < ELEMENTSOF(arch_table); i++)
-                if (oci_seccomp_arch_from_name(arch_table[i].oci, NULL) >= 0)
-                        l[n++] = arch_table[i].oci;
-        *ret = l;
+        assert(name);
+        a = oci_seccomp_arch_find(name);
+        if (!a)
+                return -EINVAL;
+        token = seccomp_arch_resolve_name(a->libseccomp);
+        if (token == 0)
+                return -EOPNOTSUPP;
+        if (ret)
+                *ret = token;
         return 0;
 }
 
@@ -222,21 +109,6 @@ bool oci_seccomp_uses_notify(const OciSeccomp *s) {
         return false;
 }
 
-_printf_(3, 4) static int fail(char **reterr, int r, const char *fmt, ...) {
-        if (reterr) {
-                va_list ap;
-                char *m = NULL;
-
-                va_start(ap, fmt);
-                if (vasprintf(&m, fmt, ap) < 0)
-                        m = NULL;
-                va_end(ap);
-                free(*reterr);
-                *reterr = m;
-        }
-        return r < 0 ? r : -r;
-}
-
 /* OCI action (+ errnoRet) -> libseccomp action value. path names the object for messages, e.g.
  * "linux.seccomp.syscalls[2]" or "linux.seccomp" (whose fields are defaultAction/defaultErrnoRet). */
 static int action_to_scmp(
@@ -244,12 +116,12 @@ static int action_to_scmp(
                 const char *errno_field, uint32_t *ret, char **reterr) {
 
         if (has_errno_ret && a != OCI_SECCOMP_ERRNO && a != OCI_SECCOMP_TRACE)
-                return fail(reterr, -EINVAL, "%s.%s: not allowed with action %s (only SCMP_ACT_ERRNO and SCMP_ACT_TRACE take an errno)",
-                            path, errno_field, a < _OCI_SECCOMP_ACTION_MAX ? action_names[a] : "?");
+                return errorf(reterr, -EINVAL, "%s.%s: not allowed with action %s (only SCMP_ACT_ERRNO and SCMP_ACT_TRACE take an errno)",
+                              path, errno_field, oci_seccomp_action_to_string(a) ?: "?");
         /* libseccomp keeps 16 bits of it; the kernel returns at most MAX_ERRNO (4095). */
         if (has_errno_ret && errno_ret > 4095)
-                return fail(reterr, -EINVAL, "%s.%s: %" PRIu32 " is not an errno value (0..4095)", path, errno_field,
-                            errno_ret);
+                return errorf(reterr, -EINVAL, "%s.%s: %" PRIu32 " is not an errno value (0..4095)", path, errno_field,
+                              errno_ret);
 
         uint32_t e = has_errno_ret ? errno_ret : EPERM;
         switch (a) {
@@ -279,7 +151,7 @@ static int action_to_scmp(
                 *ret = SCMP_ACT_NOTIFY;
                 return 0;
         default:
-                return fail(reterr, -EINVAL, "%s: unknown seccomp action %d", path, (int) a);
+                return errorf(reterr, -EINVAL, "%s: unknown seccomp action %d", path, (int) a);
         }
 }
 
@@ -295,8 +167,8 @@ static int add_syscall_rules(scmp_filter_ctx ctx, const OciSyscall *sc, size_t i
                 return r;
 
         if (sc->n_args > SECCOMP_ARGS_MAX)
-                return fail(reterr, -EINVAL, "%s.args: at most %d conditions are supported, got %zu", path,
-                            SECCOMP_ARGS_MAX, sc->n_args);
+                return errorf(reterr, -EINVAL, "%s.args: at most %d conditions are supported, got %zu", path,
+                              SECCOMP_ARGS_MAX, sc->n_args);
 
         struct scmp_arg_cmp cmps[SECCOMP_ARGS_MAX];
         bool repeated_index = false;
@@ -304,10 +176,10 @@ static int add_syscall_rules(scmp_filter_ctx ctx, const OciSyscall *sc, size_t i
                 const OciSeccompArg *a = &sc->args[j];
 
                 if (a->index >= SECCOMP_ARGS_MAX)
-                        return fail(reterr, -EINVAL, "%s.args[%zu].index: %" PRIu32 " is out of range (0..%d)",
-                                    path, j, a->index, SECCOMP_ARGS_MAX - 1);
+                        return errorf(reterr, -EINVAL, "%s.args[%zu].index: %" PRIu32 " is out of range (0..%d)",
+                                      path, j, a->index, SECCOMP_ARGS_MAX - 1);
                 if ((unsigned) a->op >= _OCI_SECCOMP_OP_MAX)
-                        return fail(reterr, -EINVAL, "%s.args[%zu].op: unknown operator %d", path, j, (int) a->op);
+                        return errorf(reterr, -EINVAL, "%s.args[%zu].op: unknown operator %d", path, j, (int) a->op);
 
                 /* SCMP_CMP_MASKED_EQ: value is the mask, valueTwo the datum compared after masking. */
                 cmps[j] = (struct scmp_arg_cmp) {
@@ -337,9 +209,9 @@ static int add_syscall_rules(scmp_filter_ctx ctx, const OciSyscall *sc, size_t i
                 if (action == SCMP_ACT_NOTIFY && (streq(name, "sendmsg") || streq(name, "write")))
                         /* The init passes the listener fd with these after loading the filter: notifying
                          * them would make it wait for an agent that cannot have the fd yet. */
-                        return fail(reterr, -EINVAL,
-                                    "%s.names[%zu]: SCMP_ACT_NOTIFY cannot be used for \"%s\" (the runtime needs it to pass the notify fd)",
-                                    path, j, name);
+                        return errorf(reterr, -EINVAL,
+                                      "%s.names[%zu]: SCMP_ACT_NOTIFY cannot be used for \"%s\" (the runtime needs it to pass the notify fd)",
+                                      path, j, name);
                 if (action == default_action) {
                         /* libseccomp refuses a rule that repeats the default action; it would be a no-op. */
                         log_debug("%s.names[%zu]: \"%s\" has the default action, no rule needed.", path, j, name);
@@ -360,8 +232,8 @@ static int add_syscall_rules(scmp_filter_ctx ctx, const OciSyscall *sc, size_t i
                                         break;
                         }
                 if (r < 0)
-                        return fail(reterr, r, "%s.names[%zu]: adding rule for \"%s\": %s", path, j, name,
-                                    strerror(-r));
+                        return errorf(reterr, r, "%s.names[%zu]: adding rule for \"%s\": %s", path, j, name,
+                                      strerror(-r));
         }
         return 0;
 }
@@ -382,55 +254,55 @@ int oci_seccomp_prepare(const OciSeccomp *s, scmp_filter_ctx *ret, char **reterr
                 return r;
         if (s->default_action == OCI_SECCOMP_NOTIFY)
                 /* The init itself would block on its next syscall, waiting for an agent it cannot reach. */
-                return fail(reterr, -EINVAL, "linux.seccomp.defaultAction: SCMP_ACT_NOTIFY cannot be the default action");
+                return errorf(reterr, -EINVAL, "linux.seccomp.defaultAction: SCMP_ACT_NOTIFY cannot be the default action");
 
         bool notify = oci_seccomp_uses_notify(s);
         if (notify && isempty(s->listener_path))
-                return fail(reterr, -EINVAL, "linux.seccomp.listenerPath: required when an action is SCMP_ACT_NOTIFY");
+                return errorf(reterr, -EINVAL, "linux.seccomp.listenerPath: required when an action is SCMP_ACT_NOTIFY");
         if (notify && !kernel_accepts_filter_flags(SECCOMP_FILTER_FLAG_NEW_LISTENER))
-                return fail(reterr, -EOPNOTSUPP, "linux.seccomp: SCMP_ACT_NOTIFY is not supported by the running kernel");
+                return errorf(reterr, -EOPNOTSUPP, "linux.seccomp: SCMP_ACT_NOTIFY is not supported by the running kernel");
 
         unsigned long flags = 0;
         for (size_t i = 0; s->flags && s->flags[i]; i++) {
                 unsigned long f;
 
                 if (oci_seccomp_flag_from_name(s->flags[i], &f) < 0)
-                        return fail(reterr, -EINVAL, "linux.seccomp.flags[%zu]: unknown flag \"%s\"", i, s->flags[i]);
+                        return errorf(reterr, -EINVAL, "linux.seccomp.flags[%zu]: unknown flag \"%s\"", i, s->flags[i]);
                 if (!oci_seccomp_flag_supported(s->flags[i]))
-                        return fail(reterr, -EOPNOTSUPP, "linux.seccomp.flags[%zu]: %s is not supported by the running kernel",
-                                    i, s->flags[i]);
+                        return errorf(reterr, -EOPNOTSUPP, "linux.seccomp.flags[%zu]: %s is not supported by the running kernel",
+                                      i, s->flags[i]);
                 flags |= f;
         }
         if ((flags & SECCOMP_FILTER_FLAG_TSYNC) && notify &&
             !kernel_accepts_filter_flags(SECCOMP_FILTER_FLAG_TSYNC | SECCOMP_FILTER_FLAG_TSYNC_ESRCH |
                                          SECCOMP_FILTER_FLAG_NEW_LISTENER))
-                return fail(reterr, -EOPNOTSUPP,
-                            "linux.seccomp.flags: SECCOMP_FILTER_FLAG_TSYNC together with SCMP_ACT_NOTIFY is not supported by the running kernel");
+                return errorf(reterr, -EOPNOTSUPP,
+                              "linux.seccomp.flags: SECCOMP_FILTER_FLAG_TSYNC together with SCMP_ACT_NOTIFY is not supported by the running kernel");
 
         ctx = seccomp_init(default_action);
         if (!ctx)
-                return fail(reterr, -ENOMEM, "linux.seccomp: creating the seccomp filter failed");
+                return errorf(reterr, -ENOMEM, "linux.seccomp: creating the seccomp filter failed");
 
         /* libseccomp would set no_new_privs on load by default; noNewPrivileges decides that. */
         r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
         if (r < 0)
-                return fail(reterr, r, "linux.seccomp: disabling libseccomp's no_new_privs: %s", strerror(-r));
+                return errorf(reterr, r, "linux.seccomp: disabling libseccomp's no_new_privs: %s", strerror(-r));
 
         for (size_t i = 0; s->architectures && s->architectures[i]; i++) {
                 uint32_t arch;
 
                 r = oci_seccomp_arch_from_name(s->architectures[i], &arch);
                 if (r == -EOPNOTSUPP)
-                        return fail(reterr, r, "linux.seccomp.architectures[%zu]: %s is not supported by libseccomp %u.%u.%u",
-                                    i, s->architectures[i], seccomp_version()->major, seccomp_version()->minor,
-                                    seccomp_version()->micro);
+                        return errorf(reterr, r, "linux.seccomp.architectures[%zu]: %s is not supported by libseccomp %u.%u.%u",
+                                      i, s->architectures[i], seccomp_version()->major, seccomp_version()->minor,
+                                      seccomp_version()->micro);
                 if (r < 0)
-                        return fail(reterr, r, "linux.seccomp.architectures[%zu]: unknown architecture \"%s\"", i,
-                                    s->architectures[i]);
+                        return errorf(reterr, r, "linux.seccomp.architectures[%zu]: unknown architecture \"%s\"", i,
+                                      s->architectures[i]);
                 r = seccomp_arch_add(ctx, arch);
                 if (r < 0 && r != -EEXIST) /* the native arch is always there */
-                        return fail(reterr, r, "linux.seccomp.architectures[%zu]: adding %s: %s", i,
-                                    s->architectures[i], strerror(-r));
+                        return errorf(reterr, r, "linux.seccomp.architectures[%zu]: adding %s: %s", i,
+                                      s->architectures[i], strerror(-r));
         }
 
         for (size_t i = 0; i < s->n_syscalls; i++) {
@@ -482,24 +354,24 @@ int oci_seccomp_load(scmp_filter_ctx ctx, const OciSeccomp *s, int *ret_notify_f
         {
                 _cleanup_close_ int fd = memfd_create("sdrun-seccomp-bpf", MFD_CLOEXEC);
                 if (fd < 0)
-                        return fail(reterr, -errno, "linux.seccomp: creating a memfd for the BPF program: %m");
+                        return errorf(reterr, -errno, "linux.seccomp: creating a memfd for the BPF program: %m");
                 r = seccomp_export_bpf(ctx, fd);
                 if (r < 0)
-                        return fail(reterr, r, "linux.seccomp: generating the BPF program: %s", strerror(-r));
+                        return errorf(reterr, r, "linux.seccomp: generating the BPF program: %s", strerror(-r));
                 if (fstat(fd, &st) < 0)
-                        return fail(reterr, -errno, "linux.seccomp: stat of the BPF program: %m");
+                        return errorf(reterr, -errno, "linux.seccomp: stat of the BPF program: %m");
                 if (st.st_size <= 0 || st.st_size % sizeof(struct sock_filter) != 0)
-                        return fail(reterr, -EIO, "linux.seccomp: BPF program has an invalid size %jd",
-                                    (intmax_t) st.st_size);
+                        return errorf(reterr, -EIO, "linux.seccomp: BPF program has an invalid size %jd",
+                                      (intmax_t) st.st_size);
                 if ((size_t) st.st_size > sizeof insns)
-                        return fail(reterr, -E2BIG,
-                                    "linux.seccomp: the filter compiles to %zu BPF instructions, the kernel accepts at most %d",
-                                    (size_t) st.st_size / sizeof(struct sock_filter), BPF_MAXINSNS);
+                        return errorf(reterr, -E2BIG,
+                                      "linux.seccomp: the filter compiles to %zu BPF instructions, the kernel accepts at most %d",
+                                      (size_t) st.st_size / sizeof(struct sock_filter), BPF_MAXINSNS);
                 ssize_t n = pread(fd, insns, (size_t) st.st_size, 0);
                 if (n < 0)
-                        return fail(reterr, -errno, "linux.seccomp: reading the BPF program: %m");
+                        return errorf(reterr, -errno, "linux.seccomp: reading the BPF program: %m");
                 if (n != st.st_size)
-                        return fail(reterr, -EIO, "linux.seccomp: short read of the BPF program");
+                        return errorf(reterr, -EIO, "linux.seccomp: short read of the BPF program");
         }
 
         struct sock_fprog prog = {
@@ -510,13 +382,13 @@ int oci_seccomp_load(scmp_filter_ctx ctx, const OciSeccomp *s, int *ret_notify_f
         if (fd < 0) {
                 r = -errno;
                 if (r == -EACCES)
-                        return fail(reterr, r,
-                                    "linux.seccomp: loading the filter: %s (needs noNewPrivileges or CAP_SYS_ADMIN)",
-                                    strerror(-r));
+                        return errorf(reterr, r,
+                                      "linux.seccomp: loading the filter: %s (needs noNewPrivileges or CAP_SYS_ADMIN)",
+                                      strerror(-r));
                 if (r == -ESRCH)
-                        return fail(reterr, r,
-                                    "linux.seccomp: loading the filter: another thread could not be synchronized (SECCOMP_FILTER_FLAG_TSYNC)");
-                return fail(reterr, r, "linux.seccomp: loading the filter: %s", strerror(-r));
+                        return errorf(reterr, r,
+                                      "linux.seccomp: loading the filter: another thread could not be synchronized (SECCOMP_FILTER_FLAG_TSYNC)");
+                return errorf(reterr, r, "linux.seccomp: loading the filter: %s", strerror(-r));
         }
 
         *ret_notify_fd = notify ? (int) fd : -1;
@@ -591,21 +463,21 @@ int oci_seccomp_send_to_agent_timeout(
         assert(state_json);
 
         if (isempty(s->listener_path))
-                return fail(reterr, -EINVAL, "linux.seccomp.listenerPath: required when an action is SCMP_ACT_NOTIFY");
+                return errorf(reterr, -EINVAL, "linux.seccomp.listenerPath: required when an action is SCMP_ACT_NOTIFY");
         if (strlen(s->listener_path) >= sizeof sa.sun_path)
-                return fail(reterr, -ENAMETOOLONG, "linux.seccomp.listenerPath: \"%s\" is longer than %zu bytes",
-                            s->listener_path, sizeof sa.sun_path - 1);
+                return errorf(reterr, -ENAMETOOLONG, "linux.seccomp.listenerPath: \"%s\" is longer than %zu bytes",
+                              s->listener_path, sizeof sa.sun_path - 1);
         strcpy(sa.sun_path, s->listener_path);
 
         r = oci_seccomp_container_process_state(s, pid, state_json, &doc);
         if (r < 0)
-                return fail(reterr, r, "seccomp agent: building the container process state: %s", strerror(-r));
+                return errorf(reterr, r, "seccomp agent: building the container process state: %s", strerror(-r));
 
         uint64_t deadline = now_usec(CLOCK_MONOTONIC) + timeout_usec;
 
         sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (sock < 0)
-                return fail(reterr, -errno, "seccomp agent: socket: %m");
+                return errorf(reterr, -errno, "seccomp agent: socket: %m");
 
         /* A non-blocking connect on a unix stream socket fails with EAGAIN while the listener's backlog is
          * full: retry until the deadline. */
@@ -615,22 +487,22 @@ int oci_seccomp_send_to_agent_timeout(
                 if (errno == EINPROGRESS) {
                         r = wait_fd(sock, POLLOUT, deadline);
                         if (r < 0)
-                                return fail(reterr, r, "seccomp agent: connecting to \"%s\": %s", s->listener_path,
-                                            strerror(-r));
+                                return errorf(reterr, r, "seccomp agent: connecting to \"%s\": %s", s->listener_path,
+                                              strerror(-r));
                         int err = 0;
                         socklen_t l = sizeof err;
                         if (getsockopt(sock, SOL_SOCKET, SO_ERROR, &err, &l) < 0)
                                 err = errno;
                         if (err != 0)
-                                return fail(reterr, -err, "seccomp agent: connecting to \"%s\": %s",
-                                            s->listener_path, strerror(err));
+                                return errorf(reterr, -err, "seccomp agent: connecting to \"%s\": %s",
+                                              s->listener_path, strerror(err));
                         break;
                 }
                 if (errno != EAGAIN && errno != EINTR)
-                        return fail(reterr, -errno, "seccomp agent: connecting to \"%s\": %m", s->listener_path);
+                        return errorf(reterr, -errno, "seccomp agent: connecting to \"%s\": %m", s->listener_path);
                 if (now_usec(CLOCK_MONOTONIC) >= deadline)
-                        return fail(reterr, -ETIMEDOUT, "seccomp agent: connecting to \"%s\": %s", s->listener_path,
-                                    strerror(ETIMEDOUT));
+                        return errorf(reterr, -ETIMEDOUT, "seccomp agent: connecting to \"%s\": %s", s->listener_path,
+                                      strerror(ETIMEDOUT));
                 (void) usleep(10 * USEC_PER_MSEC);
         }
 
@@ -658,12 +530,12 @@ int oci_seccomp_send_to_agent_timeout(
                 ssize_t n = sendmsg(sock, &mh, MSG_NOSIGNAL);
                 if (n < 0) {
                         if (errno != EAGAIN && errno != EINTR)
-                                return fail(reterr, -errno, "seccomp agent: sending the seccomp state to \"%s\": %m",
-                                            s->listener_path);
+                                return errorf(reterr, -errno, "seccomp agent: sending the seccomp state to \"%s\": %m",
+                                              s->listener_path);
                         r = wait_fd(sock, POLLOUT, deadline);
                         if (r < 0)
-                                return fail(reterr, r, "seccomp agent: sending the seccomp state to \"%s\": %s",
-                                            s->listener_path, strerror(-r));
+                                return errorf(reterr, r, "seccomp agent: sending the seccomp state to \"%s\": %s",
+                                              s->listener_path, strerror(-r));
                         continue;
                 }
                 fd_sent = true;

@@ -49,20 +49,12 @@ int oci_seccomp_container_process_state(const OciSeccomp *s, pid_t pid, const ch
 /* True when an action of s (default or a rule) is SCMP_ACT_NOTIFY. */
 bool oci_seccomp_uses_notify(const OciSeccomp *s);
 
-/* Name tables for the features document, so that `features` lists exactly what is implemented. All
- * NULL-terminated arrays of static strings. */
-const char *const *oci_seccomp_known_actions(void);   /* SCMP_ACT_* */
-const char *const *oci_seccomp_known_operators(void); /* SCMP_CMP_* */
-const char *const *oci_seccomp_known_flags(void);     /* SECCOMP_FILTER_FLAG_* the runtime knows */
-/* SCMP_ARCH_* names this libseccomp resolves. Returns a malloc'd array (free() only the array). */
-int oci_seccomp_known_archs(const char ***ret);
 /* Whether the running kernel accepts the flag (probed with seccomp(2), as runc does); false for names
- * that are not in oci_seccomp_known_flags(). */
+ * that are not in seccomp_known_flags() (oci-features.h). The name tables themselves are src/oci's
+ * (oci_seccomp_action_names, oci_seccomp_op_names, oci_seccomp_archs in oci-config.h). */
 bool oci_seccomp_flag_supported(const char *name);
 
 /* Name -> value look-ups; -EINVAL for unknown names. */
-int oci_seccomp_action_from_name(const char *name, OciSeccompAction *ret);
-int oci_seccomp_operator_from_name(const char *name, OciSeccompOp *ret);
 int oci_seccomp_flag_from_name(const char *name, unsigned long *ret);
 /* libseccomp's arch token (SCMP_ARCH_*); -EINVAL: not a spec name, -EOPNOTSUPP: this libseccomp lacks it. */
 int oci_seccomp_arch_from_name(const char *name, uint32_t *ret);

@@ -99,18 +99,3 @@ const MountOption *mount_option_lookup(const char *name) {
 const MountOption *mount_option_get(size_t i) {
         return i < ELEMENTSOF(mount_options) ? &mount_options[i] : NULL;
 }
-
-size_t mount_option_count(void) {
-        return ELEMENTSOF(mount_options);
-}
-
-const char *mount_option_kind_to_string(MountOptionKind k) {
-        static const char *const table[_MOUNT_OPTION_KIND_MAX] = {
-                [MOUNT_OPTION_FLAG] = "flag",
-                [MOUNT_OPTION_PROPAGATION] = "propagation",
-                [MOUNT_OPTION_RECURSIVE] = "recursive",
-                [MOUNT_OPTION_IDMAP] = "idmap",
-                [MOUNT_OPTION_TMPCOPYUP] = "tmpcopyup",
-        };
-        return k >= 0 && k < _MOUNT_OPTION_KIND_MAX ? table[k] : NULL;
-}

@@ -46,6 +46,3 @@ const MountOption *mount_option_lookup(const char *name);
 
 /* Iterate over the table in its (alphabetical) order: returns NULL past the end. */
 const MountOption *mount_option_get(size_t i);
-size_t mount_option_count(void);
-
-const char *mount_option_kind_to_string(MountOptionKind k);

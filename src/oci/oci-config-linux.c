@@ -17,6 +17,7 @@
 #include "oci-config-internal.h"
 #include "oci-config.h"
 #include "oci-json.h"
+#include "strv.h"
 
 /* ---- enum tables (values from the kernel / libseccomp headers' ABI) ---- */
 
@@ -26,7 +27,8 @@ const char *const namespace_names[_OCI_NS_MAX] = {
         [OCI_NS_CGROUP] = "cgroup",   [OCI_NS_TIME] = "time",
 };
 
-static const char *const seccomp_action_names[_OCI_SECCOMP_ACTION_MAX] = {
+/* linux.seccomp's names: the one table of each (see oci-config.h). */
+const char *const oci_seccomp_action_names[_OCI_SECCOMP_ACTION_MAX + 1] = {
         [OCI_SECCOMP_KILL] = "SCMP_ACT_KILL",
         [OCI_SECCOMP_KILL_PROCESS] = "SCMP_ACT_KILL_PROCESS",
         [OCI_SECCOMP_KILL_THREAD] = "SCMP_ACT_KILL_THREAD",
@@ -38,20 +40,38 @@ static const char *const seccomp_action_names[_OCI_SECCOMP_ACTION_MAX] = {
         [OCI_SECCOMP_NOTIFY] = "SCMP_ACT_NOTIFY",
 };
 
-static const char *const seccomp_op_names[_OCI_SECCOMP_OP_MAX] = {
+const char *const oci_seccomp_op_names[_OCI_SECCOMP_OP_MAX + 1] = {
         [OCI_SECCOMP_OP_NE] = "SCMP_CMP_NE", [OCI_SECCOMP_OP_LT] = "SCMP_CMP_LT",
         [OCI_SECCOMP_OP_LE] = "SCMP_CMP_LE", [OCI_SECCOMP_OP_EQ] = "SCMP_CMP_EQ",
         [OCI_SECCOMP_OP_GE] = "SCMP_CMP_GE", [OCI_SECCOMP_OP_GT] = "SCMP_CMP_GT",
         [OCI_SECCOMP_OP_MASKED_EQ] = "SCMP_CMP_MASKED_EQ",
 };
 
-static const char *const seccomp_arch_names[] = {
-        "SCMP_ARCH_X86",      "SCMP_ARCH_X86_64",      "SCMP_ARCH_X32",         "SCMP_ARCH_ARM",
-        "SCMP_ARCH_AARCH64",  "SCMP_ARCH_LOONGARCH64", "SCMP_ARCH_M68K",        "SCMP_ARCH_MIPS",
-        "SCMP_ARCH_MIPS64",   "SCMP_ARCH_MIPS64N32",   "SCMP_ARCH_MIPSEL",      "SCMP_ARCH_MIPSEL64",
-        "SCMP_ARCH_MIPSEL64N32", "SCMP_ARCH_PPC",      "SCMP_ARCH_PPC64",       "SCMP_ARCH_PPC64LE",
-        "SCMP_ARCH_S390",     "SCMP_ARCH_S390X",       "SCMP_ARCH_SH",          "SCMP_ARCH_SHEB",
-        "SCMP_ARCH_PARISC",   "SCMP_ARCH_PARISC64",    "SCMP_ARCH_RISCV64",
+/* In the order `features` lists them. */
+const OciSeccompArch oci_seccomp_archs[OCI_SECCOMP_N_ARCHS] = {
+        { "SCMP_ARCH_AARCH64", "aarch64" },
+        { "SCMP_ARCH_ARM", "arm" },
+        { "SCMP_ARCH_LOONGARCH64", "loongarch64" },
+        { "SCMP_ARCH_M68K", "m68k" },
+        { "SCMP_ARCH_MIPS", "mips" },
+        { "SCMP_ARCH_MIPS64", "mips64" },
+        { "SCMP_ARCH_MIPS64N32", "mips64n32" },
+        { "SCMP_ARCH_MIPSEL", "mipsel" },
+        { "SCMP_ARCH_MIPSEL64", "mipsel64" },
+        { "SCMP_ARCH_MIPSEL64N32", "mipsel64n32" },
+        { "SCMP_ARCH_PARISC", "parisc" },
+        { "SCMP_ARCH_PARISC64", "parisc64" },
+        { "SCMP_ARCH_PPC", "ppc" },
+        { "SCMP_ARCH_PPC64", "ppc64" },
+        { "SCMP_ARCH_PPC64LE", "ppc64le" },
+        { "SCMP_ARCH_RISCV64", "riscv64" },
+        { "SCMP_ARCH_S390", "s390" },
+        { "SCMP_ARCH_S390X", "s390x" },
+        { "SCMP_ARCH_SH", "sh" },
+        { "SCMP_ARCH_SHEB", "sheb" },
+        { "SCMP_ARCH_X32", "x32" },
+        { "SCMP_ARCH_X86", "x86" },
+        { "SCMP_ARCH_X86_64", "x86_64" },
 };
 
 static const char *const seccomp_flag_names[] = {
@@ -105,11 +125,11 @@ const char *oci_namespace_type_to_string(OciNamespaceType t) {
 }
 
 const char *oci_seccomp_action_to_string(OciSeccompAction a) {
-        return a >= 0 && a < _OCI_SECCOMP_ACTION_MAX ? seccomp_action_names[a] : NULL;
+        return a >= 0 && a < _OCI_SECCOMP_ACTION_MAX ? oci_seccomp_action_names[a] : NULL;
 }
 
 const char *oci_seccomp_op_to_string(OciSeccompOp o) {
-        return o >= 0 && o < _OCI_SECCOMP_OP_MAX ? seccomp_op_names[o] : NULL;
+        return o >= 0 && o < _OCI_SECCOMP_OP_MAX ? oci_seccomp_op_names[o] : NULL;
 }
 
 static int strv_index(const char *const *names, size_t n, const char *s) {
@@ -269,7 +289,7 @@ static int field_seccomp_action(const cJSON *v, const OciJsonPath *p, void *dst,
         r = oci_json_get_string(v, p, &s, reterr);
         if (r < 0)
                 return r;
-        i = strv_index(seccomp_action_names, _OCI_SECCOMP_ACTION_MAX, s);
+        i = strv_index(oci_seccomp_action_names, _OCI_SECCOMP_ACTION_MAX, s);
         if (i < 0)
                 return oci_json_error(reterr, p, "unknown seccomp action \"%s\"", s);
         *(OciSeccompAction *) dst = (OciSeccompAction) i;
@@ -283,7 +303,7 @@ static int field_seccomp_op(const cJSON *v, const OciJsonPath *p, void *dst, cha
         r = oci_json_get_string(v, p, &s, reterr);
         if (r < 0)
                 return r;
-        i = strv_index(seccomp_op_names, _OCI_SECCOMP_OP_MAX, s);
+        i = strv_index(oci_seccomp_op_names, _OCI_SECCOMP_OP_MAX, s);
         if (i < 0)
                 return oci_json_error(reterr, p, "unknown seccomp operator \"%s\"", s);
         *(OciSeccompOp *) dst = (OciSeccompOp) i;
@@ -306,9 +326,26 @@ static int field_enum_strv(const cJSON *v, const OciJsonPath *p, char ***dst, co
         return 0;
 }
 
+const OciSeccompArch *oci_seccomp_arch_find(const char *name) {
+        FOREACH_ARRAY(a, oci_seccomp_archs, OCI_SECCOMP_N_ARCHS)
+                if (streq(a->name, name))
+                        return a;
+        return NULL;
+}
+
 static int field_seccomp_arches(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        return field_enum_strv(v, p, dst, seccomp_arch_names, ELEMENTSOF(seccomp_arch_names),
-                               "seccomp architecture", reterr);
+        size_t i = 0;
+        int r;
+
+        r = oci_json_field_strv(v, p, dst, reterr);
+        if (r < 0)
+                return r;
+        for (char **s = *(char ***) dst; *s; s++, i++)
+                if (!oci_seccomp_arch_find(*s)) {
+                        const OciJsonPath ep = OCI_JSON_INDEX(p, i);
+                        return oci_json_error(reterr, &ep, "unknown seccomp architecture \"%s\"", *s);
+                }
+        return 0;
 }
 
 static int field_seccomp_flags(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
@@ -386,7 +423,7 @@ static int parse_syscall(const cJSON *v, const OciJsonPath *p, void *elem, char 
         if (s->has_errno_ret && !seccomp_action_takes_errno(s->action)) {
                 const OciJsonPath ep = OCI_JSON_KEY(p, "errnoRet");
                 return oci_json_error(reterr, &ep, "only valid with SCMP_ACT_ERRNO or SCMP_ACT_TRACE, not %s",
-                                      seccomp_action_names[s->action]);
+                                      oci_seccomp_action_names[s->action]);
         }
         return 0;
 }
@@ -420,7 +457,7 @@ static int parse_seccomp(const cJSON *v, const OciJsonPath *p, void *dst, char *
         if (s->has_default_errno_ret && !seccomp_action_takes_errno(s->default_action)) {
                 const OciJsonPath ep = OCI_JSON_KEY(p, "defaultErrnoRet");
                 return oci_json_error(reterr, &ep, "only valid with SCMP_ACT_ERRNO or SCMP_ACT_TRACE, not %s",
-                                      seccomp_action_names[s->default_action]);
+                                      oci_seccomp_action_names[s->default_action]);
         }
         if (s->listener_metadata && !s->listener_path) {
                 const OciJsonPath ep = OCI_JSON_KEY(p, "listenerMetadata");
@@ -550,7 +587,7 @@ static int field_personality_domain(const cJSON *v, const OciJsonPath *p, void *
 }
 
 static int field_personality_flags(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        _cleanup_(oci_strv_freep) char **flags = NULL;
+        _cleanup_strv_free_ char **flags = NULL;
         int r;
 
         /* runtime-spec: "Currently no flag values are supported." Any entry is therefore unknown; runc and crun

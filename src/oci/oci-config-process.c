@@ -70,11 +70,9 @@ static int parse_additional_gids(const cJSON *v, const OciJsonPath *p, void *dst
         size_t n = 0, i = 0;
         int r;
 
-        r = oci_json_check_type(v, p, cJSON_Array, reterr);
+        r = oci_json_array_size(v, p, &n, reterr);
         if (r < 0)
                 return r;
-        cJSON_ArrayForEach(e, v)
-                n++;
         free(u->additional_gids);
         u->additional_gids = calloc(MAX(n, (size_t) 1), sizeof(uint32_t));
         if (!u->additional_gids)
@@ -119,11 +117,9 @@ static int parse_cap_list(const cJSON *v, const OciJsonPath *p, int **ret, size_
         size_t n = 0, i = 0, k = 0;
         int r;
 
-        r = oci_json_check_type(v, p, cJSON_Array, reterr);
+        r = oci_json_array_size(v, p, &n, reterr);
         if (r < 0)
                 return r;
-        cJSON_ArrayForEach(e, v)
-                n++;
         free(*ret);
         *ret = calloc(MAX(n, (size_t) 1), sizeof(int));
         if (!*ret)

@@ -30,6 +30,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "error-util.h"
 #include "fileio.h"
 #include "json-util.h"
 #include "log.h"
@@ -37,6 +38,7 @@
 #include "oci-config-internal.h"
 #include "oci-config.h"
 #include "oci-json.h"
+#include "strv.h"
 
 #define OCI_CONFIG_SIZE_MAX (4U * 1024U * 1024U)
 
@@ -132,13 +134,6 @@ static int parse_mount_gid_mappings(const cJSON *v, const OciJsonPath *p, void *
         OciMount *m = dst;
         return oci_json_parse_array(v, p, sizeof(OciIdMapping), (void **) &m->gid_mappings, &m->n_gid_mappings,
                                     parse_id_mapping, reterr);
-}
-
-static bool strv_contains(char **l, const char *s) {
-        for (char **i = l; i && *i; i++)
-                if (streq(*i, s))
-                        return true;
-        return false;
 }
 
 static int parse_mount(const cJSON *v, const OciJsonPath *p, void *elem, char **reterr) {
@@ -362,13 +357,8 @@ static const Unsupported unsupported_features[] = {
 
 static int check_unsupported(const OciConfig *c, const OciProcess *p, char **reterr) {
         FOREACH_ARRAY(u, unsupported_features, ELEMENTSOF(unsupported_features))
-                if ((c && u->in_config && u->in_config(c)) || (p && u->in_process && u->in_process(p))) {
-                        if (reterr && !*reterr && asprintf(reterr, "%s: %s", u->path, u->reason) < 0) {
-                                *reterr = NULL;
-                                return -ENOMEM;
-                        }
-                        return -EINVAL;
-                }
+                if ((c && u->in_config && u->in_config(c)) || (p && u->in_process && u->in_process(p)))
+                        return errorf_first(reterr, EINVAL, "%s: %s", u->path, u->reason);
         return 0;
 }
 
@@ -379,9 +369,9 @@ void oci_process_done(OciProcess *p) {
                 return;
         free(p->user.additional_gids);
         free(p->user.username);
-        oci_strv_free(p->args);
+        strv_free(p->args);
         free(p->command_line);
-        oci_strv_free(p->env);
+        strv_free(p->env);
         free(p->cwd);
         free(p->capabilities.bounding);
         free(p->capabilities.effective);
@@ -425,12 +415,12 @@ static void resources_done(OciResources *r) {
 }
 
 static void seccomp_done(OciSeccomp *s) {
-        oci_strv_free(s->architectures);
-        oci_strv_free(s->flags);
+        strv_free(s->architectures);
+        strv_free(s->flags);
         free(s->listener_path);
         free(s->listener_metadata);
         FOREACH_ARRAY(sc, s->syscalls, s->n_syscalls) {
-                oci_strv_free(sc->names);
+                strv_free(sc->names);
                 free(sc->args);
         }
         free(s->syscalls);
@@ -450,11 +440,11 @@ static void linux_done(OciLinux *l) {
         key_values_free(l->sysctl, l->n_sysctl);
         seccomp_done(&l->seccomp);
         free(l->rootfs_propagation);
-        oci_strv_free(l->masked_paths);
-        oci_strv_free(l->readonly_paths);
+        strv_free(l->masked_paths);
+        strv_free(l->readonly_paths);
         free(l->mount_label);
         free(l->intel_rdt.clos_id);
-        oci_strv_free(l->intel_rdt.schemata);
+        strv_free(l->intel_rdt.schemata);
         free(l->intel_rdt.l3_cache_schema);
         free(l->intel_rdt.mem_bw_schema);
         free(l->memory_policy.nodes);
@@ -473,7 +463,7 @@ void oci_config_free(OciConfig *c) {
                 free(m->destination);
                 free(m->type);
                 free(m->source);
-                oci_strv_free(m->options);
+                strv_free(m->options);
                 free(m->uid_mappings);
                 free(m->gid_mappings);
         }
@@ -481,8 +471,8 @@ void oci_config_free(OciConfig *c) {
         for (size_t k = 0; k < _OCI_HOOK_MAX; k++) {
                 FOREACH_ARRAY(h, c->hooks.hooks[k], c->hooks.n_hooks[k]) {
                         free(h->path);
-                        oci_strv_free(h->args);
-                        oci_strv_free(h->env);
+                        strv_free(h->args);
+                        strv_free(h->env);
                 }
                 free(c->hooks.hooks[k]);
         }
@@ -563,17 +553,10 @@ int oci_config_load(int bundle_dir_fd, OciConfig **ret, char **reterr_message) {
         assert(ret);
 
         r = read_full_file_at(bundle_dir_fd, "config.json", OCI_CONFIG_SIZE_MAX, &buf, &size);
-        if (r == -EFBIG) {
-                if (reterr_message && asprintf(reterr_message, "file is larger than %u MiB",
-                                               OCI_CONFIG_SIZE_MAX / 1024 / 1024) < 0)
-                        *reterr_message = NULL;
-                return r;
-        }
-        if (r < 0) {
-                if (reterr_message && asprintf(reterr_message, "cannot read: %s", strerror(-r)) < 0)
-                        *reterr_message = NULL;
-                return r;
-        }
+        if (r == -EFBIG)
+                return errorf(reterr_message, r, "file is larger than %u MiB", OCI_CONFIG_SIZE_MAX / 1024 / 1024);
+        if (r < 0)
+                return errorf(reterr_message, r, "cannot read: %s", strerror(-r));
         return oci_config_parse(buf, size, ret, reterr_message);
 }
 

@@ -374,6 +374,20 @@ const char *oci_hook_kind_to_string(OciHookKind k);
 const char *oci_seccomp_action_to_string(OciSeccompAction a);
 const char *oci_seccomp_op_to_string(OciSeccompOp o);
 
+/* linux.seccomp's names, the one table of each: the parser, the filter (src/init/seccomp-filter.c) and
+ * `features` read them. The spec's SCMP_ACT_* and SCMP_CMP_* names by enum value, NULL-terminated: */
+extern const char *const oci_seccomp_action_names[_OCI_SECCOMP_ACTION_MAX + 1];
+extern const char *const oci_seccomp_op_names[_OCI_SECCOMP_OP_MAX + 1];
+/* The spec's SCMP_ARCH_* names and libseccomp's for them (seccomp_arch_resolve_name()). */
+typedef struct OciSeccompArch {
+        const char *name;
+        const char *libseccomp;
+} OciSeccompArch;
+#define OCI_SECCOMP_N_ARCHS 23
+extern const OciSeccompArch oci_seccomp_archs[OCI_SECCOMP_N_ARCHS];
+/* The entry of a spec name; NULL when the spec has no such architecture. */
+const OciSeccompArch *oci_seccomp_arch_find(const char *name);
+
 static inline void oci_config_freep(OciConfig **c) {
         if (*c)
                 oci_config_free(*c);

@@ -6,6 +6,8 @@
 #include <linux/seccomp.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -19,6 +21,7 @@
 #include "json-util.h"
 #include "macro.h"
 #include "mount-options.h"
+#include "oci-config.h"
 
 /* `sdrun features` must tell the truth: a client (podman, containerd) trusts it to decide what it may put
  * in config.json. Each list below is the ONE place that says what sdrun recognises; the comment above it
@@ -49,48 +52,10 @@ static const struct {
         { "v1", true }, { "v2", true }, { "systemd", true }, { "systemdUser", true }, { "rdma", false },
 };
 
-/* seccomp.c: the actions (linux.seccomp.defaultAction, syscalls[].action) and argument operators
- * (syscalls[].args[].op) it translates to libseccomp. */
-static const char *const features_seccomp_actions[] = {
-        "SCMP_ACT_ALLOW",       "SCMP_ACT_ERRNO", "SCMP_ACT_KILL",
-        "SCMP_ACT_KILL_PROCESS", "SCMP_ACT_KILL_THREAD", "SCMP_ACT_LOG",
-        "SCMP_ACT_NOTIFY",      "SCMP_ACT_TRACE", "SCMP_ACT_TRAP",
-};
-static const char *const features_seccomp_operators[] = {
-        "SCMP_CMP_EQ", "SCMP_CMP_GE",        "SCMP_CMP_GT", "SCMP_CMP_LE",
-        "SCMP_CMP_LT", "SCMP_CMP_MASKED_EQ", "SCMP_CMP_NE",
-};
-
-/* seccomp.c: linux.seccomp.architectures. The OCI name and libseccomp's name for it; only those the
- * libseccomp we run with resolves are listed. */
-static const struct {
-        const char *oci;
-        const char *libseccomp;
-} features_seccomp_archs[] = {
-        { "SCMP_ARCH_AARCH64", "aarch64" },
-        { "SCMP_ARCH_ARM", "arm" },
-        { "SCMP_ARCH_LOONGARCH64", "loongarch64" },
-        { "SCMP_ARCH_M68K", "m68k" },
-        { "SCMP_ARCH_MIPS", "mips" },
-        { "SCMP_ARCH_MIPS64", "mips64" },
-        { "SCMP_ARCH_MIPS64N32", "mips64n32" },
-        { "SCMP_ARCH_MIPSEL", "mipsel" },
-        { "SCMP_ARCH_MIPSEL64", "mipsel64" },
-        { "SCMP_ARCH_MIPSEL64N32", "mipsel64n32" },
-        { "SCMP_ARCH_PARISC", "parisc" },
-        { "SCMP_ARCH_PARISC64", "parisc64" },
-        { "SCMP_ARCH_PPC", "ppc" },
-        { "SCMP_ARCH_PPC64", "ppc64" },
-        { "SCMP_ARCH_PPC64LE", "ppc64le" },
-        { "SCMP_ARCH_RISCV64", "riscv64" },
-        { "SCMP_ARCH_S390", "s390" },
-        { "SCMP_ARCH_S390X", "s390x" },
-        { "SCMP_ARCH_SH", "sh" },
-        { "SCMP_ARCH_SHEB", "sheb" },
-        { "SCMP_ARCH_X32", "x32" },
-        { "SCMP_ARCH_X86", "x86" },
-        { "SCMP_ARCH_X86_64", "x86_64" },
-};
+/* seccomp-filter.c: the actions (linux.seccomp.defaultAction, syscalls[].action), argument operators
+ * (syscalls[].args[].op) and architectures it translates to libseccomp are oci-config.h's tables
+ * (oci_seccomp_action_names, oci_seccomp_op_names, oci_seccomp_archs); the archs only those the libseccomp
+ * we run with resolves. */
 
 #ifndef SECCOMP_FILTER_FLAG_TSYNC
 #  define SECCOMP_FILTER_FLAG_TSYNC (1UL << 0)
@@ -181,35 +146,21 @@ int seccomp_flag_supported(const SeccompFlagInfo *f) {
         return -errno;
 }
 
-static bool add(cJSON *object, const char *key, cJSON *item) {
-        if (!item)
-                return false;
-        if (!cJSON_AddItemToObject(object, key, item)) {
-                cJSON_Delete(item);
-                return false;
-        }
-        return true;
+static int cmp_string(const void *a, const void *b) {
+        return strcmp(*(const char *const *) a, *(const char *const *) b);
 }
 
-static bool append_string(cJSON *array, const char *s) {
-        cJSON *item = cJSON_CreateString(s);
-        if (!item)
-                return false;
-        if (!cJSON_AddItemToArray(array, item)) {
-                cJSON_Delete(item);
-                return false;
-        }
-        return true;
-}
+/* A NULL-terminated name table (of at most 16 names), sorted as `features` lists it. */
+static cJSON *sorted_string_array(const char *const *names) {
+        const char *sorted[16];
+        size_t n = 0;
 
-static cJSON *string_array(const char *const *strv, size_t n) {
-        _cleanup_json_ cJSON *a = cJSON_CreateArray();
-        if (!a)
-                return NULL;
-        for (size_t i = 0; i < n; i++)
-                if (!append_string(a, strv[i]))
-                        return NULL;
-        return TAKE_PTR(a);
+        for (; names[n]; n++) {
+                assert(n < ELEMENTSOF(sorted));
+                sorted[n] = names[n];
+        }
+        qsort(sorted, n, sizeof sorted[0], cmp_string);
+        return json_string_array(sorted, n);
 }
 
 static cJSON *enabled_object(bool enabled) {
@@ -228,7 +179,7 @@ static cJSON *build_mount_options(void) {
         for (size_t i = 0; (o = mount_option_get(i)); i++) {
                 if (o->kind == MOUNT_OPTION_IDMAP && !FEATURES_IDMAP_MOUNTS)
                         continue;
-                if (!append_string(a, o->name))
+                if (!json_append_string(a, o->name))
                         return NULL;
         }
         return TAKE_PTR(a);
@@ -260,7 +211,7 @@ static cJSON *build_capabilities(void) {
                         return NULL;
                 for (char *p = upper; *p; p++)
                         *p = (char) toupper((unsigned char) *p);
-                if (!append_string(a, upper))
+                if (!json_append_string(a, upper))
                         return NULL;
         }
         return TAKE_PTR(a);
@@ -274,17 +225,15 @@ static cJSON *build_seccomp(void) {
 
         if (!s || !cJSON_AddBoolToObject(s, "enabled", true))
                 return NULL;
-        if (!add(s, "actions",
-                 string_array(features_seccomp_actions, ELEMENTSOF(features_seccomp_actions))) ||
-            !add(s, "operators",
-                 string_array(features_seccomp_operators, ELEMENTSOF(features_seccomp_operators))))
+        if (!json_add(s, "actions", sorted_string_array(oci_seccomp_action_names)) ||
+            !json_add(s, "operators", sorted_string_array(oci_seccomp_op_names)))
                 return NULL;
 
         archs = cJSON_AddArrayToObject(s, "archs");
         if (!archs)
                 return NULL;
-        FOREACH_ARRAY(a, features_seccomp_archs, ELEMENTSOF(features_seccomp_archs))
-                if (seccomp_arch_resolve_name(a->libseccomp) != 0 && !append_string(archs, a->oci))
+        FOREACH_ARRAY(a, oci_seccomp_archs, OCI_SECCOMP_N_ARCHS)
+                if (seccomp_arch_resolve_name(a->libseccomp) != 0 && !json_append_string(archs, a->name))
                         return NULL;
 
         known = cJSON_AddArrayToObject(s, "knownFlags");
@@ -293,10 +242,10 @@ static cJSON *build_seccomp(void) {
                 return NULL;
         n_flags = seccomp_known_flags(&flags);
         for (size_t i = 0; i < n_flags; i++) {
-                if (!append_string(known, flags[i].name))
+                if (!json_append_string(known, flags[i].name))
                         return NULL;
                 /* A probe that fails for an unexpected reason counts as "not supported". */
-                if (seccomp_flag_supported(&flags[i]) > 0 && !append_string(supported, flags[i].name))
+                if (seccomp_flag_supported(&flags[i]) > 0 && !json_append_string(supported, flags[i].name))
                         return NULL;
         }
         return TAKE_PTR(s);
@@ -308,8 +257,8 @@ static cJSON *build_linux(const FeaturesHost *host) {
 
         if (!l)
                 return NULL;
-        if (!add(l, "namespaces", string_array(features_namespaces, ELEMENTSOF(features_namespaces))) ||
-            !add(l, "capabilities", build_capabilities()))
+        if (!json_add(l, "namespaces", json_string_array(features_namespaces, ELEMENTSOF(features_namespaces))) ||
+            !json_add(l, "capabilities", build_capabilities()))
                 return NULL;
 
         cgroup = cJSON_AddObjectToObject(l, "cgroup");
@@ -319,16 +268,16 @@ static cJSON *build_linux(const FeaturesHost *host) {
                 if (!cJSON_AddBoolToObject(cgroup, c->key, c->value))
                         return NULL;
 
-        if (!add(l, "seccomp", build_seccomp()) || !add(l, "apparmor", enabled_object(host->apparmor)) ||
-            !add(l, "selinux", enabled_object(host->selinux)) ||
-            !add(l, "intelRdt", enabled_object(FEATURES_INTEL_RDT)))
+        if (!json_add(l, "seccomp", build_seccomp()) || !json_add(l, "apparmor", enabled_object(host->apparmor)) ||
+            !json_add(l, "selinux", enabled_object(host->selinux)) ||
+            !json_add(l, "intelRdt", enabled_object(FEATURES_INTEL_RDT)))
                 return NULL;
 
         ext = cJSON_AddObjectToObject(l, "mountExtensions");
-        if (!ext || !add(ext, "idmap", enabled_object(FEATURES_IDMAP_MOUNTS)))
+        if (!ext || !json_add(ext, "idmap", enabled_object(FEATURES_IDMAP_MOUNTS)))
                 return NULL;
 
-        if (!add(l, "netDevices", enabled_object(FEATURES_NET_DEVICES)))
+        if (!json_add(l, "netDevices", enabled_object(FEATURES_NET_DEVICES)))
                 return NULL;
         return TAKE_PTR(l);
 }
@@ -368,11 +317,11 @@ int features_build(const FeaturesHost *host, cJSON **ret) {
         if (!cJSON_AddStringToObject(f, "ociVersionMin", FEATURES_OCI_VERSION_MIN) ||
             !cJSON_AddStringToObject(f, "ociVersionMax", FEATURES_OCI_VERSION_MAX))
                 return -ENOMEM;
-        if (!add(f, "hooks", string_array(features_hooks, ELEMENTSOF(features_hooks))) ||
-            !add(f, "mountOptions", build_mount_options()) || !add(f, "linux", build_linux(host)) ||
-            !add(f, "annotations", build_annotations(host)) ||
-            !add(f, "potentiallyUnsafeConfigAnnotations",
-                 string_array(features_unsafe_annotations, ELEMENTSOF(features_unsafe_annotations))))
+        if (!json_add(f, "hooks", json_string_array(features_hooks, ELEMENTSOF(features_hooks))) ||
+            !json_add(f, "mountOptions", build_mount_options()) || !json_add(f, "linux", build_linux(host)) ||
+            !json_add(f, "annotations", build_annotations(host)) ||
+            !json_add(f, "potentiallyUnsafeConfigAnnotations",
+                 json_string_array(features_unsafe_annotations, ELEMENTSOF(features_unsafe_annotations))))
                 return -ENOMEM;
 
         *ret = TAKE_PTR(f);

@@ -9,9 +9,11 @@
 
 #include <cjson/cJSON.h>
 
+#include "error-util.h"
 #include "json-util.h"
 #include "macro.h"
 #include "oci-json.h"
+#include "strv.h"
 
 /* Private bits in cJSON's type field (cJSON only looks at the low byte and at IsReference/StringIsConst). */
 #define NODE_BAD_STRING (1 << 13) /* the string value contains NUL or a raw control character */
@@ -74,30 +76,20 @@ char *oci_json_path_to_string(const OciJsonPath *p) {
 }
 
 int oci_json_error(char **reterr, const OciJsonPath *p, const char *fmt, ...) {
-        _cleanup_free_ char *path = NULL, *reason = NULL;
+        _cleanup_free_ char *path = NULL;
         va_list ap;
-        int k;
 
-        if (!reterr || *reterr)
+        if (!reterr || *reterr) /* the first error wins */
                 return -EINVAL;
-
-        va_start(ap, fmt);
-        k = vasprintf(&reason, fmt, ap);
-        va_end(ap);
-        if (k < 0)
-                return -ENOMEM;
-
         path = oci_json_path_to_string(p);
         if (!path)
                 return -ENOMEM;
-
-        if (isempty(path))
-                *reterr = TAKE_PTR(reason);
-        else if (asprintf(reterr, "%s: %s", path, reason) < 0) {
-                *reterr = NULL;
+        va_start(ap, fmt);
+        (void) verrorf(reterr, EINVAL, fmt, ap);
+        va_end(ap);
+        if (!*reterr)
                 return -ENOMEM;
-        }
-        return -EINVAL;
+        return errwrap(reterr, EINVAL, "%s", path); /* an empty path (the root) adds no prefix */
 }
 
 /* ---- UTF-8 ---- */
@@ -522,19 +514,31 @@ int oci_json_field_absolute_path(const cJSON *v, const OciJsonPath *p, void *dst
         return 0;
 }
 
-static int strv_parse(const cJSON *v, const OciJsonPath *p, char ***dst, bool absolute, char **reterr) {
+int oci_json_array_size(const cJSON *v, const OciJsonPath *p, size_t *ret_n, char **reterr) {
         const cJSON *e;
-        size_t n = 0, i = 0;
+        size_t n = 0;
         int r;
 
         r = oci_json_check_type(v, p, cJSON_Array, reterr);
         if (r < 0)
                 return r;
-
         cJSON_ArrayForEach(e, v)
                 n++;
+        *ret_n = n;
+        return 0;
+}
 
-        oci_strv_free(*dst);
+int oci_json_field_strv(const cJSON *v, const OciJsonPath *p, void *dst_, char **reterr) {
+        char ***dst = dst_;
+        const cJSON *e;
+        size_t n = 0, i = 0;
+        int r;
+
+        r = oci_json_array_size(v, p, &n, reterr);
+        if (r < 0)
+                return r;
+
+        strv_free(*dst);
         *dst = calloc(n + 1, sizeof(char *));
         if (!*dst)
                 return -ENOMEM;
@@ -544,19 +548,9 @@ static int strv_parse(const cJSON *v, const OciJsonPath *p, char ***dst, bool ab
                 r = oci_json_field_string(e, &ep, &(*dst)[i], reterr);
                 if (r < 0)
                         return r;
-                if (absolute && (*dst)[i][0] != '/')
-                        return oci_json_error(reterr, &ep, "\"%s\" is not an absolute path", (*dst)[i]);
                 i++;
         }
         return 0;
-}
-
-int oci_json_field_strv(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        return strv_parse(v, p, dst, false, reterr);
-}
-
-int oci_json_field_absolute_path_strv(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        return strv_parse(v, p, dst, true, reterr);
 }
 
 int oci_json_field_bool(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
@@ -583,7 +577,6 @@ int oci_json_field_bool(const cJSON *v, const OciJsonPath *p, void *dst, char **
                 return 0;                                                                           \
         }
 
-DEFINE_UNSIGNED_FIELD(uint16, uint16_t, UINT16_MAX)
 DEFINE_UNSIGNED_FIELD(uint32, uint32_t, UINT32_MAX)
 DEFINE_UNSIGNED_FIELD(uint64, uint64_t, UINT64_MAX)
 DEFINE_SIGNED_FIELD(int32, int32_t, INT32_MIN, INT32_MAX)
@@ -599,12 +592,9 @@ int oci_json_parse_array(const cJSON *v, const OciJsonPath *p, size_t elem_size,
 
         assert(!*ret); /* the field is parsed once (oci_json_dispatch() rejects duplicate keys) */
 
-        r = oci_json_check_type(v, p, cJSON_Array, reterr);
+        r = oci_json_array_size(v, p, &n, reterr);
         if (r < 0)
                 return r;
-
-        cJSON_ArrayForEach(e, v)
-                n++;
         if (n == 0)
                 return 0;
 
@@ -624,10 +614,3 @@ int oci_json_parse_array(const cJSON *v, const OciJsonPath *p, size_t elem_size,
         return 0;
 }
 
-void oci_strv_free(char **l) {
-        if (!l)
-                return;
-        for (char **i = l; *i; i++)
-                free(*i);
-        free(l);
-}

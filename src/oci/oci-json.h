@@ -65,14 +65,15 @@ typedef struct OciJsonField {
 
 int oci_json_dispatch(const cJSON *obj, const OciJsonPath *p, const OciJsonField *table, void *base, char **reterr);
 
+/* Check that v is an array (the error names p) and count its elements. */
+int oci_json_array_size(const cJSON *v, const OciJsonPath *p, size_t *ret_n, char **reterr);
+
 /* Ready-made field parsers; dst points to the member of the named type. */
 int oci_json_field_string(const cJSON *v, const OciJsonPath *p, void *dst /* char ** */, char **reterr);
 int oci_json_field_nonempty_string(const cJSON *v, const OciJsonPath *p, void *dst /* char ** */, char **reterr);
 int oci_json_field_absolute_path(const cJSON *v, const OciJsonPath *p, void *dst /* char ** */, char **reterr);
 int oci_json_field_strv(const cJSON *v, const OciJsonPath *p, void *dst /* char *** */, char **reterr);
-int oci_json_field_absolute_path_strv(const cJSON *v, const OciJsonPath *p, void *dst /* char *** */, char **reterr);
 int oci_json_field_bool(const cJSON *v, const OciJsonPath *p, void *dst /* bool * */, char **reterr);
-int oci_json_field_uint16(const cJSON *v, const OciJsonPath *p, void *dst /* uint16_t * */, char **reterr);
 int oci_json_field_uint32(const cJSON *v, const OciJsonPath *p, void *dst /* uint32_t * */, char **reterr);
 int oci_json_field_uint64(const cJSON *v, const OciJsonPath *p, void *dst /* uint64_t * */, char **reterr);
 int oci_json_field_int32(const cJSON *v, const OciJsonPath *p, void *dst /* int32_t * */, char **reterr);
@@ -84,7 +85,3 @@ int oci_json_parse_array(const cJSON *v, const OciJsonPath *p, size_t elem_size,
                          int (*parse_elem)(const cJSON *e, const OciJsonPath *p, void *elem, char **reterr),
                          char **reterr);
 
-void oci_strv_free(char **l);
-static inline void oci_strv_freep(char ***l) {
-        oci_strv_free(*l);
-}

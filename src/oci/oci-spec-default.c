@@ -81,40 +81,6 @@ static const char *const default_namespaces[] = {
         "pid", "network", "ipc", "uts", "mount", "cgroup",
 };
 
-static cJSON *string_array(const char *const *strv, size_t n) {
-        _cleanup_json_ cJSON *a = cJSON_CreateArray();
-        if (!a)
-                return NULL;
-        for (size_t i = 0; i < n && strv[i]; i++) {
-                cJSON *s = cJSON_CreateString(strv[i]);
-                if (!s || !cJSON_AddItemToArray(a, s)) {
-                        cJSON_Delete(s);
-                        return NULL;
-                }
-        }
-        return TAKE_PTR(a);
-}
-
-static bool add(cJSON *object, const char *key, cJSON *item) {
-        if (!item)
-                return false;
-        if (!cJSON_AddItemToObject(object, key, item)) {
-                cJSON_Delete(item);
-                return false;
-        }
-        return true;
-}
-
-static bool append(cJSON *array, cJSON *item) {
-        if (!item)
-                return false;
-        if (!cJSON_AddItemToArray(array, item)) {
-                cJSON_Delete(item);
-                return false;
-        }
-        return true;
-}
-
 static cJSON *build_process(void) {
         _cleanup_json_ cJSON *p = cJSON_CreateObject();
         cJSON *user, *caps, *rlimits, *rl;
@@ -126,8 +92,8 @@ static cJSON *build_process(void) {
         user = cJSON_AddObjectToObject(p, "user");
         if (!user || !cJSON_AddNumberToObject(user, "uid", 0) || !cJSON_AddNumberToObject(user, "gid", 0))
                 return NULL;
-        if (!add(p, "args", string_array((const char *const[]) { "sh" }, 1)) ||
-            !add(p, "env", string_array(default_env, ELEMENTSOF(default_env))) ||
+        if (!json_add(p, "args", json_string_array((const char *const[]) { "sh" }, 1)) ||
+            !json_add(p, "env", json_string_array(default_env, ELEMENTSOF(default_env))) ||
             !cJSON_AddStringToObject(p, "cwd", "/"))
                 return NULL;
 
@@ -135,14 +101,14 @@ static cJSON *build_process(void) {
         if (!caps)
                 return NULL;
         FOREACH_ARRAY(set, default_cap_sets, ELEMENTSOF(default_cap_sets))
-                if (!add(caps, *set, string_array(default_caps, ELEMENTSOF(default_caps))))
+                if (!json_add(caps, *set, json_string_array(default_caps, ELEMENTSOF(default_caps))))
                         return NULL;
 
         rlimits = cJSON_AddArrayToObject(p, "rlimits");
         if (!rlimits)
                 return NULL;
         rl = cJSON_CreateObject();
-        if (!append(rlimits, rl))
+        if (!json_append(rlimits, rl))
                 return NULL;
         if (!cJSON_AddStringToObject(rl, "type", "RLIMIT_NOFILE") ||
             !cJSON_AddNumberToObject(rl, "hard", 1024) || !cJSON_AddNumberToObject(rl, "soft", 1024))
@@ -172,7 +138,7 @@ static cJSON *build_mount(const DefaultMount *m, bool rootless) {
                 /* In a user namespace only the mapped ids exist: drop uid=/gid= (devpts "gid=5"). */
                 if (rootless && (strneq(*o, "uid=", 4) || strneq(*o, "gid=", 4)))
                         continue;
-                if (!append(options, cJSON_CreateString(*o)))
+                if (!json_append(options, cJSON_CreateString(*o)))
                         return NULL;
         }
         return TAKE_PTR(j);
@@ -185,7 +151,7 @@ static cJSON *build_id_mapping(uint32_t host_id) {
         if (!a)
                 return NULL;
         m = cJSON_CreateObject();
-        if (!append(a, m))
+        if (!json_append(a, m))
                 return NULL;
         if (!cJSON_AddNumberToObject(m, "containerID", 0) ||
             !cJSON_AddNumberToObject(m, "hostID", host_id) || !cJSON_AddNumberToObject(m, "size", 1))
@@ -201,8 +167,8 @@ static cJSON *build_linux(bool rootless) {
                 return NULL;
 
         if (rootless) {
-                if (!add(l, "uidMappings", build_id_mapping(geteuid())) ||
-                    !add(l, "gidMappings", build_id_mapping(getegid())))
+                if (!json_add(l, "uidMappings", build_id_mapping(geteuid())) ||
+                    !json_add(l, "gidMappings", build_id_mapping(getegid())))
                         return NULL;
         } else {
                 /* An unprivileged user cannot set up a device cgroup: rootless has no resources. */
@@ -215,7 +181,7 @@ static cJSON *build_linux(bool rootless) {
                 if (!devices)
                         return NULL;
                 d = cJSON_CreateObject();
-                if (!append(devices, d))
+                if (!json_append(devices, d))
                         return NULL;
                 if (!cJSON_AddBoolToObject(d, "allow", false) ||
                     !cJSON_AddStringToObject(d, "access", "rwm"))
@@ -232,18 +198,18 @@ static cJSON *build_linux(bool rootless) {
                 if (rootless && streq(*ns, "network"))
                         continue;
                 n = cJSON_CreateObject();
-                if (!append(namespaces, n) || !cJSON_AddStringToObject(n, "type", *ns))
+                if (!json_append(namespaces, n) || !cJSON_AddStringToObject(n, "type", *ns))
                         return NULL;
         }
         if (rootless) {
                 cJSON *n = cJSON_CreateObject();
-                if (!append(namespaces, n) || !cJSON_AddStringToObject(n, "type", "user"))
+                if (!json_append(namespaces, n) || !cJSON_AddStringToObject(n, "type", "user"))
                         return NULL;
         }
 
-        if (!add(l, "maskedPaths", string_array(default_masked_paths, ELEMENTSOF(default_masked_paths))) ||
-            !add(l, "readonlyPaths",
-                 string_array(default_readonly_paths, ELEMENTSOF(default_readonly_paths))))
+        if (!json_add(l, "maskedPaths", json_string_array(default_masked_paths, ELEMENTSOF(default_masked_paths))) ||
+            !json_add(l, "readonlyPaths",
+                 json_string_array(default_readonly_paths, ELEMENTSOF(default_readonly_paths))))
                 return NULL;
 
         return TAKE_PTR(l);
@@ -260,7 +226,7 @@ int oci_spec_default(bool rootless, cJSON **ret) {
                 return -ENOMEM;
         if (!cJSON_AddStringToObject(spec, "ociVersion", OCI_SPEC_VERSION))
                 return -ENOMEM;
-        if (!add(spec, "process", build_process()))
+        if (!json_add(spec, "process", build_process()))
                 return -ENOMEM;
 
         root = cJSON_AddObjectToObject(spec, "root");
@@ -277,11 +243,11 @@ int oci_spec_default(bool rootless, cJSON **ret) {
         FOREACH_ARRAY(m, default_mounts, ELEMENTSOF(default_mounts)) {
                 const DefaultMount *use =
                         rootless && streq(m->destination, "/sys") ? &rootless_sys_mount : m;
-                if (!append(mounts, build_mount(use, rootless)))
+                if (!json_append(mounts, build_mount(use, rootless)))
                         return -ENOMEM;
         }
 
-        if (!add(spec, "linux", build_linux(rootless)))
+        if (!json_add(spec, "linux", build_linux(rootless)))
                 return -ENOMEM;
 
         *ret = TAKE_PTR(spec);

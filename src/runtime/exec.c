@@ -34,6 +34,7 @@
 #include "sdunit.h"
 #include "seccomp-filter.h"
 #include "state.h"
+#include "strv.h"
 #include "sync.h"
 
 #ifndef CLONE_NEWTIME
@@ -46,79 +47,6 @@
 #define EXEC_SETUP_TIMEOUT_USEC (5 * 60 * USEC_PER_SEC)
 
 /* ---- building the process ---- */
-
-static int strv_dup(char **l, char ***ret) {
-        size_t n = 0;
-        char **c;
-
-        for (char **i = l; i && *i; i++)
-                n++;
-        c = calloc(n + 1, sizeof(char *));
-        if (!c)
-                return -ENOMEM;
-        for (size_t i = 0; i < n; i++) {
-                c[i] = strdup(l[i]);
-                if (!c[i]) {
-                        for (size_t k = 0; k < i; k++)
-                                free(c[k]);
-                        free(c);
-                        return -ENOMEM;
-                }
-        }
-        *ret = c;
-        return 0;
-}
-
-static void strv_free(char **l) {
-        for (char **i = l; i && *i; i++)
-                free(*i);
-        free(l);
-}
-
-/* Append copies of add to *l (NULL-terminated). */
-static int strv_extend(char ***l, char **add) {
-        size_t n = 0, k = 0;
-        char **c;
-
-        for (char **i = *l; i && *i; i++)
-                n++;
-        for (char **i = add; i && *i; i++)
-                k++;
-        if (k == 0)
-                return 0;
-        c = realloc(*l, (n + k + 1) * sizeof(char *));
-        if (!c)
-                return -ENOMEM;
-        *l = c;
-        for (size_t i = 0; i < k; i++) {
-                c[n + i] = strdup(add[i]);
-                if (!c[n + i]) {
-                        c[n + i] = NULL;
-                        return -ENOMEM;
-                }
-        }
-        c[n + k] = NULL;
-        return 0;
-}
-
-/* --env K=V replaces an existing K in the process environment (runc appends and the last one wins in the
- * lookup; replacing keeps one definition). */
-static int env_set(char ***env, const char *kv) {
-        const char *eq = strchr(kv, '=');
-        size_t klen = eq ? (size_t) (eq - kv) : strlen(kv);
-
-        for (char **e = *env; e && *e; e++)
-                if (strneq(*e, kv, klen) && ((*e)[klen] == '=' || (*e)[klen] == 0)) {
-                        char *n = strdup(kv);
-                        if (!n)
-                                return -ENOMEM;
-                        free(*e);
-                        *e = n;
-                        return 0;
-                }
-        char *one[2] = { (char *) kv, NULL };
-        return strv_extend(env, one);
-}
 
 static int caps_append(int **set, size_t *n, int cap) {
         for (size_t i = 0; i < *n; i++)
@@ -191,8 +119,7 @@ static int build_process(const ExecOptions *o, OciProcess *config_process, bool 
                         return errorf(reterr, EINVAL,
                                     "the container's config.json has no process to take defaults from: use --process");
                 p = config_process;
-                strv_free(p->args);
-                p->args = NULL;
+                p->args = strv_free(p->args);
                 r = strv_dup(o->args, &p->args);
                 if (r < 0)
                         return r;
@@ -206,7 +133,8 @@ static int build_process(const ExecOptions *o, OciProcess *config_process, bool 
                 for (char **e = o->env; e && *e; e++) {
                         if (!strchr(*e, '=') || **e == '=')
                                 return errorf(reterr, EINVAL, "--env: \"%s\" is not of the form KEY=VALUE", *e);
-                        r = env_set(&p->env, *e);
+                        /* runc appends and the last one wins in the lookup; replacing keeps one definition */
+                        r = strv_env_set(&p->env, *e);
                         if (r < 0)
                                 return r;
                 }

@@ -18,6 +18,7 @@
 #include "macro.h"
 #include "notify.h"
 #include "process-util.h"
+#include "strv.h"
 
 /* sd_notify's messages are small; systemd itself reads at most a page and a bit. */
 #define NOTIFY_MAX_MESSAGE 4096
@@ -63,28 +64,6 @@ int notify_timeout_from_config(const OciConfig *c, uint64_t *ret, char **reterr)
         return 0;
 }
 
-static int strv_append_replace(char ***l, const char *prefix, const char *entry) {
-        size_t n = 0, plen = strlen(prefix);
-        char **e, *copy;
-
-        for (e = *l; e && *e; e++, n++)
-                if (strneq(*e, prefix, plen)) {
-                        copy = strdup(entry);
-                        if (!copy)
-                                return -ENOMEM;
-                        free(*e);
-                        *e = copy;
-                        return 0;
-                }
-        e = realloc(*l, (n + 2) * sizeof *e);
-        if (!e)
-                return -ENOMEM;
-        *l = e;
-        e[n] = strdup(entry);
-        e[n + 1] = NULL;
-        return e[n] ? 0 : -ENOMEM;
-}
-
 int notify_setup_config(OciConfig *c, const char *host_dir) {
         static const char *const options[] = { "bind", "nosuid", "noexec", "nodev", "ro" };
         OciMount *m;
@@ -111,7 +90,7 @@ int notify_setup_config(OciConfig *c, const char *host_dir) {
                         return -ENOMEM;
 
         if (c->has_process) {
-                r = strv_append_replace(&c->process.env, "NOTIFY_SOCKET=", "NOTIFY_SOCKET=" NOTIFY_CONTAINER_SOCKET);
+                r = strv_env_set(&c->process.env, "NOTIFY_SOCKET=" NOTIFY_CONTAINER_SOCKET);
                 if (r < 0)
                         return r;
         }

@@ -104,13 +104,11 @@ static int child_setup(void *userdata) {
 }
 
 static int read_descriptors(const char *image, char *ret[3]) {
-        _cleanup_free_ char *buf = NULL, *path = NULL;
+        _cleanup_free_ char *buf = NULL;
         _cleanup_json_ cJSON *j = NULL;
         int r;
 
-        if (asprintf(&path, "%s/descriptors.json", image) < 0)
-                return -ENOMEM;
-        r = read_full_file_at(AT_FDCWD, path, 65536, &buf, NULL);
+        r = read_full_file_in(image, "descriptors.json", 65536, &buf);
         if (r < 0)
                 return r;
         j = cJSON_Parse(buf);

@@ -202,7 +202,7 @@ int rootless_validate_config(const OciConfig *c, char **reterr) {
 }
 
 int rootless_delegated_controllers(const char *manager_cgroup, CgroupLayout layout, char **ret) {
-        _cleanup_free_ char *dir = NULL, *file = NULL, *buf = NULL;
+        _cleanup_free_ char *dir = NULL, *buf = NULL;
         int r;
 
         if (layout != CGROUP_LAYOUT_UNIFIED || isempty(manager_cgroup)) {
@@ -212,9 +212,7 @@ int rootless_delegated_controllers(const char *manager_cgroup, CgroupLayout layo
         r = cgroup_unified_dir(manager_cgroup, &dir);
         if (r < 0)
                 return r;
-        if (asprintf(&file, "%s/cgroup.controllers", dir) < 0)
-                return -ENOMEM;
-        r = read_full_file_at(AT_FDCWD, file, 4096, &buf, NULL);
+        r = read_full_file_in(dir, "cgroup.controllers", 4096, &buf);
         if (r < 0)
                 return r;
         buf[strcspn(buf, "\n")] = 0;

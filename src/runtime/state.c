@@ -2,7 +2,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +13,9 @@
 #include <unistd.h>
 
 #include "cgroup-util.h"
+#include "error-util.h"
 #include "fileio.h"
+#include "json-util.h"
 #include "log.h"
 #include "macro.h"
 #include "process-util.h"
@@ -47,43 +48,21 @@ static ContainerStatus container_status_from_string(const char *s) {
         return _CONTAINER_STATUS_INVALID;
 }
 
-static int set_err(char **reterr, const char *fmt, ...) _printf_(2, 3);
-static int set_err(char **reterr, const char *fmt, ...) {
-        va_list ap;
-
-        if (!reterr)
-                return 0;
-        free(*reterr);
-        va_start(ap, fmt);
-        if (vasprintf(reterr, fmt, ap) < 0)
-                *reterr = NULL;
-        va_end(ap);
-        return 0;
-}
-
 int container_id_validate(const char *id, char **reterr) {
         size_t n;
 
-        if (isempty(id)) {
-                set_err(reterr, "container id must not be empty");
-                return -EINVAL;
-        }
+        if (isempty(id))
+                return errorf(reterr, EINVAL, "container id must not be empty");
         n = strlen(id);
-        if (n > 1024) {
-                set_err(reterr, "container id is too long (%zu characters, at most 1024)", n);
-                return -EINVAL;
-        }
-        if (id[0] == '.' || id[0] == '-') {
-                set_err(reterr, "invalid container id \"%s\": must not start with \".\" or \"-\"", id);
-                return -EINVAL;
-        }
+        if (n > 1024)
+                return errorf(reterr, EINVAL, "container id is too long (%zu characters, at most 1024)", n);
+        if (id[0] == '.' || id[0] == '-')
+                return errorf(reterr, EINVAL, "invalid container id \"%s\": must not start with \".\" or \"-\"", id);
         for (const char *p = id; *p; p++)
                 if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-                      strchr("_.+-", *p))) {
-                        set_err(reterr, "invalid container id \"%s\": only letters, digits and _.+- are allowed",
-                                id);
-                        return -EINVAL;
-                }
+                      strchr("_.+-", *p)))
+                        return errorf(reterr, EINVAL,
+                                      "invalid container id \"%s\": only letters, digits and _.+- are allowed", id);
         return 0;
 }
 
@@ -157,14 +136,23 @@ static int lock_exclusive(int fd, uint64_t timeout_usec) {
 #define TEMP_PREFIX ".new-"
 #define STALE_TEMPORARY_SEC 60
 
-static void remove_dir_contents(int dir_fd) {
+/* A DIR of its own over the directory dir_fd refers to (dir_fd stays usable); NULL on failure. */
+static DIR *opendir_fd(int dir_fd) {
         _cleanup_close_ int fd = openat(dir_fd, ".", O_DIRECTORY | O_CLOEXEC | O_RDONLY);
         DIR *d;
-        struct dirent *de;
 
         if (fd < 0 || !(d = fdopendir(fd)))
-                return;
+                return NULL;
         TAKE_FD(fd);
+        return d;
+}
+
+static void remove_dir_contents(int dir_fd) {
+        DIR *d = opendir_fd(dir_fd);
+        struct dirent *de;
+
+        if (!d)
+                return;
         while ((de = readdir(d)))
                 if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
                         (void) unlinkat(dir_fd, de->d_name, 0);
@@ -173,13 +161,11 @@ static void remove_dir_contents(int dir_fd) {
 
 /* A create killed before its rename leaves a hidden temporary directory whose lock nobody holds. */
 static void sweep_stale_temporaries(int root_fd) {
-        _cleanup_close_ int fd = openat(root_fd, ".", O_DIRECTORY | O_CLOEXEC | O_RDONLY);
-        DIR *d;
+        DIR *d = opendir_fd(root_fd);
         struct dirent *de;
 
-        if (fd < 0 || !(d = fdopendir(fd)))
+        if (!d)
                 return;
-        TAKE_FD(fd);
         while ((de = readdir(d))) {
                 if (!strneq(de->d_name, TEMP_PREFIX, STRLEN(TEMP_PREFIX)))
                         continue;
@@ -200,16 +186,6 @@ static void sweep_stale_temporaries(int root_fd) {
         closedir(d);
 }
 
-static void format_now_rfc3339(char *buf, size_t n) {
-        struct timespec ts;
-        struct tm tm;
-
-        clock_gettime(CLOCK_REALTIME, &ts);
-        gmtime_r(&ts.tv_sec, &tm);
-        size_t k = strftime(buf, n, "%Y-%m-%dT%H:%M:%S", &tm);
-        snprintf(buf + k, n - k, ".%09ldZ", ts.tv_nsec);
-}
-
 int container_new(const char *root, const char *id, Container **ret, char **reterr) {
         _cleanup_(container_freep) Container *c = NULL;
         _cleanup_close_ int root_fd = -EBADF;
@@ -221,15 +197,12 @@ int container_new(const char *root, const char *id, Container **ret, char **rete
                 return r;
 
         r = mkdir_p(root, 0711);
-        if (r < 0) {
-                set_err(reterr, "cannot create state directory \"%s\": %s", root, strerror(-r));
-                return r;
-        }
+        if (r < 0)
+                return errorf(reterr, r, "cannot create state directory \"%s\": %s", root, strerror(-r));
         root_fd = open(root, O_DIRECTORY | O_CLOEXEC | O_RDONLY);
         if (root_fd < 0) {
                 r = -errno;
-                set_err(reterr, "cannot open state directory \"%s\": %s", root, strerror(errno));
-                return r;
+                return errorf(reterr, r, "cannot open state directory \"%s\": %s", root, strerror(errno));
         }
         /* The directory appears under its id only once it is locked and holds a state: it is made under a
          * hidden temporary name and renamed into place (RENAME_NOREPLACE), so a reader never sees a
@@ -240,8 +213,7 @@ int container_new(const char *root, const char *id, Container **ret, char **rete
                  (unsigned long long) now_usec(CLOCK_MONOTONIC));
         if (mkdirat(root_fd, tmp, 0700) < 0) {
                 r = -errno;
-                set_err(reterr, "cannot create a directory in \"%s\": %s", root, strerror(errno));
-                return r;
+                return errorf(reterr, r, "cannot create a directory in \"%s\": %s", root, strerror(errno));
         }
 
         c = container_alloc(root, id);
@@ -258,7 +230,7 @@ int container_new(const char *root, const char *id, Container **ret, char **rete
         c->lock_fd = openat(c->dir_fd, LOCK_FILE, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (c->lock_fd < 0 || flock(c->lock_fd, LOCK_EX | LOCK_NB) < 0) {
                 r = -errno;
-                set_err(reterr, "cannot lock state of container \"%s\": %s", id, strerror(errno));
+                (void) errorf(reterr, r, "cannot lock state of container \"%s\": %s", id, strerror(errno));
                 remove_dir_contents(c->dir_fd);
                 (void) unlinkat(root_fd, tmp, AT_REMOVEDIR);
                 return r;
@@ -276,9 +248,9 @@ int container_new(const char *root, const char *id, Container **ret, char **rete
                 r = -errno;
         if (r < 0) {
                 if (r == -EEXIST)
-                        set_err(reterr, "container \"%s\" already exists", id);
+                        (void) errorf(reterr, r, "container \"%s\" already exists", id);
                 else
-                        set_err(reterr, "cannot write state of container \"%s\": %s", id, strerror(-r));
+                        (void) errorf(reterr, r, "cannot write state of container \"%s\": %s", id, strerror(-r));
                 remove_dir_contents(c->dir_fd);
                 (void) unlinkat(root_fd, tmp, AT_REMOVEDIR);
                 return r;
@@ -364,29 +336,22 @@ static int load(const char *root, const char *id, ContainerLock lock, bool salva
         if (root_fd < 0 || c->dir_fd < 0) {
                 r = -errno;
                 if (r == -ENOENT)
-                        set_err(reterr, "container \"%s\" does not exist", id);
-                else
-                        set_err(reterr, "cannot open state of container \"%s\": %s", id, strerror(errno));
-                return r;
+                        return errorf(reterr, r, "container \"%s\" does not exist", id);
+                return errorf(reterr, r, "cannot open state of container \"%s\": %s", id, strerror(errno));
         }
 
         if (lock == CONTAINER_LOCK_EXCLUSIVE) {
                 c->lock_fd = openat(c->dir_fd, LOCK_FILE, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
                 if (c->lock_fd < 0) {
                         r = -errno;
-                        if (r == -ENOENT) {
-                                set_err(reterr, "container \"%s\" does not exist", id);
-                                return r;
-                        }
-                        set_err(reterr, "cannot open lock of container \"%s\": %s", id, strerror(errno));
-                        return r;
+                        if (r == -ENOENT)
+                                return errorf(reterr, r, "container \"%s\" does not exist", id);
+                        return errorf(reterr, r, "cannot open lock of container \"%s\": %s", id, strerror(errno));
                 }
                 r = lock_exclusive(c->lock_fd, LOCK_TIMEOUT_USEC);
-                if (r < 0) {
-                        set_err(reterr, "cannot lock container \"%s\": %s", id,
-                                r == -ETIMEDOUT ? "another sdrun holds it" : strerror(-r));
-                        return r;
-                }
+                if (r < 0)
+                        return errorf(reterr, r, "cannot lock container \"%s\": %s", id,
+                                      r == -ETIMEDOUT ? "another sdrun holds it" : strerror(-r));
         }
 
         r = read_full_file_at(c->dir_fd, STATE_FILE, STATE_MAX_SIZE, &buf, &size);
@@ -394,8 +359,7 @@ static int load(const char *root, const char *id, ContainerLock lock, bool salva
                 /* Between mkdir and the first write by create: the creator decides. */
                 c->recorded = CONTAINER_CREATING;
         } else if (r < 0) {
-                set_err(reterr, "cannot read state of container \"%s\": %s", id, strerror(-r));
-                return r;
+                return errorf(reterr, r, "cannot read state of container \"%s\": %s", id, strerror(-r));
         } else {
                 r = container_parse_state(c, buf, size);
                 if (r == -ENOMEM)
@@ -411,11 +375,10 @@ static int load(const char *root, const char *id, ContainerLock lock, bool salva
                         n->corrupt = true;
                         container_free(c);
                         c = TAKE_PTR(n);
-                } else if (r < 0) {
-                        set_err(reterr, "state of container \"%s\" is corrupt (%s/%s/" STATE_FILE "): use delete --force",
-                                id, root, id);
-                        return r;
-                }
+                } else if (r < 0)
+                        return errorf(reterr, r,
+                                      "state of container \"%s\" is corrupt (%s/%s/" STATE_FILE "): use delete --force",
+                                      id, root, id);
         }
         *ret = TAKE_PTR(c);
         return 0;
@@ -451,13 +414,8 @@ int container_save(Container *c) {
                 return -ENOMEM;
         if (c->owner && !cJSON_AddStringToObject(j, "owner", c->owner))
                 return -ENOMEM;
-        if (c->annotations) {
-                cJSON *a = cJSON_Duplicate(c->annotations, true);
-                if (!a || !cJSON_AddItemToObject(j, "annotations", a)) {
-                        cJSON_Delete(a);
-                        return -ENOMEM;
-                }
-        }
+        if (c->annotations && !json_add(j, "annotations", cJSON_Duplicate(c->annotations, true)))
+                return -ENOMEM;
         sd = cJSON_AddObjectToObject(j, "sdrun");
         if (!sd)
                 return -ENOMEM;
@@ -635,13 +593,8 @@ int container_oci_state(Container *c, ContainerStatus st, cJSON **ret) {
                 return -ENOMEM;
         if (!cJSON_AddStringToObject(j, "bundle", strempty(c->bundle)))
                 return -ENOMEM;
-        if (c->annotations) {
-                cJSON *a = cJSON_Duplicate(c->annotations, true);
-                if (!a || !cJSON_AddItemToObject(j, "annotations", a)) {
-                        cJSON_Delete(a);
-                        return -ENOMEM;
-                }
-        }
+        if (c->annotations && !json_add(j, "annotations", cJSON_Duplicate(c->annotations, true)))
+                return -ENOMEM;
         *ret = TAKE_PTR(j);
         return 0;
 }

@@ -11,6 +11,7 @@
 
 #include <systemd/sd-bus.h>
 
+#include "error-util.h"
 #include "macro.h"
 #include "sdunit-internal.h"
 
@@ -26,43 +27,21 @@ uint64_t sdunit_now_usec(void) {
 }
 
 int sdunit_fail(char **reterr, int r, const sd_bus_error *e, const char *fmt, ...) {
-        _cleanup_free_ char *prefix = NULL;
         va_list ap;
-        int k;
 
         assert(r < 0);
 
         if (!reterr)
                 return r;
-
-        va_start(ap, fmt);
-        k = vasprintf(&prefix, fmt, ap);
-        va_end(ap);
-        if (k < 0)
-                return r;
-
-        free(*reterr);
-        *reterr = NULL;
+        /* The bus error (or, without one, the errno's text) is the inner message the prefix goes before. */
         if (e && sd_bus_error_is_set(e))
-                k = asprintf(reterr, "%s: %s: %s", prefix, e->name, strna(e->message));
-        else
-                k = asprintf(reterr, "%s: %s", prefix, strerror(-r));
-        if (k < 0)
+                (void) errorf(reterr, r, "%s: %s", e->name, strna(e->message));
+        else {
+                free(*reterr);
                 *reterr = NULL;
-        return r;
-}
-
-int sdunit_fail_plain(char **reterr, int r, const char *fmt, ...) {
-        va_list ap;
-
-        assert(r < 0);
-
-        if (!reterr)
-                return r;
-        free(*reterr);
+        }
         va_start(ap, fmt);
-        if (vasprintf(reterr, fmt, ap) < 0)
-                *reterr = NULL;
+        r = verrwrap(reterr, r, fmt, ap);
         va_end(ap);
         return r;
 }
@@ -259,6 +238,26 @@ int sdunit_job_wait_run(SdUnitBus *b, SdUnitJobWait *w, uint64_t deadline_usec) 
                 if (r < 0)
                         return r;
         }
+}
+
+int sdunit_job_wait_reply(SdUnitBus *b, sd_bus_message *reply, SdUnitJobWait *w, uint64_t deadline_usec,
+                          const char *action, const char *unit, char **reterr) {
+        const char *job;
+        int r;
+
+        r = sd_bus_message_read(reply, "o", &job);
+        if (r < 0)
+                return sdunit_fail(reterr, r, NULL, "%s %s: read job path", action, unit);
+        w->job_path = strdup(job);
+        if (!w->job_path)
+                return -ENOMEM;
+
+        sdunit_job_wait_register(b, w);
+        r = sdunit_job_wait_run(b, w, deadline_usec);
+        sdunit_job_wait_unregister(b, w);
+        if (r < 0)
+                return sdunit_fail(reterr, r, NULL, "%s %s: wait for job %s", action, unit, job);
+        return 0;
 }
 
 int sdunit_unit_object_path(const char *unit, char **ret) {

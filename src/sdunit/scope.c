@@ -8,6 +8,7 @@
 
 #include <systemd/sd-bus.h>
 
+#include "error-util.h"
 #include "macro.h"
 #include "sdunit-internal.h"
 
@@ -93,9 +94,9 @@ static int scope_name_from_cgroupfs_path(const char *path, char **ret, char **re
                 comp[n++] = p;
         }
         if (n == 0)
-                return sdunit_fail_plain(reterr, -EINVAL,
-                                   "linux.cgroupsPath: \"%s\" names the root cgroup; a container needs a cgroup "
-                                   "of its own", path);
+                return errorf(reterr, -EINVAL,
+                        "linux.cgroupsPath: \"%s\" names the root cgroup; a container needs a cgroup "
+                        "of its own", path);
         for (size_t i = 0; i < n; i++)
                 len += strlen(comp[i]) * 4 + 1;
         out = malloc(len + STRLEN(".scope") + 1);
@@ -136,8 +137,8 @@ int sdunit_scope_name_from_cgroups_path(const char *cgroups_path, const char *id
 
         if (isempty(cgroups_path)) {
                 if (isempty(id))
-                        return sdunit_fail_plain(reterr, -EINVAL,
-                                           "linux.cgroupsPath is empty and no container id was given");
+                        return errorf(reterr, -EINVAL,
+                                "linux.cgroupsPath is empty and no container id was given");
                 r = unit_name_escape_part(id, &en);
                 if (r < 0)
                         return r;
@@ -172,18 +173,18 @@ int sdunit_scope_name_from_cgroups_path(const char *cgroups_path, const char *id
         if (isempty(s))
                 s = "machine.slice";
         if (!slice_name_is_valid(s))
-                return sdunit_fail_plain(reterr, -EINVAL,
-                                   "linux.cgroupsPath: \"%s\": \"%s\" is not a valid slice name (it must end in "
-                                   "\".slice\", use only [A-Za-z0-9:_.-] and no leading, trailing or double '-')",
-                                   cgroups_path, s);
+                return errorf(reterr, -EINVAL,
+                        "linux.cgroupsPath: \"%s\": \"%s\" is not a valid slice name (it must end in "
+                        "\".slice\", use only [A-Za-z0-9:_.-] and no leading, trailing or double '-')",
+                        cgroups_path, s);
         if (isempty(name))
-                return sdunit_fail_plain(reterr, -EINVAL, "linux.cgroupsPath: \"%s\": the name part is empty",
-                                   cgroups_path);
+                return errorf(reterr, -EINVAL, "linux.cgroupsPath: \"%s\": the name part is empty",
+                        cgroups_path);
         if (endswith(name, ".slice"))
-                return sdunit_fail_plain(reterr, -EINVAL,
-                                   "linux.cgroupsPath: \"%s\": the name is a slice; sdrun puts every container "
-                                   "in a scope of its own and supports only scope names",
-                                   cgroups_path);
+                return errorf(reterr, -EINVAL,
+                        "linux.cgroupsPath: \"%s\": the name is a slice; sdrun puts every container "
+                        "in a scope of its own and supports only scope names",
+                        cgroups_path);
 
         /* "x.scope" as the name means the scope x: do not double the suffix. */
         base = strdup(name);
@@ -192,8 +193,8 @@ int sdunit_scope_name_from_cgroups_path(const char *cgroups_path, const char *id
         if (endswith(base, ".scope"))
                 base[strlen(base) - STRLEN(".scope")] = 0;
         if (isempty(base))
-                return sdunit_fail_plain(reterr, -EINVAL, "linux.cgroupsPath: \"%s\": the name part is empty",
-                                   cgroups_path);
+                return errorf(reterr, -EINVAL, "linux.cgroupsPath: \"%s\": the name part is empty",
+                        cgroups_path);
 
         r = unit_name_escape_part(base, &en);
         if (r < 0)
@@ -216,14 +217,14 @@ check:
         if (strlen(unit) > UNIT_NAME_MAX_LEN) {
                 if (isempty(cgroups_path))
                         /* The unit name came from the id alone: blame the id, not a field nobody set. */
-                        return sdunit_fail_plain(reterr, -EINVAL,
-                                           "container id \"%.40s...\" (%zu characters) is too long for its systemd unit "
-                                           "name (sdrun-ID.scope, at most %d characters once escaped): use a shorter id "
-                                           "or name the scope with linux.cgroupsPath",
-                                           id, strlen(id), UNIT_NAME_MAX_LEN);
-                return sdunit_fail_plain(reterr, -EINVAL,
-                                   "linux.cgroupsPath: unit name \"%s\" is longer than %d characters", unit,
-                                   UNIT_NAME_MAX_LEN);
+                        return errorf(reterr, -EINVAL,
+                                "container id \"%.40s...\" (%zu characters) is too long for its systemd unit "
+                                "name (sdrun-ID.scope, at most %d characters once escaped): use a shorter id "
+                                "or name the scope with linux.cgroupsPath",
+                                id, strlen(id), UNIT_NAME_MAX_LEN);
+                return errorf(reterr, -EINVAL,
+                        "linux.cgroupsPath: unit name \"%s\" is longer than %d characters", unit,
+                        UNIT_NAME_MAX_LEN);
         }
         *ret_slice = TAKE_PTR(slice);
         *ret_unit = TAKE_PTR(unit);
@@ -306,7 +307,6 @@ int sdunit_start_scope(SdUnitBus *b, const char *unit, const char *slice, const 
                 _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
                 _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
                 _cleanup_(sdunit_job_wait_done) SdUnitJobWait w = {};
-                const char *job;
                 uint64_t now = sdunit_now_usec();
 
                 if (now >= deadline)
@@ -326,9 +326,9 @@ int sdunit_start_scope(SdUnitBus *b, const char *unit, const char *slice, const 
                         if (r < 0)
                                 return sdunit_fail(reterr, -EEXIST, &e, "start transient scope %s", unit);
                         if (!streq(state, "failed") && !streq(state, "inactive"))
-                                return sdunit_fail_plain(reterr, -EEXIST,
-                                                   "start transient scope %s: unit %s already exists and is %s",
-                                                   unit, unit, state);
+                                return errorf(reterr, -EEXIST,
+                                        "start transient scope %s: unit %s already exists and is %s",
+                                        unit, unit, state);
                         r = sdunit_reset_failed_unit(b, unit, reterr);
                         if (r < 0 && r != -ENOENT)
                                 return r;
@@ -342,19 +342,9 @@ int sdunit_start_scope(SdUnitBus *b, const char *unit, const char *slice, const 
                         return sdunit_fail(reterr, r, &e, "start transient scope %s in %s", unit, slice);
                 }
 
-                r = sd_bus_message_read(reply, "o", &job);
+                r = sdunit_job_wait_reply(b, reply, &w, deadline, "start transient scope", unit, reterr);
                 if (r < 0)
-                        return sdunit_fail(reterr, r, NULL, "start transient scope %s: read job path", unit);
-                w.job_path = strdup(job);
-                if (!w.job_path)
-                        return -ENOMEM;
-
-                sdunit_job_wait_register(b, &w);
-                r = sdunit_job_wait_run(b, &w, deadline);
-                sdunit_job_wait_unregister(b, &w);
-                if (r < 0)
-                        return sdunit_fail(reterr, r, NULL, "start transient scope %s: wait for job %s", unit,
-                                           job);
+                        return r;
                 if (!streq(w.result, "done")) {
                         _cleanup_free_ char *why = NULL, *err2 = NULL;
 

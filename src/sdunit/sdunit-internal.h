@@ -37,10 +37,9 @@ struct SdUnitBus {
         SdUnitJobWait *waits;
 };
 
-/* Fill *reterr with "<prefix>: <error name>: <message>" (or strerror when e is unset) and return r (< 0). */
+/* errwrap() for a failed bus call: fill *reterr with "<prefix>: <error name>: <message>" (or "<prefix>:
+ * strerror" when e is unset) and return r (< 0). Messages that say everything themselves use errorf(). */
 int sdunit_fail(char **reterr, int r, const sd_bus_error *e, const char *fmt, ...) _printf_(4, 5);
-/* Fill *reterr with the formatted message alone (for messages that already say everything) and return r. */
-int sdunit_fail_plain(char **reterr, int r, const char *fmt, ...) _printf_(3, 4);
 
 /* A new reference to this process's open system-bus connection (through the broker, not PID 1's private
  * socket), for calls to other services on the same connection; NULL when there is none. */
@@ -53,6 +52,10 @@ int sdunit_bus_watch_jobs(SdUnitBus *b, char **reterr);
 void sdunit_job_wait_register(SdUnitBus *b, SdUnitJobWait *w);
 void sdunit_job_wait_unregister(SdUnitBus *b, SdUnitJobWait *w);
 int sdunit_job_wait_run(SdUnitBus *b, SdUnitJobWait *w, uint64_t deadline_usec);
+/* Read the job path of a manager call's reply ("o") into w and wait for that job as above: w->result then
+ * says how it ended. Failures read "<action> <unit>: read job path" or "...: wait for job <path>". */
+int sdunit_job_wait_reply(SdUnitBus *b, sd_bus_message *reply, SdUnitJobWait *w, uint64_t deadline_usec,
+                          const char *action, const char *unit, char **reterr);
 
 /* D-Bus object path of a unit (without a round trip: the path is the escaped name). */
 int sdunit_unit_object_path(const char *unit, char **ret);

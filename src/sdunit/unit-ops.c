@@ -221,7 +221,6 @@ int sdunit_stop_unit(SdUnitBus *b, const char *unit, uint64_t timeout_usec, char
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(sdunit_job_wait_done) SdUnitJobWait w = {};
         uint64_t deadline = sdunit_now_usec() + timeout_usec;
-        const char *job;
         int r;
 
         assert(b);
@@ -245,18 +244,9 @@ int sdunit_stop_unit(SdUnitBus *b, const char *unit, uint64_t timeout_usec, char
                         r = -ENOENT;
                 return sdunit_fail(reterr, r, &e, "stop unit %s", unit);
         }
-        r = sd_bus_message_read(reply, "o", &job);
+        r = sdunit_job_wait_reply(b, reply, &w, deadline, "stop unit", unit, reterr);
         if (r < 0)
-                return sdunit_fail(reterr, r, NULL, "stop unit %s: read job path", unit);
-        w.job_path = strdup(job);
-        if (!w.job_path)
-                return -ENOMEM;
-
-        sdunit_job_wait_register(b, &w);
-        r = sdunit_job_wait_run(b, &w, deadline);
-        sdunit_job_wait_unregister(b, &w);
-        if (r < 0)
-                return sdunit_fail(reterr, r, NULL, "stop unit %s: wait for job %s", unit, job);
+                return r;
 
         /* The stop job is over; the unit is now inactive (or failed, or already collected). Check, and give a
          * unit that is still settling a bounded number of short looks. */
