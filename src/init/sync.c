@@ -6,14 +6,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "macro.h"
 #include "process-util.h"
 #include "sync.h"
 
 #define SYNC_MAX_PAYLOAD (1U << 20)
+/* The largest payload sent inside the message. A SOCK_SEQPACKET message must fit the socket's send buffer
+ * whole (212992 bytes by default, and an unprivileged runtime cannot raise it past that): a larger payload
+ * (the hook state of a container with Kubernetes' 256 KiB of annotations) travels in a sealed memfd
+ * passed with the message, flagged in its type. */
+#define SYNC_INLINE_MAX (64U * 1024U)
+#define SYNC_PAYLOAD_IN_FD (1U << 31)
 
 typedef struct SyncHeader {
         uint32_t type;
@@ -27,7 +37,74 @@ void sync_msg_done(SyncMsg *m) {
         m->fd = safe_close(m->fd);
 }
 
+/* A sealed memfd holding payload: its reader can trust that the content and size do not change. */
+static int payload_memfd(const void *payload, size_t len) {
+        _cleanup_close_ int fd = -EBADF;
+        size_t done = 0;
+
+        fd = memfd_create("sdrun-sync", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        if (fd < 0)
+                return -errno;
+        while (done < len) {
+                ssize_t k = write(fd, (const char *) payload + done, len - done);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                done += (size_t) k;
+        }
+        if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0)
+                return -errno;
+        return TAKE_FD(fd);
+}
+
+/* The payload of a message flagged SYNC_PAYLOAD_IN_FD: only a memfd sealed against writes and shrinking
+ * is read (a peer's other fd could be a FIFO or a FUSE file that blocks the reader), and only exactly len
+ * bytes of it. */
+static int payload_from_memfd(int fd, size_t len, char **ret) {
+        _cleanup_free_ char *buf = NULL;
+        struct stat st;
+        size_t done = 0;
+        int seals;
+
+        seals = fcntl(fd, F_GET_SEALS);
+        if (seals < 0 || (seals & (F_SEAL_WRITE | F_SEAL_SHRINK)) != (F_SEAL_WRITE | F_SEAL_SHRINK))
+                return -EBADMSG;
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 0 || (uint64_t) st.st_size != len)
+                return -EBADMSG;
+        buf = malloc(len + 1);
+        if (!buf)
+                return -ENOMEM;
+        while (done < len) {
+                ssize_t k = pread(fd, buf + done, len - done, (off_t) done);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        return -EBADMSG;
+                done += (size_t) k;
+        }
+        buf[len] = 0;
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
 int sync_send(int sock, SyncType type, int error, const void *payload, size_t len, int fd) {
+        _cleanup_close_ int payload_fd = -EBADF;
+
+        if (len > SYNC_MAX_PAYLOAD)
+                return -E2BIG;
+        if (len > SYNC_INLINE_MAX) {
+                /* One fd per message: a large payload cannot come with an fd of its own. */
+                if (fd >= 0)
+                        return -E2BIG;
+                payload_fd = payload_memfd(payload, len);
+                if (payload_fd < 0)
+                        return payload_fd;
+                type = (SyncType) ((uint32_t) type | SYNC_PAYLOAD_IN_FD);
+                fd = payload_fd;
+        }
+
         SyncHeader h = { .type = type, .error = error, .len = (uint32_t) len };
         struct iovec iov[2] = {
                 { .iov_base = &h, .iov_len = sizeof h },
@@ -39,11 +116,9 @@ int sync_send(int sock, SyncType type, int error, const void *payload, size_t le
         } control = {};
         struct msghdr mh = {
                 .msg_iov = iov,
-                .msg_iovlen = len > 0 ? 2 : 1,
+                .msg_iovlen = len > 0 && payload_fd < 0 ? 2 : 1,
         };
 
-        if (len > SYNC_MAX_PAYLOAD)
-                return -E2BIG;
         if (fd >= 0) {
                 mh.msg_control = control.buf;
                 mh.msg_controllen = sizeof control.buf;
@@ -112,7 +187,7 @@ int sync_recv(int sock, int watch_pidfd, uint64_t timeout_usec, SyncMsg *ret) {
                         return -ECHILD;
         }
 
-        buf = malloc(sizeof h + SYNC_MAX_PAYLOAD + 1);
+        buf = malloc(sizeof h + SYNC_INLINE_MAX + 1);
         if (!buf)
                 return -ENOMEM;
 
@@ -126,7 +201,7 @@ int sync_recv(int sock, int watch_pidfd, uint64_t timeout_usec, SyncMsg *ret) {
         int type = 0;
         socklen_t type_len = sizeof type;
         bool stream = getsockopt(sock, SOL_SOCKET, SO_TYPE, &type, &type_len) >= 0 && type == SOCK_STREAM;
-        struct iovec iov = { .iov_base = buf, .iov_len = sizeof h + (stream ? 0 : SYNC_MAX_PAYLOAD) };
+        struct iovec iov = { .iov_base = buf, .iov_len = sizeof h + (stream ? 0 : SYNC_INLINE_MAX) };
         struct msghdr mh = {
                 .msg_iov = &iov,
                 .msg_iovlen = 1,
@@ -158,7 +233,7 @@ int sync_recv(int sock, int watch_pidfd, uint64_t timeout_usec, SyncMsg *ret) {
                 }
                 if ((size_t) k == sizeof h) {
                         memcpy(&h, buf, sizeof h);
-                        if (h.len > SYNC_MAX_PAYLOAD) {
+                        if (h.len > SYNC_INLINE_MAX || (h.type & SYNC_PAYLOAD_IN_FD)) {
                                 ret->fd = safe_close(ret->fd);
                                 return -EBADMSG;
                         }
@@ -171,6 +246,20 @@ int sync_recv(int sock, int watch_pidfd, uint64_t timeout_usec, SyncMsg *ret) {
                 return -EBADMSG;
         }
         memcpy(&h, buf, sizeof h);
+        if (h.type & SYNC_PAYLOAD_IN_FD) {
+                if ((size_t) k != sizeof h || h.len <= SYNC_INLINE_MAX || h.len > SYNC_MAX_PAYLOAD || ret->fd < 0) {
+                        ret->fd = safe_close(ret->fd);
+                        return -EBADMSG;
+                }
+                r = payload_from_memfd(ret->fd, h.len, &ret->payload);
+                ret->fd = safe_close(ret->fd);
+                if (r < 0)
+                        return r;
+                ret->type = h.type & ~SYNC_PAYLOAD_IN_FD;
+                ret->error = h.error;
+                ret->len = h.len;
+                return 0;
+        }
         if (h.len != (size_t) k - sizeof h) {
                 ret->fd = safe_close(ret->fd);
                 return -EBADMSG;

@@ -254,6 +254,18 @@ is "$rc" 1 "a missing hook binary makes create fail"
 like "$err" 'createRuntime hook.*/nonexistent/hook' "missing hook binary: $err"
 no_leftovers "$id"
 
+# 256 KiB of annotations (Kubernetes' limit) in the state a createContainer hook reads: more than a
+# SOCK_SEQPACKET message between the runtime and the init can carry whole (212992 bytes by default)
+bundle_set "$B" '.annotations = ([range(0; 256)] | map({key: "io.test.big\(.)", value: ("x" * 1024)}) | from_entries)
+        | .hooks = {createContainer: [{path: "/bin/sh", args: ["sh", "-c", "wc -c >\($o)"]}]}' --arg o "$OUT/big.size"
+id=$(new_id bigstate); track_container "$id"
+rm -f "$OUT/big.size"
+rc=0; err=$(sd create --bundle "$B" "$id" 2>&1) || rc=$?
+is "$rc" 0 "create with 256 KiB of annotations and a createContainer hook: $err"
+ok_desc "the hook read the whole state ($(cat "$OUT/big.size" 2>/dev/null) bytes)" test "$(cat "$OUT/big.size" 2>/dev/null || echo 0)" -gt 262144
+sd delete --force "$id" >/dev/null 2>&1
+no_leftovers "$id"
+
 ok_desc "features lists the hooks" sh -c "'$SDRUN' features | jq -e '.hooks | index(\"prestart\") and index(\"createRuntime\") and index(\"createContainer\") and index(\"startContainer\") and index(\"poststart\") and index(\"poststop\")'"
 
 done_testing

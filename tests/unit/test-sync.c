@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -119,6 +120,68 @@ static void test_oversize(void) {
                 return;
         tap_is_int(sync_send(sv[0], SYNC_CONTINUE, 0, huge, n, -EBADF), -E2BIG, "a payload over 1 MiB is refused: -E2BIG");
         tap_is_int(sync_recv(sv[1], -EBADF, 20 * USEC_PER_MSEC, &m), -ETIMEDOUT, "... and nothing was sent");
+}
+
+/* A payload larger than a SOCK_SEQPACKET message can carry whole (the send buffer is 212992 bytes by
+ * default): the hook state of a container with 256 KiB of annotations travels in a sealed memfd. */
+static void test_large_payload(void) {
+        _cleanup_close_pair_ int sv[2] = { -EBADF, -EBADF };
+        size_t n = 300U * 1024U;
+        _cleanup_free_ char *big = malloc(n);
+        SyncMsg m;
+        int p[2];
+
+        if (!tap_ok(big && pair(SOCK_SEQPACKET, sv) == 0, "socketpair and a payload of 300 KiB"))
+                return;
+        for (size_t i = 0; i < n; i++)
+                big[i] = (char) ('A' + i % 23);
+        unsigned before = count_fds();
+        tap_is_int(sync_send(sv[0], SYNC_CONTINUE, 0, big, n, -EBADF), 0, "send 300 KiB (more than the socket's buffer)");
+        tap_ok(sync_recv(sv[1], -EBADF, USEC_INFINITY, &m) == 0 && m.type == SYNC_CONTINUE && m.len == n &&
+               memcmp(m.payload, big, n) == 0 && m.payload[n] == 0 && m.fd < 0,
+               "it arrives whole, as an ordinary CONTINUE without an fd");
+        sync_msg_done(&m);
+        tap_is_int(count_fds(), before, "no fd is left open on either side");
+        _cleanup_free_ char *mib = calloc(1, 1U << 20);
+        tap_ok(mib && sync_send(sv[0], SYNC_CONTINUE, 0, mib, 1U << 20, -EBADF) == 0, "send exactly 1 MiB");
+        tap_ok(sync_recv(sv[1], -EBADF, USEC_INFINITY, &m) == 0 && m.len == (1U << 20), "1 MiB arrives");
+        sync_msg_done(&m);
+
+        if (!tap_ok(pipe2(p, O_CLOEXEC) == 0, "a pipe"))
+                return;
+        tap_is_int(sync_send(sv[0], SYNC_CONSOLE, 0, big, n, p[0]), -E2BIG, "a large payload with an fd of its own: -E2BIG");
+
+        /* A peer that flags its payload as in an fd but passes something else must not block the reader. */
+        RawHeader h = { .type = SYNC_CONTINUE | (1U << 31), .len = (uint32_t) n };
+        union {
+                struct cmsghdr align;
+                char buf[CMSG_SPACE(sizeof(int))];
+        } control = {};
+        struct iovec iov = { .iov_base = &h, .iov_len = sizeof h };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf, .msg_controllen = sizeof control.buf };
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &p[0], sizeof(int));
+        before = count_fds();
+        tap_is_int(sendmsg(sv[0], &mh, 0), (ssize_t) sizeof h, "forge a payload-in-fd message carrying a pipe");
+        tap_is_int(sync_recv(sv[1], -EBADF, 5 * USEC_PER_SEC, &m), -EBADMSG, "a pipe instead of a sealed memfd is -EBADMSG");
+        tap_is_int(count_fds(), before, "... and the fd is closed");
+
+        int mfd = memfd_create("unsealed", MFD_CLOEXEC);
+        if (!tap_ok(mfd >= 0 && write(mfd, big, n) == (ssize_t) n, "an unsealed memfd with 300 KiB"))
+                return;
+        memcpy(CMSG_DATA(c), &mfd, sizeof(int));
+        tap_is_int(sendmsg(sv[0], &mh, 0), (ssize_t) sizeof h, "forge a payload-in-fd message carrying it");
+        tap_is_int(sync_recv(sv[1], -EBADF, 5 * USEC_PER_SEC, &m), -EBADMSG, "an unsealed memfd is -EBADMSG");
+
+        h.len = 10;
+        tap_is_int(sendmsg(sv[0], &mh, 0), (ssize_t) sizeof h, "forge one announcing 10 bytes in an fd");
+        tap_is_int(sync_recv(sv[1], -EBADF, 5 * USEC_PER_SEC, &m), -EBADMSG, "a small payload flagged as in an fd is -EBADMSG");
+        safe_close(mfd);
+        safe_close(p[0]);
+        safe_close(p[1]);
 }
 
 static void test_fd(void) {
@@ -374,6 +437,7 @@ int main(void) {
         test_plain();
         test_payload();
         test_oversize();
+        test_large_payload();
         test_fd();
         test_error();
         test_malformed();
