@@ -6,7 +6,7 @@
 # Debian packages the build, the tests and the demo need. Installed with their recommends (Podman
 # needs fuse-overlayfs, slirp4netns, catatonit from them), except those in SDRUN_DEBS_NORECOMMENDS.
 SDRUN_DEBS=(
-        meson ninja-build pkg-config gcc clang libclang-rt-14-dev
+        meson ninja-build pkg-config gcc clang libclang-rt-14-dev clang-format-14
         libsystemd-dev libseccomp-dev libcap-dev libcjson-dev
         systemd systemd-container dbus dbus-user-session busybox-static
         scdoc mandoc python3 python3-jsonschema jq

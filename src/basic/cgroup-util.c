@@ -240,7 +240,8 @@ int cgroup_leave_unit(pid_t pid, const CgroupMembership *orig, size_t n_orig, co
                 }
                 for (;;) {
                         _cleanup_free_ char *procs = NULL;
-                        if (asprintf(&procs, "%s%s/cgroup.procs", mnt, streq(target, "/") ? "" : target) < 0) {
+                        if (asprintf(&procs, "%s%s/cgroup.procs", mnt, streq(target, "/") ? "" : target) <
+                            0) {
                                 r = -ENOMEM;
                                 break;
                         }

@@ -38,7 +38,8 @@ int verrwrap(char **reterr, int r, const char *prefix_fmt, va_list ap) {
         if (vasprintf(&prefix, prefix_fmt, ap) < 0)
                 prefix = NULL;
         inner = TAKE_PTR(*reterr);
-        return errorf(reterr, -e, "%s%s%s", strempty(prefix), !isempty(prefix) ? ": " : "", inner ?: strerror(e));
+        return errorf(reterr, -e, "%s%s%s", strempty(prefix), !isempty(prefix) ? ": " : "",
+                      inner ?: strerror(e));
 }
 
 int errwrap(char **reterr, int r, const char *prefix_fmt, ...) {

@@ -20,9 +20,9 @@ int verrwrap(char **reterr, int r, const char *prefix_fmt, va_list ap) _printf_(
 
 /* Where the first message must win (a step that reports the root cause, later cleanup failures must not
  * hide it), the call site says so: `if (reterr && !*reterr) errorf(...)`, or this: */
-#define errorf_first(reterr, r, ...)                                                                         \
-        ({                                                                                                   \
-                char **_e = (reterr);                                                                        \
-                int _r = (r);                                                                                \
-                _e && *_e ? (_r < 0 ? _r : -_r) : errorf(_e, _r, __VA_ARGS__);                               \
+#define errorf_first(reterr, r, ...)                                          \
+        ({                                                                    \
+                char **_e = (reterr);                                         \
+                int _r = (r);                                                 \
+                _e &&*_e ? (_r < 0 ? _r : -_r) : errorf(_e, _r, __VA_ARGS__); \
         })

@@ -175,7 +175,8 @@ int log_internal(int level, int error, const char *file, int line, const char *f
         }
 
         if (to_sink)
-                log_sink(level, log_container_id[0] ? log_container_id : NULL, log_unit[0] ? log_unit : NULL, msg);
+                log_sink(level, log_container_id[0] ? log_container_id : NULL, log_unit[0] ? log_unit : NULL,
+                         msg);
 
         errno = saved_errno;
         return -error;

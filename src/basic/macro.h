@@ -40,25 +40,25 @@ static inline const char *strna(const char *s) {
 }
 
 /* Hand ownership out of a cleanup scope. */
-#define TAKE_PTR(p)                             \
-        ({                                      \
-                __typeof__(p) _ptr_ = (p);      \
-                (p) = NULL;                     \
-                _ptr_;                          \
+#define TAKE_PTR(p)                        \
+        ({                                 \
+                __typeof__(p) _ptr_ = (p); \
+                (p) = NULL;                \
+                _ptr_;                     \
         })
 
-#define TAKE_FD(fd)                             \
-        ({                                      \
-                int _fd_ = (fd);                \
-                (fd) = -EBADF;                  \
-                _fd_;                           \
+#define TAKE_FD(fd)              \
+        ({                       \
+                int _fd_ = (fd); \
+                (fd) = -EBADF;   \
+                _fd_;            \
         })
 
-#define TAKE_PID(pid)                           \
-        ({                                      \
-                pid_t _pid_ = (pid);            \
-                (pid) = 0;                      \
-                _pid_;                          \
+#define TAKE_PID(pid)                \
+        ({                           \
+                pid_t _pid_ = (pid); \
+                (pid) = 0;           \
+                _pid_;               \
         })
 
 static inline void freep(void *p) {
@@ -86,10 +86,10 @@ static inline void close_pairp(int (*p)[2]) {
 }
 #define _cleanup_close_pair_ _cleanup_(close_pairp)
 
-#define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func)                 \
-        static inline void func##p(type *p) {                   \
-                if (*p)                                         \
-                        func(*p);                               \
+#define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func) \
+        static inline void func##p(type *p) {   \
+                if (*p)                         \
+                        func(*p);               \
         }
 
 /* Negative errno from a libc call that sets errno. */
@@ -97,9 +97,9 @@ static inline int negative_errno(void) {
         return errno > 0 ? -errno : -EIO;
 }
 
-#define RET_NERRNO(expr)                        \
-        ({                                      \
-                int _r_ = (expr);               \
+#define RET_NERRNO(expr)                          \
+        ({                                        \
+                int _r_ = (expr);                 \
                 _r_ < 0 ? negative_errno() : _r_; \
         })
 
@@ -112,5 +112,4 @@ static inline bool isempty(const char *s) {
 #define NSEC_PER_USEC ((uint64_t) 1000ULL)
 #define USEC_INFINITY ((uint64_t) UINT64_MAX)
 
-#define FOREACH_ARRAY(i, array, n) \
-        for (__typeof__(array[0]) *i = (array); i && i < (array) + (n); i++)
+#define FOREACH_ARRAY(i, array, n) for (__typeof__(array[0]) *i = (array); i && i < (array) + (n); i++)

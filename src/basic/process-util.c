@@ -60,8 +60,7 @@ int pid_get_start_time(pid_t pid, uint64_t *ret) {
                 return r;
         /* After comm: state(3) ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime
          * cutime cstime priority nice num_threads itrealvalue starttime(22). */
-        if (sscanf(tail,
-                   " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+        if (sscanf(tail, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
                    &st) != 1)
                 return -EIO;
         *ret = st;
@@ -99,7 +98,8 @@ uint64_t now_usec(int clock) {
 }
 
 int pidfd_wait_exit(int pidfd, uint64_t timeout_usec) {
-        uint64_t deadline = timeout_usec == USEC_INFINITY ? USEC_INFINITY : now_usec(CLOCK_MONOTONIC) + timeout_usec;
+        uint64_t deadline =
+                timeout_usec == USEC_INFINITY ? USEC_INFINITY : now_usec(CLOCK_MONOTONIC) + timeout_usec;
 
         for (;;) {
                 struct pollfd p = { .fd = pidfd, .events = POLLIN };

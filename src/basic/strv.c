@@ -63,7 +63,7 @@ int strv_extend_strv(char ***l, char *const *add) {
 }
 
 int strv_extend(char ***l, const char *s) {
-        return strv_extend_strv(l, (char *const[]) { (char *) s, NULL });
+        return strv_extend_strv(l, (char *const[]){ (char *) s, NULL });
 }
 
 int strv_env_set(char ***l, const char *kv) {

@@ -13,18 +13,10 @@
 #include "unit-property.h"
 
 static const char *const kind_signatures[_UNIT_PROP_KIND_MAX] = {
-        [UNIT_PROP_BOOL] = "b",
-        [UNIT_PROP_STRING] = "s",
-        [UNIT_PROP_UINT64] = "t",
-        [UNIT_PROP_INT64] = "x",
-        [UNIT_PROP_UINT32] = "u",
-        [UNIT_PROP_INT32] = "i",
-        [UNIT_PROP_DOUBLE] = "d",
-        [UNIT_PROP_STRV] = "as",
-        [UNIT_PROP_BYTES] = "ay",
-        [UNIT_PROP_PAIRS_SS] = "a(ss)",
-        [UNIT_PROP_PAIRS_ST] = "a(st)",
-        [UNIT_PROP_UINT32_ARRAY] = "au",
+        [UNIT_PROP_BOOL] = "b",         [UNIT_PROP_STRING] = "s",       [UNIT_PROP_UINT64] = "t",
+        [UNIT_PROP_INT64] = "x",        [UNIT_PROP_UINT32] = "u",       [UNIT_PROP_INT32] = "i",
+        [UNIT_PROP_DOUBLE] = "d",       [UNIT_PROP_STRV] = "as",        [UNIT_PROP_BYTES] = "ay",
+        [UNIT_PROP_PAIRS_SS] = "a(ss)", [UNIT_PROP_PAIRS_ST] = "a(st)", [UNIT_PROP_UINT32_ARRAY] = "au",
 };
 
 const char *unit_property_kind_signature(UnitPropertyKind k) {
@@ -51,7 +43,7 @@ static void unit_property_done(UnitProperty *p) {
         }
         free(p->pairs);
         free(p->u32s);
-        *p = (UnitProperty) {};
+        *p = (UnitProperty){};
 }
 
 void unit_property_list_done(UnitPropertyList *l) {
@@ -116,7 +108,7 @@ static int slot_scalar(UnitPropertyList *l, const char *name, UnitPropertyKind k
                         return -ENOMEM;
                 l->items = items;
                 p = &l->items[l->n_items++];
-                *p = (UnitProperty) { .name = TAKE_PTR(n) };
+                *p = (UnitProperty){ .name = TAKE_PTR(n) };
         }
         p->kind = kind;
         *ret = p;
@@ -232,8 +224,8 @@ int unit_property_add_bytes(UnitPropertyList *l, const char *name, const uint8_t
         return 0;
 }
 
-static int add_pair(UnitPropertyList *l, const char *name, UnitPropertyKind kind, const char *a, const char *b,
-                    uint64_t v) {
+static int add_pair(UnitPropertyList *l, const char *name, UnitPropertyKind kind, const char *a,
+                    const char *b, uint64_t v) {
         _cleanup_free_ char *fa = NULL, *fb = NULL;
         UnitProperty *p;
         int r;
@@ -256,7 +248,7 @@ static int add_pair(UnitPropertyList *l, const char *name, UnitPropertyKind kind
                 return -ENOMEM;
         }
         p->pairs = pairs;
-        p->pairs[p->n_pairs++] = (UnitPropertyPair) {
+        p->pairs[p->n_pairs++] = (UnitPropertyPair){
                 .first = TAKE_PTR(fa),
                 .second = TAKE_PTR(fb),
                 .value = v,

@@ -27,7 +27,7 @@ typedef enum UnitPropertyKind {
 
 typedef struct UnitPropertyPair {
         char *first;
-        char *second; /* a(ss) */
+        char *second;   /* a(ss) */
         uint64_t value; /* a(st) */
 } UnitPropertyPair;
 

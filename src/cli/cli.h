@@ -66,6 +66,8 @@ enum {
         ARG_CRIU_MANAGE_CGROUPS_MODE,
         ARG_CRIU_LAZY_PAGES,
 };
+/* A list of initializers, one per line (clang-format would wrap it as one expression). */
+/* clang-format off */
 #define CLI_CRIU_COMMON_OPTIONS(c)                                                                   \
         { "image-path", required_argument, ARG_CRIU_IMAGE_PATH, .string = &(c)->image_path },        \
         { "work-path", required_argument, ARG_CRIU_WORK_PATH, .string = &(c)->work_path },           \
@@ -75,6 +77,7 @@ enum {
         { "file-locks", no_argument, ARG_CRIU_FILE_LOCKS, .flag = &(c)->file_locks },                \
         { "manage-cgroups-mode", required_argument, ARG_CRIU_MANAGE_CGROUPS_MODE },                  \
         { "lazy-pages", no_argument, ARG_CRIU_LAZY_PAGES, .flag = &(c)->lazy_pages }
+/* clang-format on */
 struct CriuCommonOptions;
 /* --manage-cgroups-mode soft|full|strict|ignore into *o: 0, or -EINVAL after logging a usage error. */
 int cli_parse_manage_cgroups_mode(const char *verb, const char *arg, struct CriuCommonOptions *o);
@@ -100,7 +103,8 @@ int cli_expect_id(const char *verb, int argc, char *argv[], const char **ret_id)
 int cli_runtime_error(const char *verb, const char *id, int r, const char *err);
 
 typedef struct CreateOptions CreateOptions;
-int cli_parse_create_options(const char *verb, int argc, char *argv[], CreateOptions *o, bool *detach, bool *keep);
+int cli_parse_create_options(const char *verb, int argc, char *argv[], CreateOptions *o, bool *detach,
+                             bool *keep);
 /* "TERM", "SIGTERM", "15" -> 15; -EINVAL otherwise. */
 int cli_parse_signal(const char *s);
 /* Parse a lone "ID" argument verb with only --help. */

@@ -238,7 +238,7 @@ static int parse_global(int argc, char *argv[]) {
                 { "criu", required_argument, NULL, ARG_CRIU },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'v' },
-                {}
+                {},
         };
         int c;
 
@@ -260,7 +260,8 @@ static int parse_global(int argc, char *argv[]) {
                         else if (streq(optarg, "json"))
                                 arg_log_format = LOG_FORMAT_JSON;
                         else
-                                return log_error_errno(EINVAL, "--log-format: unknown format \"%s\" (text or json)",
+                                return log_error_errno(EINVAL,
+                                                       "--log-format: unknown format \"%s\" (text or json)",
                                                        optarg);
                         break;
                 case ARG_DEBUG:
@@ -271,8 +272,9 @@ static int parse_global(int argc, char *argv[]) {
                         break;
                 case ARG_ROOTLESS:
                         if (!streq(optarg, "true") && !streq(optarg, "false") && !streq(optarg, "auto"))
-                                return log_error_errno(EINVAL, "--rootless: expected true, false or auto, got \"%s\"",
-                                                       optarg);
+                                return log_error_errno(
+                                        EINVAL, "--rootless: expected true, false or auto, got \"%s\"",
+                                        optarg);
                         arg_rootless = streq(optarg, "true");
                         rootless_set_override(streq(optarg, "auto") ? -1 : arg_rootless);
                         break;
@@ -288,7 +290,8 @@ static int parse_global(int argc, char *argv[]) {
                         exit(EXIT_SUCCESS);
                 case '?':
                         if (optopt)
-                                return log_error_errno(EINVAL, "unknown or incomplete option \"-%c\"", optopt);
+                                return log_error_errno(EINVAL, "unknown or incomplete option \"-%c\"",
+                                                       optopt);
                         return log_error_errno(EINVAL, "unknown or incomplete global option \"%s\"",
                                                argv[optind - 1]);
                 default:

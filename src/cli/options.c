@@ -31,10 +31,10 @@ int cli_next_option(const char *verb, int argc, char *argv[], const char *shorto
         for (o = opts; o->val != 0; o++) {
                 assert(n < CLI_OPTIONS_MAX);
                 if (o->name)
-                        long_options[n++] = (struct option) { o->name, o->has_arg, NULL, o->val };
+                        long_options[n++] = (struct option){ o->name, o->has_arg, NULL, o->val };
         }
-        long_options[n++] = (struct option) { "help", no_argument, NULL, 'h' };
-        long_options[n] = (struct option) {};
+        long_options[n++] = (struct option){ "help", no_argument, NULL, 'h' };
+        long_options[n] = (struct option){};
 
         while ((c = getopt_long(argc, argv, shortopts, long_options, NULL)) >= 0) {
                 o = c == 'h' ? NULL : find_option(opts, c);

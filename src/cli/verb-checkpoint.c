@@ -16,7 +16,8 @@ int cli_parse_manage_cgroups_mode(const char *verb, const char *arg, CriuCommonO
                         o->manage_cgroups_mode = *m;
                         return 0;
                 }
-        cli_usage_error(verb, "--manage-cgroups-mode: unknown mode \"%s\" (soft, full, strict or ignore)", arg);
+        cli_usage_error(verb, "--manage-cgroups-mode: unknown mode \"%s\" (soft, full, strict or ignore)",
+                        arg);
         return -EINVAL;
 }
 
@@ -38,16 +39,18 @@ int verb_checkpoint(int argc, char *argv[]) {
                 { "pre-dump", no_argument, ARG_PRE_DUMP, .flag = &o.pre_dump },
                 { "empty-ns", required_argument, ARG_EMPTY_NS },
                 { "auto-dedup", no_argument, ARG_AUTO_DEDUP, .flag = &o.auto_dedup },
-                {}
+                {},
         };
         _cleanup_free_ char *err = NULL;
         int c, r;
 
         while ((c = cli_next_option("checkpoint", argc, argv, "+h", options)) > 0) {
-                if (c == ARG_CRIU_MANAGE_CGROUPS_MODE && cli_parse_manage_cgroups_mode("checkpoint", optarg, &o.common) < 0)
+                if (c == ARG_CRIU_MANAGE_CGROUPS_MODE &&
+                    cli_parse_manage_cgroups_mode("checkpoint", optarg, &o.common) < 0)
                         return EXIT_FAILURE;
                 if (c == ARG_EMPTY_NS && !streq(optarg, "network"))
-                        return cli_usage_error("checkpoint", "--empty-ns: only \"network\" is supported, got \"%s\"",
+                        return cli_usage_error("checkpoint",
+                                               "--empty-ns: only \"network\" is supported, got \"%s\"",
                                                optarg);
                 if (c == ARG_EMPTY_NS)
                         o.empty_ns_network = true;

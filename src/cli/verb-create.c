@@ -9,9 +9,17 @@
 #include "macro.h"
 
 /* Shared by create and run: the options runc's create takes. */
-int cli_parse_create_options(const char *verb, int argc, char *argv[], CreateOptions *o, bool *detach, bool *keep) {
-        enum { ARG_PID_FILE = 0x100, ARG_CONSOLE_SOCKET, ARG_NO_PIVOT, ARG_NO_NEW_KEYRING, ARG_PRESERVE_FDS,
-               ARG_KEEP, ARG_NO_SUBREAPER };
+int cli_parse_create_options(const char *verb, int argc, char *argv[], CreateOptions *o, bool *detach,
+                             bool *keep) {
+        enum {
+                ARG_PID_FILE = 0x100,
+                ARG_CONSOLE_SOCKET,
+                ARG_NO_PIVOT,
+                ARG_NO_NEW_KEYRING,
+                ARG_PRESERVE_FDS,
+                ARG_KEEP,
+                ARG_NO_SUBREAPER
+        };
         const CliOption options[] = {
                 { "bundle", required_argument, 'b', .string = &o->bundle },
                 { "pid-file", required_argument, ARG_PID_FILE, .string = &o->pid_file },
@@ -22,7 +30,7 @@ int cli_parse_create_options(const char *verb, int argc, char *argv[], CreateOpt
                 { "detach", no_argument, 'd' },
                 { "keep", no_argument, ARG_KEEP },
                 { "no-subreaper", no_argument, ARG_NO_SUBREAPER }, /* accepted, no effect */
-                {}
+                {},
         };
         bool is_run = streq(verb, "run");
         int c;
@@ -34,7 +42,9 @@ int cli_parse_create_options(const char *verb, int argc, char *argv[], CreateOpt
                         errno = 0;
                         unsigned long n = strtoul(optarg, &end, 10);
                         if (errno || *end || end == optarg || n > 65536 || optarg[0] == '-')
-                                return cli_usage_error(verb, "--preserve-fds: invalid number \"%s\"", optarg), -EINVAL;
+                                return cli_usage_error(verb, "--preserve-fds: invalid number \"%s\"",
+                                                       optarg),
+                                       -EINVAL;
                         o->preserve_fds = (unsigned) n;
                         break;
                 }

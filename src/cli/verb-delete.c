@@ -14,11 +14,12 @@ int verb_delete(int argc, char *argv[]) {
         bool force = false;
         const CliOption options[] = {
                 { "force", no_argument, 'f', .flag = &force },
-                {}
+                {},
         };
         int r;
 
-        if (cli_next_option("delete", argc, argv, "+fh", options) < 0 || cli_expect_id("delete", argc, argv, &id) < 0)
+        if (cli_next_option("delete", argc, argv, "+fh", options) < 0 ||
+            cli_expect_id("delete", argc, argv, &id) < 0)
                 return EXIT_FAILURE;
         log_set_context(id, NULL);
         r = container_delete(arg_root, id, force, &err);

@@ -57,14 +57,15 @@ int verb_events(int argc, char *argv[]) {
         const CliOption options[] = {
                 { "stats", no_argument, 's', .flag = &o.stats_once },
                 { "interval", required_argument, 'i' },
-                {}
+                {},
         };
         _cleanup_free_ char *err = NULL;
         int c, r;
 
         while ((c = cli_next_option("events", argc, argv, "+h", options)) > 0)
                 if (parse_duration(optarg, &o.interval_usec) < 0 || o.interval_usec == 0)
-                        return cli_usage_error("events", "--interval: invalid duration \"%s\" (e.g. 5s, 500ms)", optarg);
+                        return cli_usage_error(
+                                "events", "--interval: invalid duration \"%s\" (e.g. 5s, 500ms)", optarg);
         if (c < 0 || cli_expect_id("events", argc, argv, &o.id) < 0)
                 return EXIT_FAILURE;
         r = container_events(&o, &err);

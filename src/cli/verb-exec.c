@@ -45,8 +45,16 @@ static int parse_id(const char *s, unsigned *ret) {
 }
 
 static int parse_exec_options(int argc, char *argv[], ExecOptions *o, const char **ret_pid_file) {
-        enum { ARG_CONSOLE_SOCKET = 0x100, ARG_PID_FILE, ARG_CWD, ARG_NO_NEW_PRIVS, ARG_PRESERVE_FDS,
-               ARG_PROCESS_LABEL, ARG_APPARMOR, ARG_IGNORE_PAUSED };
+        enum {
+                ARG_CONSOLE_SOCKET = 0x100,
+                ARG_PID_FILE,
+                ARG_CWD,
+                ARG_NO_NEW_PRIVS,
+                ARG_PRESERVE_FDS,
+                ARG_PROCESS_LABEL,
+                ARG_APPARMOR,
+                ARG_IGNORE_PAUSED
+        };
         const CliOption options[] = {
                 { "process", required_argument, 'p', .string = &o->process_file },
                 { "tty", no_argument, 't', .flag = &o->tty },
@@ -63,7 +71,7 @@ static int parse_exec_options(int argc, char *argv[], ExecOptions *o, const char
                 { "process-label", required_argument, ARG_PROCESS_LABEL, .string = &o->process_label },
                 { "apparmor", required_argument, ARG_APPARMOR, .string = &o->apparmor },
                 { "ignore-paused", no_argument, ARG_IGNORE_PAUSED, .flag = &o->ignore_paused },
-                {}
+                {},
         };
         size_t n_env = 0, n_caps = 0;
         unsigned v;
@@ -73,7 +81,9 @@ static int parse_exec_options(int argc, char *argv[], ExecOptions *o, const char
                 switch (c) {
                 case ARG_CWD:
                         if (optarg[0] != '/')
-                                return cli_usage_error("exec", "--cwd: \"%s\" is not an absolute path", optarg), -EINVAL;
+                                return cli_usage_error("exec", "--cwd: \"%s\" is not an absolute path",
+                                                       optarg),
+                                       -EINVAL;
                         o->cwd = optarg;
                         break;
                 case 'e':
@@ -88,12 +98,16 @@ static int parse_exec_options(int argc, char *argv[], ExecOptions *o, const char
                         if (colon)
                                 *colon++ = 0;
                         if (parse_id(s, &v) < 0)
-                                return cli_usage_error("exec", "--user: \"%s\" is not UID[:GID] (numeric)", optarg), -EINVAL;
+                                return cli_usage_error("exec", "--user: \"%s\" is not UID[:GID] (numeric)",
+                                                       optarg),
+                                       -EINVAL;
                         o->has_user = true;
                         o->uid = (uid_t) v;
                         if (colon) {
                                 if (parse_id(colon, &v) < 0)
-                                        return cli_usage_error("exec", "--user: \"%s\" is not UID[:GID] (numeric)", optarg),
+                                        return cli_usage_error("exec",
+                                                               "--user: \"%s\" is not UID[:GID] (numeric)",
+                                                               optarg),
                                                -EINVAL;
                                 o->has_gid = true;
                                 o->gid = (gid_t) v;
@@ -107,8 +121,11 @@ static int parse_exec_options(int argc, char *argv[], ExecOptions *o, const char
                                 return log_oom();
                         for (char *t = strtok(s, ","); t; t = strtok(NULL, ",")) {
                                 if (parse_id(t, &v) < 0)
-                                        return cli_usage_error("exec", "--additional-gids: \"%s\" is not a gid", t), -EINVAL;
-                                gid_t *g = realloc(o->additional_gids, (o->n_additional_gids + 1) * sizeof(gid_t));
+                                        return cli_usage_error("exec",
+                                                               "--additional-gids: \"%s\" is not a gid", t),
+                                               -EINVAL;
+                                gid_t *g = realloc(o->additional_gids,
+                                                   (o->n_additional_gids + 1) * sizeof(gid_t));
                                 if (!g)
                                         return log_oom();
                                 g[o->n_additional_gids++] = (gid_t) v;
@@ -122,7 +139,9 @@ static int parse_exec_options(int argc, char *argv[], ExecOptions *o, const char
                         break;
                 case ARG_PRESERVE_FDS:
                         if (parse_id(optarg, &v) < 0 || v > 65536)
-                                return cli_usage_error("exec", "--preserve-fds: invalid number \"%s\"", optarg), -EINVAL;
+                                return cli_usage_error("exec", "--preserve-fds: invalid number \"%s\"",
+                                                       optarg),
+                                       -EINVAL;
                         o->preserve_fds = v;
                         break;
                 }
@@ -134,9 +153,13 @@ static int parse_exec_options(int argc, char *argv[], ExecOptions *o, const char
         o->id = argv[optind];
         o->args = argv + optind + 1;
         if (!o->process_file && !o->args[0])
-                return cli_usage_error("exec", "exec args cannot be empty: give a command or --process FILE"), -EINVAL;
+                return cli_usage_error("exec",
+                                       "exec args cannot be empty: give a command or --process FILE"),
+                       -EINVAL;
         if (o->detach && o->tty && !o->console_socket)
-                return cli_usage_error("exec", "cannot allocate tty if sdrun will detach without setting console socket"),
+                return cli_usage_error(
+                               "exec",
+                               "cannot allocate tty if sdrun will detach without setting console socket"),
                        -EINVAL;
         o->root = arg_root;
         return 0;

@@ -42,7 +42,7 @@ int verb_kill(int argc, char *argv[]) {
         bool all = false;
         const CliOption options[] = {
                 { "all", no_argument, 'a', .flag = &all },
-                {}
+                {},
         };
         int sig = SIGTERM, r;
 

@@ -15,7 +15,7 @@ int verb_list(int argc, char *argv[]) {
         const CliOption options[] = {
                 { "quiet", no_argument, 'q', .flag = &quiet },
                 { "format", required_argument, 'f' },
-                {}
+                {},
         };
         char **ids = NULL;
         size_t n = 0;
@@ -35,7 +35,8 @@ int verb_list(int argc, char *argv[]) {
 
         _cleanup_json_ cJSON *arr = json ? cJSON_CreateArray() : NULL;
         if (!quiet && !json)
-                printf("%-12s %-10s %-10s %-40s %-30s %s\n", "ID", "PID", "STATUS", "BUNDLE", "CREATED", "OWNER");
+                printf("%-12s %-10s %-10s %-40s %-30s %s\n", "ID", "PID", "STATUS", "BUNDLE", "CREATED",
+                       "OWNER");
         for (size_t i = 0; i < n; i++) {
                 _cleanup_(container_freep) Container *ct = NULL;
                 if (container_load_salvage(arg_root, ids[i], CONTAINER_LOCK_NONE, &ct, NULL) < 0)
@@ -46,14 +47,17 @@ int verb_list(int argc, char *argv[]) {
                                 printf("%s\n", ct->id);
                         else if (json) {
                                 cJSON *j = cJSON_CreateObject();
-                                if (!j || !cJSON_AddItemToArray(arr, j) || !cJSON_AddStringToObject(j, "id", ct->id) ||
-                                    !cJSON_AddNumberToObject(j, "pid", 0) || !cJSON_AddStringToObject(j, "status", "unknown") ||
+                                if (!j || !cJSON_AddItemToArray(arr, j) ||
+                                    !cJSON_AddStringToObject(j, "id", ct->id) ||
+                                    !cJSON_AddNumberToObject(j, "pid", 0) ||
+                                    !cJSON_AddStringToObject(j, "status", "unknown") ||
                                     !cJSON_AddStringToObject(j, "error", "state.json is corrupt")) {
                                         log_oom();
                                         break;
                                 }
                         } else
-                                printf("%-12s %-10d %-10s %-40s %-30s %s\n", ct->id, 0, "unknown", "(state.json is corrupt)", "", "");
+                                printf("%-12s %-10d %-10s %-40s %-30s %s\n", ct->id, 0, "unknown",
+                                       "(state.json is corrupt)", "", "");
                         continue;
                 }
                 ContainerStatus st = container_status(ct);
@@ -67,7 +71,8 @@ int verb_list(int argc, char *argv[]) {
                                 break;
                         }
                 } else {
-                        bool has_pid = st == CONTAINER_CREATED || st == CONTAINER_RUNNING || st == CONTAINER_PAUSED;
+                        bool has_pid =
+                                st == CONTAINER_CREATED || st == CONTAINER_RUNNING || st == CONTAINER_PAUSED;
                         printf("%-12s %-10d %-10s %-40s %-30s %s\n", ct->id, has_pid ? (int) ct->pid : 0,
                                container_status_to_string(st), strempty(ct->bundle), strempty(ct->created),
                                strempty(ct->owner));

@@ -10,7 +10,7 @@
 int verb_ps(int argc, char *argv[]) {
         static const CliOption options[] = {
                 { "format", required_argument, 'f' },
-                {}
+                {},
         };
         _cleanup_free_ char *err = NULL;
         _cleanup_free_ pid_t *pids = NULL;

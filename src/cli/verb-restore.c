@@ -28,8 +28,9 @@ int verb_restore(int argc, char *argv[]) {
                 { "pid-file", required_argument, ARG_PID_FILE, .string = &o.pid_file },
                 { "console-socket", required_argument, ARG_CONSOLE_SOCKET, .string = &o.console_socket },
                 { "no-subreaper", no_argument, ARG_NO_SUBREAPER, .flag = &o.no_subreaper },
-                { "no-pivot", no_argument, ARG_NO_PIVOT }, /* CRIU sets up the root itself: accepted as runc does */
-                {}
+                { "no-pivot", no_argument,
+                  ARG_NO_PIVOT }, /* CRIU sets up the root itself: accepted as runc does */
+                {},
         };
         _cleanup_free_ char *err = NULL;
         _cleanup_close_ int pidfd = -EBADF;
@@ -37,7 +38,8 @@ int verb_restore(int argc, char *argv[]) {
         int c, r;
 
         while ((c = cli_next_option("restore", argc, argv, "+b:dh", options)) > 0)
-                if (c == ARG_CRIU_MANAGE_CGROUPS_MODE && cli_parse_manage_cgroups_mode("restore", optarg, &o.common) < 0)
+                if (c == ARG_CRIU_MANAGE_CGROUPS_MODE &&
+                    cli_parse_manage_cgroups_mode("restore", optarg, &o.common) < 0)
                         return EXIT_FAILURE;
         if (c < 0)
                 return EXIT_FAILURE;

@@ -51,7 +51,8 @@ int verb_run(int argc, char *argv[]) {
                 return EXIT_SUCCESS;
 
         _cleanup_close_ int sfd = cli_block_forwarded_signals();
-        status = cli_wait_forwarding_signals_notify(pid, pidfd, sfd, master, notify_fd, notify_host_socket());
+        status =
+                cli_wait_forwarding_signals_notify(pid, pidfd, sfd, master, notify_fd, notify_host_socket());
         if (status < 0)
                 status = 255;
         if (!keep) {

@@ -27,7 +27,7 @@ int verb_spec(int argc, char *argv[]) {
         const CliOption options[] = {
                 { "bundle", required_argument, 'b' },
                 { "rootless", no_argument, ARG_ROOTLESS, .flag = &rootless },
-                {}
+                {},
         };
         int c, r;
 

@@ -21,11 +21,20 @@ static int parse_number(const char *opt, const char *s, bool size, double *ret) 
         if (size && *end) {
                 long long mul = 1;
                 switch (*end | 0x20) {
-                case 'k': mul = 1024LL; break;
-                case 'm': mul = 1024LL * 1024; break;
-                case 'g': mul = 1024LL * 1024 * 1024; break;
-                case 't': mul = 1024LL * 1024 * 1024 * 1024; break;
-                default: goto bad;
+                case 'k':
+                        mul = 1024LL;
+                        break;
+                case 'm':
+                        mul = 1024LL * 1024;
+                        break;
+                case 'g':
+                        mul = 1024LL * 1024 * 1024;
+                        break;
+                case 't':
+                        mul = 1024LL * 1024 * 1024 * 1024;
+                        break;
+                default:
+                        goto bad;
                 }
                 end++;
                 if ((*end | 0x20) == 'b')
@@ -75,7 +84,7 @@ int verb_update(int argc, char *argv[]) {
                 { "cpuset-mems", required_argument, ARG_FIELD(UPDATE_CPU_MEMS) },
                 { "pids-limit", required_argument, ARG_FIELD(UPDATE_PIDS_LIMIT) },
                 { "blkio-weight", required_argument, ARG_FIELD(UPDATE_BLOCKIO_WEIGHT) },
-                {}
+                {},
         };
         int c, r;
 
@@ -84,7 +93,8 @@ int verb_update(int argc, char *argv[]) {
                 UpdateValue *v = &o.values[f];
                 if (update_field_is_string(f))
                         v->string = optarg;
-                else if (parse_number(cli_option_name(options, c), optarg, f <= UPDATE_MEMORY_RESERVATION, &v->number) < 0)
+                else if (parse_number(cli_option_name(options, c), optarg, f <= UPDATE_MEMORY_RESERVATION,
+                                      &v->number) < 0)
                         return EXIT_FAILURE;
                 v->set = true;
         }

@@ -73,14 +73,18 @@ bool become_selinux_enabled(void) {
 
 int become_check_lsm(const OciProcess *p, const OciLinux *l, char **reterr) {
         if (p && !isempty(p->apparmor_profile) && !become_apparmor_enabled())
-                return errorf(reterr, EINVAL,
-                              "process.apparmorProfile: \"%s\" requested, but AppArmor is not enabled on this host",
-                              p->apparmor_profile);
+                return errorf(
+                        reterr, EINVAL,
+                        "process.apparmorProfile: \"%s\" requested, but AppArmor is not enabled on this host",
+                        p->apparmor_profile);
         if (p && !isempty(p->selinux_label) && !become_selinux_enabled())
-                return errorf(reterr, EINVAL, "process.selinuxLabel: \"%s\" requested, but SELinux is not enabled on this host",
-                              p->selinux_label);
+                return errorf(
+                        reterr, EINVAL,
+                        "process.selinuxLabel: \"%s\" requested, but SELinux is not enabled on this host",
+                        p->selinux_label);
         if (l && !isempty(l->mount_label) && !become_selinux_enabled())
-                return errorf(reterr, EINVAL, "linux.mountLabel: \"%s\" requested, but SELinux is not enabled on this host",
+                return errorf(reterr, EINVAL,
+                              "linux.mountLabel: \"%s\" requested, but SELinux is not enabled on this host",
                               l->mount_label);
         return 0;
 }
@@ -93,10 +97,12 @@ int become_prepare(Become *b) {
         r = process_find_executable(p, &b->exe, &b->err);
         if (r < 0)
                 return r;
-        if ((r = process_apply_oom_score_adj(p, &b->err)) < 0 || (r = process_apply_rlimits(p, &b->err)) < 0 ||
+        if ((r = process_apply_oom_score_adj(p, &b->err)) < 0 ||
+            (r = process_apply_rlimits(p, &b->err)) < 0 ||
             (r = process_apply_personality(&b->c->linux_, &b->err)) < 0 ||
             (r = process_apply_memory_policy(&b->c->linux_, &b->err)) < 0 ||
-            (r = process_apply_scheduler(p, &b->err)) < 0 || (r = process_apply_io_priority(p, &b->err)) < 0 ||
+            (r = process_apply_scheduler(p, &b->err)) < 0 ||
+            (r = process_apply_io_priority(p, &b->err)) < 0 ||
             (r = process_apply_cpu_affinity(p->exec_cpu_affinity_initial, "process.execCPUAffinity.initial",
                                             &b->err)) < 0)
                 return r;
@@ -116,7 +122,8 @@ int become_terminal(Become *b, int (*setup_slave)(int slave, char **reterr)) {
                 return 0;
         }
         r = console_open_pty(p->has_console_size ? (unsigned) p->console_height : 0,
-                             p->has_console_size ? (unsigned) p->console_width : 0, &master, &slave, &b->err);
+                             p->has_console_size ? (unsigned) p->console_width : 0, &master, &slave,
+                             &b->err);
         if (r < 0)
                 return r;
         if (setup_slave && (r = setup_slave(slave, &b->err)) < 0)
@@ -201,14 +208,14 @@ static int apply_lsm_exec_labels(Become *b) {
                 if (r == -ENOENT)
                         r = write_string_file("/proc/self/attr/exec", v);
                 if (r < 0)
-                        return errorf(&b->err, r, "process.apparmorProfile: apply \"%s\": %s", p->apparmor_profile,
-                                            strerror(-r));
+                        return errorf(&b->err, r, "process.apparmorProfile: apply \"%s\": %s",
+                                      p->apparmor_profile, strerror(-r));
         }
         if (!isempty(p->selinux_label)) {
                 r = write_string_file("/proc/thread-self/attr/exec", p->selinux_label);
                 if (r < 0)
                         return errorf(&b->err, r, "process.selinuxLabel: apply \"%s\": %s", p->selinux_label,
-                                            strerror(-r));
+                                      strerror(-r));
         }
         return 0;
 }
@@ -264,11 +271,13 @@ _noreturn_ void become_exec(Become *b) {
                 become_fail(b, -errno, "sync socket");
         reset_signals();
 
-        r = process_finalize_security_full(p, s, b->filter, b->in_userns, send_notify_fd, b, &notify_fd, &b->err);
+        r = process_finalize_security_full(p, s, b->filter, b->in_userns, send_notify_fd, b, &notify_fd,
+                                           &b->err);
         if (r < 0)
                 become_fail(b, r, "security");
 
-        r = trampoline_execve(tramp, trampoline_seccomp_blocks_execveat(s), b->exe, p->args, env, b->sync_fd);
+        r = trampoline_execve(tramp, trampoline_seccomp_blocks_execveat(s), b->exe, p->args, env,
+                              b->sync_fd);
         errorf(&b->err, r, "exec \"%s\": run the exec trampoline: %s", p->args[0], strerror(-r));
         become_fail(b, r, "exec");
 }

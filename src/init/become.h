@@ -19,11 +19,11 @@ typedef struct Become {
         scmp_filter_ctx filter; /* prepared linux.seccomp, or NULL */
         bool in_userns;         /* root of a user namespace of ours (or joined) */
         unsigned preserve_fds;
-        unsigned listen_fds;    /* socket activation: LISTEN_FDS/LISTEN_PID=1 (the init only) */
-        int sync_fd;            /* to the runtime: errors, the pty master, the seccomp listener, SYNC_EXEC */
+        unsigned listen_fds; /* socket activation: LISTEN_FDS/LISTEN_PID=1 (the init only) */
+        int sync_fd;         /* to the runtime: errors, the pty master, the seccomp listener, SYNC_EXEC */
         uint64_t step_timeout_usec;
-        char *exe;              /* process.args[0] resolved by become_prepare() */
-        char *err;              /* the failure, filled by errorf(&b->err, ...) */
+        char *exe; /* process.args[0] resolved by become_prepare() */
+        char *err; /* the failure, filled by errorf(&b->err, ...) */
 } Become;
 
 /* Report (*b->err, or "step: strerror") on the sync socket and _exit(1). */

@@ -68,8 +68,9 @@ static uint64_t to_mask(const int *caps, size_t n, unsigned last_cap, const char
                                 capability_name((unsigned) caps[i], name, sizeof name);
                         else
                                 snprintf(name, sizeof name, "%d", caps[i]);
-                        log_warning("process.capabilities.%s: capability %s is not known to the running kernel (last capability %u), dropping it.",
-                                    set, name, last_cap);
+                        log_warning(
+                                "process.capabilities.%s: capability %s is not known to the running kernel (last capability %u), dropping it.",
+                                set, name, last_cap);
                         continue;
                 }
                 m |= CAP_BIT(caps[i]);
@@ -81,7 +82,7 @@ void capabilities_to_masks(const OciCapabilities *c, unsigned last_cap, Capabili
         assert(c);
         assert(ret);
 
-        *ret = (CapabilityMasks) {};
+        *ret = (CapabilityMasks){};
         if (!c->present)
                 return;
 
@@ -149,9 +150,10 @@ static bool setgroups_denied(void) {
 static int apply_user(const OciProcess *p, bool in_user_namespace, bool seccomp_loaded, char **reterr) {
         /* Privileged region: runs in the container's init (or exec'd process), in all of its namespaces,
          * as root of its user namespace, right before execve. */
-        const char *hint = seccomp_loaded
-                ? " (the seccomp filter is already loaded here because noNewPrivileges is false: it must allow this call)"
-                : "";
+        const char *hint =
+                seccomp_loaded
+                        ? " (the seccomp filter is already loaded here because noNewPrivileges is false: it must allow this call)"
+                        : "";
         CapabilityMasks m;
         unsigned last_cap;
         char name[64];
@@ -161,7 +163,8 @@ static int apply_user(const OciProcess *p, bool in_user_namespace, bool seccomp_
 
         r = capability_last_cap(&last_cap);
         if (r < 0)
-                return errorf(reterr, r, "process.capabilities: cannot determine the kernel's last capability: %s",
+                return errorf(reterr, r,
+                              "process.capabilities: cannot determine the kernel's last capability: %s",
                               strerror(-r));
         capabilities_to_masks(&p->capabilities, last_cap, &m);
 
@@ -175,8 +178,10 @@ static int apply_user(const OciProcess *p, bool in_user_namespace, bool seccomp_
                 if (prctl(PR_CAPBSET_DROP, (unsigned long) c, 0, 0, 0) < 0) {
                         r = -errno;
                         capability_name(c, name, sizeof name);
-                        return errorf(reterr, r, "process.capabilities.bounding: dropping %s from the bounding set: %s%s",
-                                      name, strerror(-r), hint);
+                        return errorf(
+                                reterr, r,
+                                "process.capabilities.bounding: dropping %s from the bounding set: %s%s",
+                                name, strerror(-r), hint);
                 }
         }
 
@@ -187,8 +192,9 @@ static int apply_user(const OciProcess *p, bool in_user_namespace, bool seccomp_
         /* 3. Groups, gid, uid. */
         if (in_user_namespace && setgroups_denied()) {
                 if (p->user.n_additional_gids > 0)
-                        return errorf(reterr, -EPERM,
-                                      "process.user.additionalGids: setgroups(2) is denied in the container's user namespace");
+                        return errorf(
+                                reterr, -EPERM,
+                                "process.user.additionalGids: setgroups(2) is denied in the container's user namespace");
         } else {
                 _cleanup_free_ gid_t *g = NULL;
                 if (p->user.n_additional_gids > 0) {
@@ -203,9 +209,11 @@ static int apply_user(const OciProcess *p, bool in_user_namespace, bool seccomp_
                         return errorf(reterr, -errno, "process.user.additionalGids: setgroups: %m%s", hint);
         }
         if (setresgid(p->user.gid, p->user.gid, p->user.gid) < 0)
-                return errorf(reterr, -errno, "process.user.gid: setresgid(%" PRIu32 "): %m%s", p->user.gid, hint);
+                return errorf(reterr, -errno, "process.user.gid: setresgid(%" PRIu32 "): %m%s", p->user.gid,
+                              hint);
         if (setresuid(p->user.uid, p->user.uid, p->user.uid) < 0)
-                return errorf(reterr, -errno, "process.user.uid: setresuid(%" PRIu32 "): %m%s", p->user.uid, hint);
+                return errorf(reterr, -errno, "process.user.uid: setresuid(%" PRIu32 "): %m%s", p->user.uid,
+                              hint);
         if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0)
                 return errorf(reterr, -errno, "process.user: clearing PR_SET_KEEPCAPS: %m%s", hint);
 
@@ -217,27 +225,33 @@ static int apply_user(const OciProcess *p, bool in_user_namespace, bool seccomp_
                 if (set_cap_flag(c, CAP_EFFECTIVE, m.effective) < 0 ||
                     set_cap_flag(c, CAP_PERMITTED, m.permitted) < 0 ||
                     set_cap_flag(c, CAP_INHERITABLE, m.inheritable) < 0)
-                        return errorf(reterr, -EINVAL, "process.capabilities: building the capability sets: %m");
+                        return errorf(reterr, -EINVAL,
+                                      "process.capabilities: building the capability sets: %m");
                 if (cap_set_proc(c) < 0) {
                         r = -errno;
                         if (r == -EPERM && (m.effective & ~m.permitted))
-                                return errorf(reterr, r, "process.capabilities.effective: must be a subset of permitted");
+                                return errorf(
+                                        reterr, r,
+                                        "process.capabilities.effective: must be a subset of permitted");
                         if (r == -EPERM && (m.inheritable & ~m.bounding)) {
                                 _cleanup_free_ char *extra = NULL;
                                 (void) capability_mask_to_string(m.inheritable & ~m.bounding, &extra);
-                                return errorf(reterr, r, "process.capabilities.inheritable: %s not in the bounding set",
+                                return errorf(reterr, r,
+                                              "process.capabilities.inheritable: %s not in the bounding set",
                                               strna(extra));
                         }
-                        return errorf(reterr, r,
-                                      "process.capabilities: setting the effective, permitted and inheritable sets: %s%s",
-                                      strerror(-r), hint);
+                        return errorf(
+                                reterr, r,
+                                "process.capabilities: setting the effective, permitted and inheritable sets: %s%s",
+                                strerror(-r), hint);
                 }
         }
 
         /* 5. Ambient: the kernel only raises what is both permitted and inheritable. Like runc and crun, a
          * capability that cannot be raised is a warning, not an error (Podman relies on that). */
         if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
-                return errorf(reterr, -errno, "process.capabilities.ambient: clearing the ambient set: %m%s", hint);
+                return errorf(reterr, -errno, "process.capabilities.ambient: clearing the ambient set: %m%s",
+                              hint);
         for (unsigned c = 0; c <= last_cap; c++) {
                 if (!(m.ambient & CAP_BIT(c)))
                         continue;
@@ -246,10 +260,11 @@ static int apply_user(const OciProcess *p, bool in_user_namespace, bool seccomp_
                 r = -errno;
                 capability_name(c, name, sizeof name);
                 if (r != -EPERM && r != -EINVAL)
-                        return errorf(reterr, r, "process.capabilities.ambient: raising %s: %s%s", name, strerror(-r),
-                                      hint);
-                log_warning("process.capabilities.ambient: cannot raise %s: %s (it must be permitted and inheritable too).",
-                            name, strerror(-r));
+                        return errorf(reterr, r, "process.capabilities.ambient: raising %s: %s%s", name,
+                                      strerror(-r), hint);
+                log_warning(
+                        "process.capabilities.ambient: cannot raise %s: %s (it must be permitted and inheritable too).",
+                        name, strerror(-r));
         }
 
         (void) umask((mode_t) (p->user.has_umask ? p->user.umask : 0022) & 0777);
@@ -282,10 +297,9 @@ void security_plan(bool no_new_privileges, bool have_seccomp, SecurityStep ret[2
         }
 }
 
-int process_finalize_security_full(
-                const OciProcess *p, const OciSeccomp *s, scmp_filter_ctx ctx, bool in_user_namespace,
-                int (*send_notify_fd)(int fd, void *userdata), void *userdata, int *ret_notify_fd,
-                char **reterr) {
+int process_finalize_security_full(const OciProcess *p, const OciSeccomp *s, scmp_filter_ctx ctx,
+                                   bool in_user_namespace, int (*send_notify_fd)(int fd, void *userdata),
+                                   void *userdata, int *ret_notify_fd, char **reterr) {
         /* Privileged region, container side: the last steps before execve. */
         _cleanup_close_ int notify_fd = -EBADF;
         SecurityStep plan[2];
@@ -319,8 +333,10 @@ int process_finalize_security_full(
                         if (notify_fd >= 0 && send_notify_fd) {
                                 r = send_notify_fd(notify_fd, userdata);
                                 if (r < 0)
-                                        return errorf(reterr, r, "linux.seccomp: passing the notify fd to the runtime: %s",
-                                                      strerror(-r));
+                                        return errorf(
+                                                reterr, r,
+                                                "linux.seccomp: passing the notify fd to the runtime: %s",
+                                                strerror(-r));
                                 notify_fd = safe_close(notify_fd);
                         }
                         break;
@@ -331,8 +347,8 @@ int process_finalize_security_full(
         return 0;
 }
 
-int process_finalize_security(
-                const OciProcess *p, const OciSeccomp *s, scmp_filter_ctx ctx, bool in_user_namespace,
-                int *ret_notify_fd, char **reterr) {
-        return process_finalize_security_full(p, s, ctx, in_user_namespace, NULL, NULL, ret_notify_fd, reterr);
+int process_finalize_security(const OciProcess *p, const OciSeccomp *s, scmp_filter_ctx ctx,
+                              bool in_user_namespace, int *ret_notify_fd, char **reterr) {
+        return process_finalize_security_full(p, s, ctx, in_user_namespace, NULL, NULL, ret_notify_fd,
+                                              reterr);
 }

@@ -25,12 +25,15 @@ int console_send_master(const char *socket_path, int master_fd, char **reterr) {
                 char buf[CMSG_SPACE(sizeof(int))];
         } control = {};
         struct iovec iov = { .iov_base = name, .iov_len = sizeof name - 1 };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+        struct msghdr mh = { .msg_iov = &iov,
+                             .msg_iovlen = 1,
+                             .msg_control = control.buf,
                              .msg_controllen = sizeof control.buf };
         struct cmsghdr *c;
 
         if (strlen(socket_path) >= sizeof sa.sun_path)
-                return errorf(reterr, ENAMETOOLONG, "--console-socket: path \"%s\" is too long", socket_path);
+                return errorf(reterr, ENAMETOOLONG, "--console-socket: path \"%s\" is too long",
+                              socket_path);
         strcpy(sa.sun_path, socket_path);
         s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (s < 0)

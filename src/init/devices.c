@@ -13,12 +13,8 @@
 #include "mount.h"
 
 const DefaultDevice default_devices[] = {
-        { "/dev/null", 1, 3 },
-        { "/dev/zero", 1, 5 },
-        { "/dev/full", 1, 7 },
-        { "/dev/random", 1, 8 },
-        { "/dev/urandom", 1, 9 },
-        { "/dev/tty", 5, 0 },
+        { "/dev/null", 1, 3 },   { "/dev/zero", 1, 5 },    { "/dev/full", 1, 7 },
+        { "/dev/random", 1, 8 }, { "/dev/urandom", 1, 9 }, { "/dev/tty", 5, 0 },
 };
 const size_t n_default_devices = ELEMENTSOF(default_devices);
 
@@ -38,8 +34,8 @@ static int open_parent_in_root(int root_fd, const char *path, int *ret_parent_fd
 }
 
 /* Privileged, runs in the container's namespaces (before pivot_root). */
-static int create_node(int root_fd, const char *path, mode_t type, mode_t perm, dev_t dev, uid_t uid, gid_t gid,
-                       bool bind_from_host, const char **ret_step) {
+static int create_node(int root_fd, const char *path, mode_t type, mode_t perm, dev_t dev, uid_t uid,
+                       gid_t gid, bool bind_from_host, const char **ret_step) {
         _cleanup_close_ int parent_fd = -EBADF;
         const char *name;
         int r;
@@ -112,8 +108,8 @@ int devices_create(int root_fd, const OciConfig *config, bool bind_from_host, ch
 
                 if (config_has_device(config, d->path))
                         continue;
-                r = create_node(root_fd, d->path, S_IFCHR, 0666, makedev(d->major, d->minor), 0, 0, bind_from_host,
-                                &step);
+                r = create_node(root_fd, d->path, S_IFCHR, 0666, makedev(d->major, d->minor), 0, 0,
+                                bind_from_host, &step);
                 if (r < 0) {
                         r = rootfs_error(reterr, r, "default device \"%s\": %s", d->path, step);
                         goto finish;
@@ -136,8 +132,8 @@ int devices_create(int root_fd, const OciConfig *config, bool bind_from_host, ch
                         type = S_IFIFO;
                         break;
                 default:
-                        r = rootfs_error(reterr, -EINVAL, "linux.devices[%zu] \"%s\": type '%c'", i, strna(d->path),
-                                         d->type);
+                        r = rootfs_error(reterr, -EINVAL, "linux.devices[%zu] \"%s\": type '%c'", i,
+                                         strna(d->path), d->type);
                         goto finish;
                 }
 

@@ -83,8 +83,8 @@ static const struct {
         const char *name;
         int (*run)(ExecChildContext *xc);
 } exec_child_steps[] = {
-        { "attach",  exec_child_attach },
-        { "setns",   exec_child_join },
+        { "attach", exec_child_attach },
+        { "setns", exec_child_join },
         { "process", exec_child_prepare },
         { "console", exec_child_console },
 };

@@ -39,7 +39,8 @@ _noreturn_ static void hook_child(const OciHook *h, int in_fd, int out_fd, const
         /* A hook does not outlive the runtime that runs it (nobody would enforce its timeout). */
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
                 _exit(126);
-        if (dup2(in_fd, STDIN_FILENO) < 0 || dup2(out_fd, STDOUT_FILENO) < 0 || dup2(out_fd, STDERR_FILENO) < 0)
+        if (dup2(in_fd, STDIN_FILENO) < 0 || dup2(out_fd, STDOUT_FILENO) < 0 ||
+            dup2(out_fd, STDERR_FILENO) < 0)
                 _exit(126);
         if (hook_trampoline_fd >= 3) {
                 /* Everything but the trampoline, which is close-on-exec itself. */
@@ -55,7 +56,8 @@ _noreturn_ static void hook_child(const OciHook *h, int in_fd, int out_fd, const
                 _exit(126);
         if (hook_trampoline_fd >= 0)
                 errno = -trampoline_execve(hook_trampoline_fd, false, h->path,
-                                           h->args && h->args[0] ? h->args : default_argv, h->env ?: empty_env, -1);
+                                           h->args && h->args[0] ? h->args : default_argv,
+                                           h->env ?: empty_env, -1);
         else
                 execve(h->path, h->args && h->args[0] ? h->args : default_argv, h->env ?: empty_env);
         dprintf(STDERR_FILENO, "exec \"%s\": %m\n", h->path);
@@ -71,8 +73,8 @@ static void log_hook_output(OciHookKind kind, size_t idx, char *out) {
         }
 }
 
-static int hook_run_one(const OciHook *h, OciHookKind kind, size_t idx, const char *state_json, const char *cwd,
-                        char **reterr) {
+static int hook_run_one(const OciHook *h, OciHookKind kind, size_t idx, const char *state_json,
+                        const char *cwd, char **reterr) {
         _cleanup_close_pair_ int in[2] = { -EBADF, -EBADF }, out[2] = { -EBADF, -EBADF };
         _cleanup_close_ int pidfd = -EBADF;
         char output[HOOK_OUTPUT_MAX + 1];
@@ -102,8 +104,8 @@ static int hook_run_one(const OciHook *h, OciHookKind kind, size_t idx, const ch
                 (void) kill(pid, SIGKILL);
                 while (waitid(P_PID, (id_t) pid, &si, WEXITED) < 0 && errno == EINTR)
                         ;
-                return errorf(reterr, -k, "%s hook [%zu] \"%s\": pidfd_open: %s", oci_hook_kind_to_string(kind), idx,
-                              h->path, strerror(k));
+                return errorf(reterr, -k, "%s hook [%zu] \"%s\": pidfd_open: %s",
+                              oci_hook_kind_to_string(kind), idx, h->path, strerror(k));
         }
         /* A hook that exits without reading its stdin must not kill us with SIGPIPE: blocked while we feed
          * it, and a pending one is consumed before the mask is restored. */
@@ -189,21 +191,24 @@ static int hook_run_one(const OciHook *h, OciHookKind kind, size_t idx, const ch
 
         if (timed_out)
                 return errorf(reterr, ETIMEDOUT, "%s hook [%zu] \"%s\" timed out after %d s and was killed",
-                              oci_hook_kind_to_string(kind), idx, h->path, h->has_timeout ? h->timeout : 600);
+                              oci_hook_kind_to_string(kind), idx, h->path,
+                              h->has_timeout ? h->timeout : 600);
         if (si.si_code == CLD_EXITED && si.si_status == 0)
                 return 0;
         if (si.si_code == CLD_EXITED)
                 return errorf(reterr, EIO, "%s hook [%zu] \"%s\" failed with exit status %d%s%s",
-                              oci_hook_kind_to_string(kind), idx, h->path, si.si_status, *msg ? ": " : "", msg);
-        return errorf(reterr, EIO, "%s hook [%zu] \"%s\" was killed by signal %s", oci_hook_kind_to_string(kind),
-                      idx, h->path, strsignal(si.si_status));
+                              oci_hook_kind_to_string(kind), idx, h->path, si.si_status, *msg ? ": " : "",
+                              msg);
+        return errorf(reterr, EIO, "%s hook [%zu] \"%s\" was killed by signal %s",
+                      oci_hook_kind_to_string(kind), idx, h->path, strsignal(si.si_status));
 }
 
 int hooks_run(const OciConfig *c, OciHookKind kind, const char *state_json, const char *cwd, char **reterr) {
         int r;
 
         for (size_t i = 0; i < c->hooks.n_hooks[kind]; i++) {
-                log_debug("running %s hook [%zu] %s", oci_hook_kind_to_string(kind), i, c->hooks.hooks[kind][i].path);
+                log_debug("running %s hook [%zu] %s", oci_hook_kind_to_string(kind), i,
+                          c->hooks.hooks[kind][i].path);
                 r = hook_run_one(&c->hooks.hooks[kind][i], kind, i, state_json, cwd, reterr);
                 if (r < 0)
                         return r;

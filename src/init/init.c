@@ -30,8 +30,8 @@ typedef struct InitContext {
         const InitParams *p;
         const OciConfig *c;
         pid_t runtime_pid;
-        int sync_fd;    /* where a failure is reported: the runtime's socket, after commit the starter's */
-        bool lost;      /* the runtime is gone or broke the protocol: nobody to report to */
+        int sync_fd; /* where a failure is reported: the runtime's socket, after commit the starter's */
+        bool lost;   /* the runtime is gone or broke the protocol: nobody to report to */
         bool new_userns;
         RootfsContext rc;
         Become b;
@@ -117,7 +117,8 @@ static int init_set_names(InitContext *ic) {
         }
         if (c->domainname && setdomainname(c->domainname, strlen(c->domainname)) < 0) {
                 r = -errno;
-                return errorf(&ic->err, r, "domainname: setdomainname(\"%s\"): %s", c->domainname, strerror(-r));
+                return errorf(&ic->err, r, "domainname: setdomainname(\"%s\"): %s", c->domainname,
+                              strerror(-r));
         }
         return 0;
 }
@@ -128,7 +129,8 @@ static int init_apply_sysctl(InitContext *ic) {
         for (size_t i = 0; i < l->n_sysctl; i++) {
                 _cleanup_free_ char *path = NULL;
                 if (strstr(l->sysctl[i].key, "..") || strchr(l->sysctl[i].key, '/'))
-                        return errorf(&ic->err, EINVAL, "linux.sysctl: invalid key \"%s\"", l->sysctl[i].key);
+                        return errorf(&ic->err, EINVAL, "linux.sysctl: invalid key \"%s\"",
+                                      l->sysctl[i].key);
                 if (asprintf(&path, "/proc/sys/%s", l->sysctl[i].key) < 0)
                         return -ENOMEM;
                 for (char *q = path + strlen("/proc/sys/"); *q; q++)
@@ -136,8 +138,8 @@ static int init_apply_sysctl(InitContext *ic) {
                                 *q = '/';
                 int r = write_string_file(path, l->sysctl[i].value);
                 if (r < 0)
-                        return errorf(&ic->err, r, "linux.sysctl: set \"%s\" to \"%s\": %s", l->sysctl[i].key,
-                                      l->sysctl[i].value, strerror(-r));
+                        return errorf(&ic->err, r, "linux.sysctl: set \"%s\" to \"%s\": %s",
+                                      l->sysctl[i].key, l->sysctl[i].value, strerror(-r));
         }
         return 0;
 }
@@ -146,7 +148,7 @@ static int init_prepare_rootfs(InitContext *ic) {
         const InitParams *p = ic->p;
         const char *ns_path = NULL;
 
-        ic->rc = (RootfsContext) {
+        ic->rc = (RootfsContext){
                 .config = ic->c,
                 .rootfs = p->rootfs,
                 .no_pivot = p->no_pivot,
@@ -176,11 +178,13 @@ static int init_create_container_hooks(InitContext *ic) {
                 return init_lost(ic, r);
         /* Hooks run in here execute through the sealed trampoline too: a hook path that resolves to
          * /proc/self/exe must not run the runtime's binary with the init's privileges. */
-        if (c->hooks.n_hooks[OCI_HOOK_CREATE_CONTAINER] > 0 || c->hooks.n_hooks[OCI_HOOK_START_CONTAINER] > 0) {
+        if (c->hooks.n_hooks[OCI_HOOK_CREATE_CONTAINER] > 0 ||
+            c->hooks.n_hooks[OCI_HOOK_START_CONTAINER] > 0) {
                 r = trampoline_open(&ic->hook_tramp);
                 if (r < 0) {
                         sync_msg_done(&cont);
-                        return errorf(&ic->err, r, "prepare the exec trampoline for hooks (memfd): %s", strerror(-r));
+                        return errorf(&ic->err, r, "prepare the exec trampoline for hooks (memfd): %s",
+                                      strerror(-r));
                 }
                 hooks_exec_through(ic->hook_tramp);
         }
@@ -205,7 +209,8 @@ static int init_console(InitContext *ic) {
         int r;
 
         if (p && p->terminal && !ic->p->has_console_socket)
-                return errorf(&ic->err, EINVAL, "process.terminal is true but no --console-socket was given");
+                return errorf(&ic->err, EINVAL,
+                              "process.terminal is true but no --console-socket was given");
         if (p) {
                 r = become_terminal(&ic->b, rootfs_setup_console);
                 if (r < 0)
@@ -285,7 +290,8 @@ static int init_start_container_hooks(InitContext *ic) {
 
         if (!ic->b.p) {
                 sync_msg_done(&ic->start);
-                return errorf(&ic->err, EINVAL, "cannot start a container without a process in its config.json");
+                return errorf(&ic->err, EINVAL,
+                              "cannot start a container without a process in its config.json");
         }
         r = hooks_run(ic->c, OCI_HOOK_START_CONTAINER, ic->start.payload ?: "{}", "/", &ic->err);
         sync_msg_done(&ic->start);
@@ -301,19 +307,19 @@ static const struct {
         const char *name;
         int (*run)(InitContext *ic);
 } init_steps[] = {
-        { "attach",                init_attach },
-        { "setresuid",             init_become_root },
-        { "hostname",              init_set_names },
-        { "sysctl",                init_apply_sysctl },
-        { "prepare rootfs",        init_prepare_rootfs },
+        { "attach", init_attach },
+        { "setresuid", init_become_root },
+        { "hostname", init_set_names },
+        { "sysctl", init_apply_sysctl },
+        { "prepare rootfs", init_prepare_rootfs },
         { "createContainer hooks", init_create_container_hooks },
-        { "finish rootfs",         init_finish_rootfs },
-        { "console",               init_console },
-        { "keyring",               init_join_keyring },
-        { "process",               init_prepare_process },
-        { "commit",                init_commit },
-        { "wait for start",        init_wait_start },
-        { "startContainer hooks",  init_start_container_hooks },
+        { "finish rootfs", init_finish_rootfs },
+        { "console", init_console },
+        { "keyring", init_join_keyring },
+        { "process", init_prepare_process },
+        { "commit", init_commit },
+        { "wait for start", init_wait_start },
+        { "startContainer hooks", init_start_container_hooks },
 };
 
 _noreturn_ void init_main(const InitParams *p, int sync_fd, pid_t runtime_pid) {
@@ -324,8 +330,11 @@ _noreturn_ void init_main(const InitParams *p, int sync_fd, pid_t runtime_pid) {
                 .runtime_pid = runtime_pid,
                 .sync_fd = sync_fd,
                 .hook_tramp = -EBADF,
-                .b = { .p = c->has_process ? &c->process : NULL, .c = c, .sync_fd = sync_fd,
-                       .step_timeout_usec = USEC_INFINITY, .preserve_fds = p->preserve_fds,
+                .b = { .p = c->has_process ? &c->process : NULL,
+                       .c = c,
+                       .sync_fd = sync_fd,
+                       .step_timeout_usec = USEC_INFINITY,
+                       .preserve_fds = p->preserve_fds,
                        .listen_fds = p->listen_fds },
         };
 

@@ -31,7 +31,7 @@ typedef struct InitParams {
         const int *bind_source_fds; /* see rootfs_open_bind_sources() */
         int own_cgroup_fd;          /* rootless: the cgroup directory the init was born in, or -1 */
         const char *comm;           /* the init's name until it execs the user process */
-        void (*after_pivot)(void);  /* called right after rootfs_finish() (CRIU's /dev/null stdio), or NULL */
+        void (*after_pivot)(void); /* called right after rootfs_finish() (CRIU's /dev/null stdio), or NULL */
 } InitParams;
 
 /* The init's main function: never returns. A failure before `start` is reported on sync_fd (SYNC_ERROR, with

@@ -67,7 +67,8 @@ int mount_spec_parse(char *const *options, MountSpec *ret) {
                 case MOUNT_OPTION_RECURSIVE:
                         if (d->attr_clr == MOUNT_ATTR__ATIME) {
                                 /* the atime mode is a field: the last mode wins */
-                                m.rec_attr_set = (m.rec_attr_set & ~(uint64_t) MOUNT_ATTR__ATIME) | d->attr_set;
+                                m.rec_attr_set =
+                                        (m.rec_attr_set & ~(uint64_t) MOUNT_ATTR__ATIME) | d->attr_set;
                                 m.rec_attr_clr |= MOUNT_ATTR__ATIME;
                         } else {
                                 m.rec_attr_set = (m.rec_attr_set & ~d->attr_clr) | d->attr_set;
@@ -101,12 +102,9 @@ void mount_flags_to_attr(unsigned long flags, unsigned long clear, uint64_t *ret
                 unsigned long ms;
                 uint64_t attr;
         } map[] = {
-                { MS_RDONLY, MOUNT_ATTR_RDONLY },
-                { MS_NOSUID, MOUNT_ATTR_NOSUID },
-                { MS_NODEV, MOUNT_ATTR_NODEV },
-                { MS_NOEXEC, MOUNT_ATTR_NOEXEC },
-                { MS_NODIRATIME, MOUNT_ATTR_NODIRATIME },
-                { MS_NOSYMFOLLOW, MOUNT_ATTR_NOSYMFOLLOW },
+                { MS_RDONLY, MOUNT_ATTR_RDONLY },         { MS_NOSUID, MOUNT_ATTR_NOSUID },
+                { MS_NODEV, MOUNT_ATTR_NODEV },           { MS_NOEXEC, MOUNT_ATTR_NOEXEC },
+                { MS_NODIRATIME, MOUNT_ATTR_NODIRATIME }, { MS_NOSYMFOLLOW, MOUNT_ATTR_NOSYMFOLLOW },
         };
         uint64_t set = 0, clr = 0;
 
@@ -184,8 +182,8 @@ static int readlinkat_malloc(int dir_fd, const char *name, char **ret) {
  * lookups): a loop ends with -ELOOP. */
 #define DANGLING_SYMLINKS_MAX 40
 
-static int mkdir_p_in_root_internal(int root_fd, const char *path, mode_t mode, bool as_file, unsigned *n_links,
-                                    int *ret_target_fd) {
+static int mkdir_p_in_root_internal(int root_fd, const char *path, mode_t mode, bool as_file,
+                                    unsigned *n_links, int *ret_target_fd) {
         _cleanup_close_ int parent_fd = -EBADF;
         _cleanup_free_ char *parent = NULL, *name = NULL;
         size_t len, start;
@@ -214,7 +212,8 @@ static int mkdir_p_in_root_internal(int root_fd, const char *path, mode_t mode, 
         if (isempty(name) || streq(name, ".") || streq(name, ".."))
                 return -ENOENT;
 
-        r = mkdir_p_in_root_internal(root_fd, isempty(parent) ? "." : parent, 0755, false, n_links, &parent_fd);
+        r = mkdir_p_in_root_internal(root_fd, isempty(parent) ? "." : parent, 0755, false, n_links,
+                                     &parent_fd);
         if (r < 0)
                 return r;
 
@@ -248,7 +247,8 @@ static int mkdir_p_in_root_internal(int root_fd, const char *path, mode_t mode, 
                         return r;
                 if (isempty(target))
                         return -ENOENT;
-                if (asprintf(&next, "%s%s", target[0] == '/' ? "" : (isempty(parent) ? "/" : parent), target) < 0)
+                if (asprintf(&next, "%s%s", target[0] == '/' ? "" : (isempty(parent) ? "/" : parent),
+                             target) < 0)
                         return -ENOMEM;
                 return mkdir_p_in_root_internal(root_fd, next, mode, as_file, n_links, ret_target_fd);
         }
@@ -267,7 +267,8 @@ int mkdir_p_in_root(int root_fd, const char *path, mode_t mode, bool as_file, in
         return mkdir_p_in_root_internal(root_fd, path, mode, as_file, &n_links, ret_target_fd);
 }
 
-int mount_on_fd(const char *source, int target_fd, const char *fstype, unsigned long flags, const char *data) {
+int mount_on_fd(const char *source, int target_fd, const char *fstype, unsigned long flags,
+                const char *data) {
         char p[PROC_FD_PATH_MAX];
 
         proc_fd_path(target_fd, p);
@@ -275,7 +276,8 @@ int mount_on_fd(const char *source, int target_fd, const char *fstype, unsigned 
 }
 
 int move_mount_to_fd(int tree_fd, int target_fd) {
-        return RET_NERRNO(move_mount(tree_fd, "", target_fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH));
+        return RET_NERRNO(
+                move_mount(tree_fd, "", target_fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH));
 }
 
 int mount_setattr_fd(int fd, bool recursive, uint64_t attr_set, uint64_t attr_clr, uint64_t propagation) {
@@ -287,12 +289,14 @@ int mount_setattr_fd(int fd, bool recursive, uint64_t attr_set, uint64_t attr_cl
 
         if (attr_set == 0 && attr_clr == 0 && propagation == 0)
                 return 0;
-        return RET_NERRNO(mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &attr, sizeof(attr)));
+        return RET_NERRNO(
+                mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &attr, sizeof(attr)));
 }
 
 int clone_tree_fd(int fd, bool recursive) {
-        return RET_NERRNO(open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
-                                                    (recursive ? AT_RECURSIVE : 0)));
+        return RET_NERRNO(open_tree(fd, "",
+                                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
+                                            (recursive ? AT_RECURSIVE : 0)));
 }
 
 int make_tmpfs_tree(bool ro, const char *mode) {
@@ -398,19 +402,22 @@ static int copy_tree_at(int src_fd, int dst_fd, unsigned depth) {
                                 break;
                         }
                         r = copy_tree_at(s2, d2, depth + 1);
-                        if (r >= 0 && (fchown(d2, st.st_uid, st.st_gid) < 0 || fchmod(d2, st.st_mode & 07777) < 0))
+                        if (r >= 0 &&
+                            (fchown(d2, st.st_uid, st.st_gid) < 0 || fchmod(d2, st.st_mode & 07777) < 0))
                                 r = -errno;
                 } else if (S_ISREG(st.st_mode)) {
                         _cleanup_close_ int in = -EBADF, out = -EBADF;
                         in = openat(src_fd, de->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-                        out = openat(dst_fd, de->d_name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                        out = openat(dst_fd, de->d_name,
+                                     O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                                      st.st_mode & 07777);
                         if (in < 0 || out < 0) {
                                 r = -errno;
                                 break;
                         }
                         r = copy_file_contents(in, out);
-                        if (r >= 0 && (fchown(out, st.st_uid, st.st_gid) < 0 || fchmod(out, st.st_mode & 07777) < 0))
+                        if (r >= 0 &&
+                            (fchown(out, st.st_uid, st.st_gid) < 0 || fchmod(out, st.st_mode & 07777) < 0))
                                 r = -errno;
                 } else if (S_ISLNK(st.st_mode)) {
                         char target[PATH_MAX];

@@ -16,9 +16,9 @@ typedef struct MountSpec {
         unsigned long propagation; /* 0 or one of MS_SHARED/SLAVE/PRIVATE/UNBINDABLE, | MS_REC for r-forms */
         uint64_t rec_attr_set;     /* MOUNT_ATTR_* applied with mount_setattr(AT_RECURSIVE) ("rro", ...) */
         uint64_t rec_attr_clr;
-        bool idmap;                /* "idmap"/"ridmap" was given */
-        bool tmpcopyup;            /* "tmpcopyup": copy the rootfs content at the destination into the tmpfs */
-        char *data;                /* the other options, comma-joined, for the filesystem; NULL if none */
+        bool idmap;     /* "idmap"/"ridmap" was given */
+        bool tmpcopyup; /* "tmpcopyup": copy the rootfs content at the destination into the tmpfs */
+        char *data;     /* the other options, comma-joined, for the filesystem; NULL if none */
 } MountSpec;
 
 /* Splits options (a NULL-terminated strv, may be NULL) with the table of mount-options.h. The last
@@ -47,7 +47,8 @@ int open_in_root(int root_fd, const char *path, int flags);
 int mkdir_p_in_root(int root_fd, const char *path, mode_t mode, bool as_file, int *ret_target_fd);
 
 /* mount(2) onto the object target_fd refers to, through /proc/self/fd/N (needs a procfs at /proc). */
-int mount_on_fd(const char *source, int target_fd, const char *fstype, unsigned long flags, const char *data);
+int mount_on_fd(const char *source, int target_fd, const char *fstype, unsigned long flags,
+                const char *data);
 
 /* Attach a detached mount tree (from open_tree(OPEN_TREE_CLONE) or fsmount()) onto target_fd. */
 int move_mount_to_fd(int tree_fd, int target_fd);

@@ -65,11 +65,12 @@ int process_find_executable(const OciProcess *p, char **ret, char **reterr) {
         if (strchr(name, '/')) {
                 r = check_executable(name);
                 if (r == -ENOENT)
-                        return errorf(reterr, r, "process.args[0]: exec: \"%s\": stat %s: no such file or directory",
-                                    name, name);
+                        return errorf(reterr, r,
+                                      "process.args[0]: exec: \"%s\": stat %s: no such file or directory",
+                                      name, name);
                 if (r < 0)
                         return errorf(reterr, r, "process.args[0]: exec: \"%s\": %s", name,
-                                    r == -EACCES || r == -EISDIR ? "permission denied" : strerror(-r));
+                                      r == -EACCES || r == -EISDIR ? "permission denied" : strerror(-r));
                 *ret = strdup(name);
                 return *ret ? 0 : -ENOMEM;
         }
@@ -97,7 +98,7 @@ int process_find_executable(const OciProcess *p, char **ret, char **reterr) {
         if (first_error == -EACCES || first_error == -EISDIR)
                 return errorf(reterr, EACCES, "process.args[0]: exec: \"%s\": permission denied", name);
         return errorf(reterr, ENOENT, "process.args[0]: exec: \"%s\": executable file not found in $PATH",
-                    name);
+                      name);
 }
 
 int process_apply_rlimits(const OciProcess *p, char **reterr) {
@@ -107,10 +108,11 @@ int process_apply_rlimits(const OciProcess *p, char **reterr) {
                         .rlim_max = p->rlimits[i].hard == UINT64_MAX ? RLIM_INFINITY : p->rlimits[i].hard,
                 };
                 if (setrlimit(p->rlimits[i].type, &rl) < 0)
-                        return errorf(reterr, -errno, "process.rlimits[%zu]: setrlimit(%d, %llu, %llu): %s%s", i,
-                                    p->rlimits[i].type, (unsigned long long) p->rlimits[i].soft,
-                                    (unsigned long long) p->rlimits[i].hard, strerror(errno),
-                                    errno == EPERM ? " (raising a hard limit needs CAP_SYS_RESOURCE)" : "");
+                        return errorf(
+                                reterr, -errno, "process.rlimits[%zu]: setrlimit(%d, %llu, %llu): %s%s", i,
+                                p->rlimits[i].type, (unsigned long long) p->rlimits[i].soft,
+                                (unsigned long long) p->rlimits[i].hard, strerror(errno),
+                                errno == EPERM ? " (raising a hard limit needs CAP_SYS_RESOURCE)" : "");
         }
         return 0;
 }
@@ -124,8 +126,8 @@ int process_apply_oom_score_adj(const OciProcess *p, char **reterr) {
         snprintf(buf, sizeof buf, "%d", p->oom_score_adj);
         r = write_string_file("/proc/self/oom_score_adj", buf);
         if (r < 0)
-                return errorf(reterr, r, "process.oomScoreAdj: write %s to /proc/self/oom_score_adj: %s", buf,
-                            strerror(-r));
+                return errorf(reterr, r, "process.oomScoreAdj: write %s to /proc/self/oom_score_adj: %s",
+                              buf, strerror(-r));
         return 0;
 }
 
@@ -196,7 +198,8 @@ int process_apply_cpu_affinity(const char *cpus, const char *field, char **reter
         if (r < 0)
                 return errorf(reterr, r, "%s: invalid cpu list \"%s\"", field, cpus);
         if (sched_setaffinity(0, sizeof set, &set) < 0)
-                return errorf(reterr, -errno, "%s: sched_setaffinity(\"%s\"): %s", field, cpus, strerror(errno));
+                return errorf(reterr, -errno, "%s: sched_setaffinity(\"%s\"): %s", field, cpus,
+                              strerror(errno));
         return 0;
 }
 
@@ -217,7 +220,7 @@ int process_apply_memory_policy(const OciLinux *l, char **reterr) {
                 cpu_set_t set;
                 if (cpu_list_parse(l->memory_policy.nodes, &set, sizeof set) < 0)
                         return errorf(reterr, EINVAL, "linux.memoryPolicy.nodes: invalid node list \"%s\"",
-                                    l->memory_policy.nodes);
+                                      l->memory_policy.nodes);
                 memcpy(mask, &set, MIN(sizeof mask, sizeof set));
         }
         if (syscall(SYS_set_mempolicy, l->memory_policy.mode | (int) l->memory_policy.flags,

@@ -65,7 +65,8 @@ static int bind_tree(int src_fd, bool src_is_clone, int target_fd, bool recursiv
 
         *ret_step = "clone source";
         /* src_is_clone: src_fd already is a detached clone (made on the host side), attached as it is. */
-        tree_fd = src_is_clone ? RET_NERRNO(fcntl(src_fd, F_DUPFD_CLOEXEC, 3)) : clone_tree_fd(src_fd, recursive);
+        tree_fd = src_is_clone ? RET_NERRNO(fcntl(src_fd, F_DUPFD_CLOEXEC, 3))
+                               : clone_tree_fd(src_fd, recursive);
         if (tree_fd < 0)
                 return tree_fd;
 
@@ -84,7 +85,8 @@ static int bind_tree(int src_fd, bool src_is_clone, int target_fd, bool recursiv
                 return r;
         if (propagation != 0) {
                 *ret_step = "set propagation";
-                r = mount_setattr_fd(tree_fd, propagation & MS_REC, 0, 0, propagation & ~(unsigned long) MS_REC);
+                r = mount_setattr_fd(tree_fd, propagation & MS_REC, 0, 0,
+                                     propagation & ~(unsigned long) MS_REC);
                 if (r < 0)
                         return r;
         }
@@ -163,7 +165,8 @@ static int mount_bind(MountCtx *c, const char *source, char **reterr) {
         if (!source)
                 return mount_fail(c, reterr, -EINVAL, "bind mount without a source");
         src_fd = open_source(c->rc, source);
-        if ((src_fd == -EACCES || src_fd == -EPERM) && c->rc->bind_source_fds && c->rc->bind_source_fds[c->index] >= 0) {
+        if ((src_fd == -EACCES || src_fd == -EPERM) && c->rc->bind_source_fds &&
+            c->rc->bind_source_fds[c->index] >= 0) {
                 /* Not reachable by the user namespace's root (a source only the host's root may
                  * traverse): the clone of its tree the runtime made on the host side, as runc and crun do. */
                 src_fd = RET_NERRNO(fcntl(c->rc->bind_source_fds[c->index], F_DUPFD_CLOEXEC, 3));
@@ -198,7 +201,8 @@ static int mount_apply_after(MountCtx *c, char **reterr) {
         r = mount_setattr_fd(fd, true, c->spec.rec_attr_set, c->spec.rec_attr_clr, 0);
         if (r < 0)
                 return mount_fail(c, reterr, r, "set recursive mount attributes");
-        r = mount_setattr_fd(fd, c->spec.propagation & MS_REC, 0, 0, c->spec.propagation & ~(unsigned long) MS_REC);
+        r = mount_setattr_fd(fd, c->spec.propagation & MS_REC, 0, 0,
+                             c->spec.propagation & ~(unsigned long) MS_REC);
         if (r < 0)
                 return mount_fail(c, reterr, r, "set propagation");
         return 0;
@@ -257,9 +261,9 @@ static int mount_fs(MountCtx *c, const char *fstype, const char *source, char **
 /* ---- cgroup ------------------------------------------------------------------------------------ */
 
 typedef struct CgroupHierarchy {
-        char *mount_point;  /* host: /sys/fs/cgroup/cpu */
-        char *fstype;       /* cgroup or cgroup2 */
-        char *controllers;  /* "cpu", "cpu,cpuacct", "name=systemd"; "" for cgroup2 */
+        char *mount_point; /* host: /sys/fs/cgroup/cpu */
+        char *fstype;      /* cgroup or cgroup2 */
+        char *controllers; /* "cpu", "cpu,cpuacct", "name=systemd"; "" for cgroup2 */
 } CgroupHierarchy;
 
 static void hierarchies_free(CgroupHierarchy *h, size_t n) {
@@ -307,7 +311,8 @@ static int read_cgroup_hierarchies(CgroupHierarchy **ret, size_t *ret_n) {
                 if (!streq(fstype, "cgroup") && !streq(fstype, "cgroup2"))
                         continue;
                 const char *mp = fields[4];
-                if (!strneq(mp, CGROUP_ROOT "/", STRLEN(CGROUP_ROOT "/")) || strchr(mp + STRLEN(CGROUP_ROOT "/"), '/'))
+                if (!strneq(mp, CGROUP_ROOT "/", STRLEN(CGROUP_ROOT "/")) ||
+                    strchr(mp + STRLEN(CGROUP_ROOT "/"), '/'))
                         continue;
 
                 /* controllers: the super options minus rw/ro and the generic ones */
@@ -321,8 +326,9 @@ static int read_cgroup_hierarchies(CgroupHierarchy **ret, size_t *ret_n) {
                                 goto oom;
                         for (char *o = strtok_r(copy, ",", &s4); o; o = strtok_r(NULL, ",", &s4)) {
                                 if (streq(o, "rw") || streq(o, "ro") || strneq(o, "release_agent=", 14) ||
-                                    streq(o, "clone_children") || streq(o, "noprefix") || streq(o, "xattr") ||
-                                    streq(o, "cpuset_v2_mode") || streq(o, "favordynmods"))
+                                    streq(o, "clone_children") || streq(o, "noprefix") ||
+                                    streq(o, "xattr") || streq(o, "cpuset_v2_mode") ||
+                                    streq(o, "favordynmods"))
                                         continue;
                                 size_t a = strlen(ctl);
                                 char *nn = realloc(ctl, a + 1 + strlen(o) + 1);
@@ -337,7 +343,9 @@ static int read_cgroup_hierarchies(CgroupHierarchy **ret, size_t *ret_n) {
                 if (!nh)
                         goto oom;
                 h = nh;
-                h[n] = (CgroupHierarchy) { .mount_point = strdup(mp), .fstype = strdup(fstype), .controllers = TAKE_PTR(ctl) };
+                h[n] = (CgroupHierarchy){ .mount_point = strdup(mp),
+                                          .fstype = strdup(fstype),
+                                          .controllers = TAKE_PTR(ctl) };
                 n++;
                 if (!h[n - 1].mount_point || !h[n - 1].fstype)
                         goto oom;
@@ -435,7 +443,8 @@ static int mount_cgroup(MountCtx *c, char **reterr) {
                         if (own_fd < 0)
                                 return mount_fail(c, reterr, own_fd, "find the container's own cgroup");
                         r = bind_tree(own_fd, false, target_fd, true, c->spec.flags, c->spec.clear,
-                                      c->spec.rec_attr_set, c->spec.rec_attr_clr, c->spec.propagation, &step);
+                                      c->spec.rec_attr_set, c->spec.rec_attr_clr, c->spec.propagation,
+                                      &step);
                         if (r < 0)
                                 return mount_fail(c, reterr, r, step ?: "bind the container's own cgroup");
                         return 0;
@@ -448,15 +457,16 @@ static int mount_cgroup(MountCtx *c, char **reterr) {
                 src_fd = RET_NERRNO(open(src, O_PATH | O_DIRECTORY | O_CLOEXEC));
                 if (src_fd < 0)
                         return mount_fail(c, reterr, src_fd, src);
-                r = bind_tree(src_fd, false, target_fd, true, c->spec.flags, c->spec.clear, c->spec.rec_attr_set,
-                              c->spec.rec_attr_clr, c->spec.propagation, &step);
+                r = bind_tree(src_fd, false, target_fd, true, c->spec.flags, c->spec.clear,
+                              c->spec.rec_attr_set, c->spec.rec_attr_clr, c->spec.propagation, &step);
                 if (r < 0)
                         return mount_fail(c, reterr, r, step);
                 return 0;
         }
 
         /* hybrid or v1 */
-        r = mount_on_fd("tmpfs", target_fd, "tmpfs", (c->spec.flags & ~(unsigned long) MS_RDONLY) | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+        r = mount_on_fd("tmpfs", target_fd, "tmpfs",
+                        (c->spec.flags & ~(unsigned long) MS_RDONLY) | MS_NOSUID | MS_NODEV | MS_NOEXEC,
                         "mode=755");
         if (r < 0)
                 return mount_fail(c, reterr, r, "tmpfs");
@@ -493,7 +503,8 @@ static int mount_cgroup(MountCtx *c, char **reterr) {
                         if (r >= 0)
                                 r = src_fd = RET_NERRNO(open(src, O_PATH | O_DIRECTORY | O_CLOEXEC));
                         if (r >= 0)
-                                r = bind_tree(src_fd, false, sub_fd, false, c->spec.flags, c->spec.clear, 0, 0, 0, &step);
+                                r = bind_tree(src_fd, false, sub_fd, false, c->spec.flags, c->spec.clear, 0,
+                                              0, 0, &step);
                         if (r < 0)
                                 r = mount_fail(c, reterr, r, base);
                 }
@@ -502,7 +513,8 @@ static int mount_cgroup(MountCtx *c, char **reterr) {
 
                 /* co-mounted controllers: "cpu,cpuacct" gets the links "cpu" and "cpuacct" */
                 if (strchr(base, ',')) {
-                        _cleanup_close_ int dir_fd = open_in_root(c->root_fd, c->m->destination, O_PATH | O_DIRECTORY);
+                        _cleanup_close_ int dir_fd =
+                                open_in_root(c->root_fd, c->m->destination, O_PATH | O_DIRECTORY);
                         _cleanup_free_ char *copy = strdup(base);
                         char *s = NULL;
 
@@ -663,7 +675,8 @@ int rootfs_prepare(const RootfsContext *ctx, char **reterr) {
         if (config->has_process && !isempty(config->process.cwd)) {
                 r = mkdir_p_in_root(root_fd, config->process.cwd, 0755, false, NULL);
                 if (r < 0)
-                        return rootfs_error(reterr, r, "process.cwd: create \"%s\" in the rootfs", config->process.cwd);
+                        return rootfs_error(reterr, r, "process.cwd: create \"%s\" in the rootfs",
+                                            config->process.cwd);
         }
 
         /* As runc: the default devices, linux.devices and the /dev links, unless /dev is bind-mounted from
@@ -741,7 +754,8 @@ int rootfs_finish(const RootfsContext *ctx, char **reterr) {
 
         /* The host's /dev/null, for masking files: cloned while the host's tree is still reachable. */
         if (l->masked_paths && l->masked_paths[0]) {
-                devnull_tree = RET_NERRNO(open_tree(AT_FDCWD, "/dev/null", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC));
+                devnull_tree =
+                        RET_NERRNO(open_tree(AT_FDCWD, "/dev/null", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC));
                 if (devnull_tree < 0)
                         return rootfs_error(reterr, devnull_tree, "linux.maskedPaths: clone \"/dev/null\"");
         }
@@ -768,7 +782,8 @@ int rootfs_finish(const RootfsContext *ctx, char **reterr) {
                         return rootfs_error(reterr, tree, "linux.readonlyPaths[%zu] \"%s\": bind", i, p);
                 r = mount_setattr_fd(tree, true, MOUNT_ATTR_RDONLY, 0, 0);
                 if (r < 0)
-                        return rootfs_error(reterr, r, "linux.readonlyPaths[%zu] \"%s\": make read-only", i, p);
+                        return rootfs_error(reterr, r, "linux.readonlyPaths[%zu] \"%s\": make read-only", i,
+                                            p);
                 r = move_mount_to_fd(tree, fd);
                 if (r < 0)
                         return rootfs_error(reterr, r, "linux.readonlyPaths[%zu] \"%s\": attach", i, p);
@@ -794,7 +809,8 @@ int rootfs_finish(const RootfsContext *ctx, char **reterr) {
                 else
                         tree = clone_tree_fd(last_devnull, false);
                 if (tree < 0)
-                        return rootfs_error(reterr, tree, "linux.maskedPaths[%zu] \"%s\": create mask", i, p);
+                        return rootfs_error(reterr, tree, "linux.maskedPaths[%zu] \"%s\": create mask", i,
+                                            p);
                 r = move_mount_to_fd(tree, fd);
                 if (r < 0)
                         return rootfs_error(reterr, r, "linux.maskedPaths[%zu] \"%s\": attach", i, p);

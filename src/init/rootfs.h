@@ -17,8 +17,9 @@ typedef struct RootfsContext {
         bool new_netns;            /* sysfs is mounted only with a new netns; else /sys is bind-mounted */
         const char *console_slave; /* unused by rootfs_prepare; see rootfs_setup_console() */
         const char *bundle;        /* relative mounts[].source paths are relative to this (NULL: cwd) */
-        const int *bind_source_fds; /* NULL, or per mounts[] entry a host-side clone of a bind source, or -1 */
-        int own_cgroup_fd;         /* > 0: the init's cgroup v2 directory, bound at a cgroup mount where a
+        const int
+                *bind_source_fds; /* NULL, or per mounts[] entry a host-side clone of a bind source, or -1 */
+        int own_cgroup_fd;        /* > 0: the init's cgroup v2 directory, bound at a cgroup mount where a
                                     * fresh cgroup2 cannot be mounted (a user namespace: EBUSY/EPERM), as
                                     * runc does; 0 or negative: none */
 } RootfsContext;

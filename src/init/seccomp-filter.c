@@ -111,17 +111,17 @@ bool oci_seccomp_uses_notify(const OciSeccomp *s) {
 
 /* OCI action (+ errnoRet) -> libseccomp action value. path names the object for messages, e.g.
  * "linux.seccomp.syscalls[2]" or "linux.seccomp" (whose fields are defaultAction/defaultErrnoRet). */
-static int action_to_scmp(
-                OciSeccompAction a, bool has_errno_ret, uint32_t errno_ret, const char *path,
-                const char *errno_field, uint32_t *ret, char **reterr) {
-
+static int action_to_scmp(OciSeccompAction a, bool has_errno_ret, uint32_t errno_ret, const char *path,
+                          const char *errno_field, uint32_t *ret, char **reterr) {
         if (has_errno_ret && a != OCI_SECCOMP_ERRNO && a != OCI_SECCOMP_TRACE)
-                return errorf(reterr, -EINVAL, "%s.%s: not allowed with action %s (only SCMP_ACT_ERRNO and SCMP_ACT_TRACE take an errno)",
-                              path, errno_field, oci_seccomp_action_to_string(a) ?: "?");
+                return errorf(
+                        reterr, -EINVAL,
+                        "%s.%s: not allowed with action %s (only SCMP_ACT_ERRNO and SCMP_ACT_TRACE take an errno)",
+                        path, errno_field, oci_seccomp_action_to_string(a) ?: "?");
         /* libseccomp keeps 16 bits of it; the kernel returns at most MAX_ERRNO (4095). */
         if (has_errno_ret && errno_ret > 4095)
-                return errorf(reterr, -EINVAL, "%s.%s: %" PRIu32 " is not an errno value (0..4095)", path, errno_field,
-                              errno_ret);
+                return errorf(reterr, -EINVAL, "%s.%s: %" PRIu32 " is not an errno value (0..4095)", path,
+                              errno_field, errno_ret);
 
         uint32_t e = has_errno_ret ? errno_ret : EPERM;
         switch (a) {
@@ -176,13 +176,15 @@ static int add_syscall_rules(scmp_filter_ctx ctx, const OciSyscall *sc, size_t i
                 const OciSeccompArg *a = &sc->args[j];
 
                 if (a->index >= SECCOMP_ARGS_MAX)
-                        return errorf(reterr, -EINVAL, "%s.args[%zu].index: %" PRIu32 " is out of range (0..%d)",
-                                      path, j, a->index, SECCOMP_ARGS_MAX - 1);
+                        return errorf(reterr, -EINVAL,
+                                      "%s.args[%zu].index: %" PRIu32 " is out of range (0..%d)", path, j,
+                                      a->index, SECCOMP_ARGS_MAX - 1);
                 if ((unsigned) a->op >= _OCI_SECCOMP_OP_MAX)
-                        return errorf(reterr, -EINVAL, "%s.args[%zu].op: unknown operator %d", path, j, (int) a->op);
+                        return errorf(reterr, -EINVAL, "%s.args[%zu].op: unknown operator %d", path, j,
+                                      (int) a->op);
 
                 /* SCMP_CMP_MASKED_EQ: value is the mask, valueTwo the datum compared after masking. */
-                cmps[j] = (struct scmp_arg_cmp) {
+                cmps[j] = (struct scmp_arg_cmp){
                         .arg = a->index,
                         .op = operator_values[a->op],
                         .datum_a = a->value,
@@ -201,20 +203,23 @@ static int add_syscall_rules(scmp_filter_ctx ctx, const OciSyscall *sc, size_t i
 
                 int nr = seccomp_syscall_resolve_name(name);
                 if (nr == __NR_SCMP_ERROR) {
-                        log_debug("%s.names[%zu]: syscall \"%s\" is unknown to libseccomp %u.%u.%u, skipping.",
-                                  path, j, name, seccomp_version()->major, seccomp_version()->minor,
-                                  seccomp_version()->micro);
+                        log_debug(
+                                "%s.names[%zu]: syscall \"%s\" is unknown to libseccomp %u.%u.%u, skipping.",
+                                path, j, name, seccomp_version()->major, seccomp_version()->minor,
+                                seccomp_version()->micro);
                         continue;
                 }
                 if (action == SCMP_ACT_NOTIFY && (streq(name, "sendmsg") || streq(name, "write")))
                         /* The init passes the listener fd with these after loading the filter: notifying
                          * them would make it wait for an agent that cannot have the fd yet. */
-                        return errorf(reterr, -EINVAL,
-                                      "%s.names[%zu]: SCMP_ACT_NOTIFY cannot be used for \"%s\" (the runtime needs it to pass the notify fd)",
-                                      path, j, name);
+                        return errorf(
+                                reterr, -EINVAL,
+                                "%s.names[%zu]: SCMP_ACT_NOTIFY cannot be used for \"%s\" (the runtime needs it to pass the notify fd)",
+                                path, j, name);
                 if (action == default_action) {
                         /* libseccomp refuses a rule that repeats the default action; it would be a no-op. */
-                        log_debug("%s.names[%zu]: \"%s\" has the default action, no rule needed.", path, j, name);
+                        log_debug("%s.names[%zu]: \"%s\" has the default action, no rule needed.", path, j,
+                                  name);
                         continue;
                 }
 
@@ -248,36 +253,42 @@ int oci_seccomp_prepare(const OciSeccomp *s, scmp_filter_ctx *ret, char **reterr
         assert(s);
         assert(ret);
 
-        r = action_to_scmp(s->default_action, s->has_default_errno_ret, s->default_errno_ret, "linux.seccomp",
-                           "defaultErrnoRet", &default_action, reterr);
+        r = action_to_scmp(s->default_action, s->has_default_errno_ret, s->default_errno_ret,
+                           "linux.seccomp", "defaultErrnoRet", &default_action, reterr);
         if (r < 0)
                 return r;
         if (s->default_action == OCI_SECCOMP_NOTIFY)
                 /* The init itself would block on its next syscall, waiting for an agent it cannot reach. */
-                return errorf(reterr, -EINVAL, "linux.seccomp.defaultAction: SCMP_ACT_NOTIFY cannot be the default action");
+                return errorf(reterr, -EINVAL,
+                              "linux.seccomp.defaultAction: SCMP_ACT_NOTIFY cannot be the default action");
 
         bool notify = oci_seccomp_uses_notify(s);
         if (notify && isempty(s->listener_path))
-                return errorf(reterr, -EINVAL, "linux.seccomp.listenerPath: required when an action is SCMP_ACT_NOTIFY");
+                return errorf(reterr, -EINVAL,
+                              "linux.seccomp.listenerPath: required when an action is SCMP_ACT_NOTIFY");
         if (notify && !kernel_accepts_filter_flags(SECCOMP_FILTER_FLAG_NEW_LISTENER))
-                return errorf(reterr, -EOPNOTSUPP, "linux.seccomp: SCMP_ACT_NOTIFY is not supported by the running kernel");
+                return errorf(reterr, -EOPNOTSUPP,
+                              "linux.seccomp: SCMP_ACT_NOTIFY is not supported by the running kernel");
 
         unsigned long flags = 0;
         for (size_t i = 0; s->flags && s->flags[i]; i++) {
                 unsigned long f;
 
                 if (oci_seccomp_flag_from_name(s->flags[i], &f) < 0)
-                        return errorf(reterr, -EINVAL, "linux.seccomp.flags[%zu]: unknown flag \"%s\"", i, s->flags[i]);
+                        return errorf(reterr, -EINVAL, "linux.seccomp.flags[%zu]: unknown flag \"%s\"", i,
+                                      s->flags[i]);
                 if (!oci_seccomp_flag_supported(s->flags[i]))
-                        return errorf(reterr, -EOPNOTSUPP, "linux.seccomp.flags[%zu]: %s is not supported by the running kernel",
+                        return errorf(reterr, -EOPNOTSUPP,
+                                      "linux.seccomp.flags[%zu]: %s is not supported by the running kernel",
                                       i, s->flags[i]);
                 flags |= f;
         }
         if ((flags & SECCOMP_FILTER_FLAG_TSYNC) && notify &&
             !kernel_accepts_filter_flags(SECCOMP_FILTER_FLAG_TSYNC | SECCOMP_FILTER_FLAG_TSYNC_ESRCH |
                                          SECCOMP_FILTER_FLAG_NEW_LISTENER))
-                return errorf(reterr, -EOPNOTSUPP,
-                              "linux.seccomp.flags: SECCOMP_FILTER_FLAG_TSYNC together with SCMP_ACT_NOTIFY is not supported by the running kernel");
+                return errorf(
+                        reterr, -EOPNOTSUPP,
+                        "linux.seccomp.flags: SECCOMP_FILTER_FLAG_TSYNC together with SCMP_ACT_NOTIFY is not supported by the running kernel");
 
         ctx = seccomp_init(default_action);
         if (!ctx)
@@ -286,18 +297,22 @@ int oci_seccomp_prepare(const OciSeccomp *s, scmp_filter_ctx *ret, char **reterr
         /* libseccomp would set no_new_privs on load by default; noNewPrivileges decides that. */
         r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
         if (r < 0)
-                return errorf(reterr, r, "linux.seccomp: disabling libseccomp's no_new_privs: %s", strerror(-r));
+                return errorf(reterr, r, "linux.seccomp: disabling libseccomp's no_new_privs: %s",
+                              strerror(-r));
 
         for (size_t i = 0; s->architectures && s->architectures[i]; i++) {
                 uint32_t arch;
 
                 r = oci_seccomp_arch_from_name(s->architectures[i], &arch);
                 if (r == -EOPNOTSUPP)
-                        return errorf(reterr, r, "linux.seccomp.architectures[%zu]: %s is not supported by libseccomp %u.%u.%u",
-                                      i, s->architectures[i], seccomp_version()->major, seccomp_version()->minor,
-                                      seccomp_version()->micro);
+                        return errorf(
+                                reterr, r,
+                                "linux.seccomp.architectures[%zu]: %s is not supported by libseccomp %u.%u.%u",
+                                i, s->architectures[i], seccomp_version()->major, seccomp_version()->minor,
+                                seccomp_version()->micro);
                 if (r < 0)
-                        return errorf(reterr, r, "linux.seccomp.architectures[%zu]: unknown architecture \"%s\"", i,
+                        return errorf(reterr, r,
+                                      "linux.seccomp.architectures[%zu]: unknown architecture \"%s\"", i,
                                       s->architectures[i]);
                 r = seccomp_arch_add(ctx, arch);
                 if (r < 0 && r != -EEXIST) /* the native arch is always there */
@@ -354,19 +369,22 @@ int oci_seccomp_load(scmp_filter_ctx ctx, const OciSeccomp *s, int *ret_notify_f
         {
                 _cleanup_close_ int fd = memfd_create("sdrun-seccomp-bpf", MFD_CLOEXEC);
                 if (fd < 0)
-                        return errorf(reterr, -errno, "linux.seccomp: creating a memfd for the BPF program: %m");
+                        return errorf(reterr, -errno,
+                                      "linux.seccomp: creating a memfd for the BPF program: %m");
                 r = seccomp_export_bpf(ctx, fd);
                 if (r < 0)
-                        return errorf(reterr, r, "linux.seccomp: generating the BPF program: %s", strerror(-r));
+                        return errorf(reterr, r, "linux.seccomp: generating the BPF program: %s",
+                                      strerror(-r));
                 if (fstat(fd, &st) < 0)
                         return errorf(reterr, -errno, "linux.seccomp: stat of the BPF program: %m");
                 if (st.st_size <= 0 || st.st_size % sizeof(struct sock_filter) != 0)
                         return errorf(reterr, -EIO, "linux.seccomp: BPF program has an invalid size %jd",
                                       (intmax_t) st.st_size);
                 if ((size_t) st.st_size > sizeof insns)
-                        return errorf(reterr, -E2BIG,
-                                      "linux.seccomp: the filter compiles to %zu BPF instructions, the kernel accepts at most %d",
-                                      (size_t) st.st_size / sizeof(struct sock_filter), BPF_MAXINSNS);
+                        return errorf(
+                                reterr, -E2BIG,
+                                "linux.seccomp: the filter compiles to %zu BPF instructions, the kernel accepts at most %d",
+                                (size_t) st.st_size / sizeof(struct sock_filter), BPF_MAXINSNS);
                 ssize_t n = pread(fd, insns, (size_t) st.st_size, 0);
                 if (n < 0)
                         return errorf(reterr, -errno, "linux.seccomp: reading the BPF program: %m");
@@ -382,12 +400,14 @@ int oci_seccomp_load(scmp_filter_ctx ctx, const OciSeccomp *s, int *ret_notify_f
         if (fd < 0) {
                 r = -errno;
                 if (r == -EACCES)
-                        return errorf(reterr, r,
-                                      "linux.seccomp: loading the filter: %s (needs noNewPrivileges or CAP_SYS_ADMIN)",
-                                      strerror(-r));
+                        return errorf(
+                                reterr, r,
+                                "linux.seccomp: loading the filter: %s (needs noNewPrivileges or CAP_SYS_ADMIN)",
+                                strerror(-r));
                 if (r == -ESRCH)
-                        return errorf(reterr, r,
-                                      "linux.seccomp: loading the filter: another thread could not be synchronized (SECCOMP_FILTER_FLAG_TSYNC)");
+                        return errorf(
+                                reterr, r,
+                                "linux.seccomp: loading the filter: another thread could not be synchronized (SECCOMP_FILTER_FLAG_TSYNC)");
                 return errorf(reterr, r, "linux.seccomp: loading the filter: %s", strerror(-r));
         }
 
@@ -450,9 +470,8 @@ static int wait_fd(int fd, short events, uint64_t deadline) {
         return 0;
 }
 
-int oci_seccomp_send_to_agent_timeout(
-                const OciSeccomp *s, int notify_fd, pid_t pid, const char *state_json, uint64_t timeout_usec,
-                char **reterr) {
+int oci_seccomp_send_to_agent_timeout(const OciSeccomp *s, int notify_fd, pid_t pid, const char *state_json,
+                                      uint64_t timeout_usec, char **reterr) {
         _cleanup_free_ char *doc = NULL;
         _cleanup_close_ int sock = -EBADF;
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -463,15 +482,18 @@ int oci_seccomp_send_to_agent_timeout(
         assert(state_json);
 
         if (isempty(s->listener_path))
-                return errorf(reterr, -EINVAL, "linux.seccomp.listenerPath: required when an action is SCMP_ACT_NOTIFY");
+                return errorf(reterr, -EINVAL,
+                              "linux.seccomp.listenerPath: required when an action is SCMP_ACT_NOTIFY");
         if (strlen(s->listener_path) >= sizeof sa.sun_path)
-                return errorf(reterr, -ENAMETOOLONG, "linux.seccomp.listenerPath: \"%s\" is longer than %zu bytes",
+                return errorf(reterr, -ENAMETOOLONG,
+                              "linux.seccomp.listenerPath: \"%s\" is longer than %zu bytes",
                               s->listener_path, sizeof sa.sun_path - 1);
         strcpy(sa.sun_path, s->listener_path);
 
         r = oci_seccomp_container_process_state(s, pid, state_json, &doc);
         if (r < 0)
-                return errorf(reterr, r, "seccomp agent: building the container process state: %s", strerror(-r));
+                return errorf(reterr, r, "seccomp agent: building the container process state: %s",
+                              strerror(-r));
 
         uint64_t deadline = now_usec(CLOCK_MONOTONIC) + timeout_usec;
 
@@ -487,8 +509,8 @@ int oci_seccomp_send_to_agent_timeout(
                 if (errno == EINPROGRESS) {
                         r = wait_fd(sock, POLLOUT, deadline);
                         if (r < 0)
-                                return errorf(reterr, r, "seccomp agent: connecting to \"%s\": %s", s->listener_path,
-                                              strerror(-r));
+                                return errorf(reterr, r, "seccomp agent: connecting to \"%s\": %s",
+                                              s->listener_path, strerror(-r));
                         int err = 0;
                         socklen_t l = sizeof err;
                         if (getsockopt(sock, SOL_SOCKET, SO_ERROR, &err, &l) < 0)
@@ -499,10 +521,11 @@ int oci_seccomp_send_to_agent_timeout(
                         break;
                 }
                 if (errno != EAGAIN && errno != EINTR)
-                        return errorf(reterr, -errno, "seccomp agent: connecting to \"%s\": %m", s->listener_path);
+                        return errorf(reterr, -errno, "seccomp agent: connecting to \"%s\": %m",
+                                      s->listener_path);
                 if (now_usec(CLOCK_MONOTONIC) >= deadline)
-                        return errorf(reterr, -ETIMEDOUT, "seccomp agent: connecting to \"%s\": %s", s->listener_path,
-                                      strerror(ETIMEDOUT));
+                        return errorf(reterr, -ETIMEDOUT, "seccomp agent: connecting to \"%s\": %s",
+                                      s->listener_path, strerror(ETIMEDOUT));
                 (void) usleep(10 * USEC_PER_MSEC);
         }
 
@@ -530,11 +553,13 @@ int oci_seccomp_send_to_agent_timeout(
                 ssize_t n = sendmsg(sock, &mh, MSG_NOSIGNAL);
                 if (n < 0) {
                         if (errno != EAGAIN && errno != EINTR)
-                                return errorf(reterr, -errno, "seccomp agent: sending the seccomp state to \"%s\": %m",
+                                return errorf(reterr, -errno,
+                                              "seccomp agent: sending the seccomp state to \"%s\": %m",
                                               s->listener_path);
                         r = wait_fd(sock, POLLOUT, deadline);
                         if (r < 0)
-                                return errorf(reterr, r, "seccomp agent: sending the seccomp state to \"%s\": %s",
+                                return errorf(reterr, r,
+                                              "seccomp agent: sending the seccomp state to \"%s\": %s",
                                               s->listener_path, strerror(-r));
                         continue;
                 }
@@ -546,6 +571,8 @@ int oci_seccomp_send_to_agent_timeout(
         return 0;
 }
 
-int oci_seccomp_send_to_agent(const OciSeccomp *s, int notify_fd, pid_t pid, const char *state_json, char **reterr) {
-        return oci_seccomp_send_to_agent_timeout(s, notify_fd, pid, state_json, SECCOMP_AGENT_TIMEOUT_USEC, reterr);
+int oci_seccomp_send_to_agent(const OciSeccomp *s, int notify_fd, pid_t pid, const char *state_json,
+                              char **reterr) {
+        return oci_seccomp_send_to_agent_timeout(s, notify_fd, pid, state_json, SECCOMP_AGENT_TIMEOUT_USEC,
+                                                 reterr);
 }

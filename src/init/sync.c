@@ -153,12 +153,13 @@ int sync_send_error(int sock, int error, const char *fmt, ...) {
 }
 
 int sync_recv(int sock, int watch_pidfd, uint64_t timeout_usec, SyncMsg *ret) {
-        uint64_t deadline = timeout_usec == USEC_INFINITY ? USEC_INFINITY : now_usec(CLOCK_MONOTONIC) + timeout_usec;
+        uint64_t deadline =
+                timeout_usec == USEC_INFINITY ? USEC_INFINITY : now_usec(CLOCK_MONOTONIC) + timeout_usec;
         _cleanup_free_ char *buf = NULL;
         SyncHeader h;
         int r;
 
-        *ret = (SyncMsg) { .fd = -EBADF };
+        *ret = (SyncMsg){ .fd = -EBADF };
 
         for (;;) {
                 struct pollfd p[2] = {
@@ -247,7 +248,8 @@ int sync_recv(int sock, int watch_pidfd, uint64_t timeout_usec, SyncMsg *ret) {
         }
         memcpy(&h, buf, sizeof h);
         if (h.type & SYNC_PAYLOAD_IN_FD) {
-                if ((size_t) k != sizeof h || h.len <= SYNC_INLINE_MAX || h.len > SYNC_MAX_PAYLOAD || ret->fd < 0) {
+                if ((size_t) k != sizeof h || h.len <= SYNC_INLINE_MAX || h.len > SYNC_MAX_PAYLOAD ||
+                    ret->fd < 0) {
                         ret->fd = safe_close(ret->fd);
                         return -EBADMSG;
                 }
@@ -279,7 +281,8 @@ int sync_recv(int sock, int watch_pidfd, uint64_t timeout_usec, SyncMsg *ret) {
         return 0;
 }
 
-int sync_expect(int sock, int watch_pidfd, uint64_t timeout_usec, SyncType type, SyncMsg *ret, char **reterr) {
+int sync_expect(int sock, int watch_pidfd, uint64_t timeout_usec, SyncType type, SyncMsg *ret,
+                char **reterr) {
         SyncMsg m;
         int r;
 

@@ -10,20 +10,20 @@
 #include <sys/types.h>
 
 typedef enum SyncType {
-        SYNC_GO = 1,          /* runtime → init: id maps written, go on */
-        SYNC_PREPARED,        /* init → runtime: namespaces and mounts done; run prestart/createRuntime */
-        SYNC_CONTINUE,        /* runtime → init: hooks done; payload: state JSON for createContainer hooks */
-        SYNC_CONSOLE,         /* init → runtime: fd is the pty master */
-        SYNC_CONSOLE_DONE,    /* runtime → init */
-        SYNC_READY,           /* init → runtime: blocked before exec, final container process */
-        SYNC_COMMITTED,       /* runtime → init: state says created; stop watching the runtime */
-        SYNC_ERROR,           /* either way: error = errno, payload = message */
-        SYNC_STAGE1_PID,      /* stage1 → runtime: payload = pid_t of the init, fd = its pidfd */
-        SYNC_EXEC_FAILED,     /* init/trampoline → start/exec: error = errno of execve, payload = path */
-        SYNC_SECCOMP_FD,      /* init → start/exec: fd = seccomp notify listener */
+        SYNC_GO = 1,       /* runtime → init: id maps written, go on */
+        SYNC_PREPARED,     /* init → runtime: namespaces and mounts done; run prestart/createRuntime */
+        SYNC_CONTINUE,     /* runtime → init: hooks done; payload: state JSON for createContainer hooks */
+        SYNC_CONSOLE,      /* init → runtime: fd is the pty master */
+        SYNC_CONSOLE_DONE, /* runtime → init */
+        SYNC_READY,        /* init → runtime: blocked before exec, final container process */
+        SYNC_COMMITTED,    /* runtime → init: state says created; stop watching the runtime */
+        SYNC_ERROR,        /* either way: error = errno, payload = message */
+        SYNC_STAGE1_PID,   /* stage1 → runtime: payload = pid_t of the init, fd = its pidfd */
+        SYNC_EXEC_FAILED,  /* init/trampoline → start/exec: error = errno of execve, payload = path */
+        SYNC_SECCOMP_FD,   /* init → start/exec: fd = seccomp notify listener */
         SYNC_SECCOMP_FD_DONE, /* start/exec → init */
         SYNC_START,           /* start → init: run the user process */
-        SYNC_EXEC,            /* trampoline → start/exec: the hop ran; the process is the container's from here */
+        SYNC_EXEC, /* trampoline → start/exec: the hop ran; the process is the container's from here */
 } SyncType;
 
 typedef struct SyncMsg {
@@ -43,4 +43,5 @@ int sync_recv(int sock, int watch_pidfd, uint64_t timeout_usec, SyncMsg *ret);
 /* Send an error message (formatted) and return -error. */
 int sync_send_error(int sock, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Receive and require a given type; SYNC_ERROR becomes (-error, *reterr = message). */
-int sync_expect(int sock, int watch_pidfd, uint64_t timeout_usec, SyncType type, SyncMsg *ret, char **reterr);
+int sync_expect(int sock, int watch_pidfd, uint64_t timeout_usec, SyncType type, SyncMsg *ret,
+                char **reterr);

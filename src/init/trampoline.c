@@ -51,16 +51,18 @@ bool trampoline_seccomp_blocks_execveat(const OciSeccomp *s) {
                 for (char **n = s->syscalls[i].names; n && *n; n++) {
                         if (!streq(*n, "execveat"))
                                 continue;
-                        if ((s->syscalls[i].action != OCI_SECCOMP_ALLOW && s->syscalls[i].action != OCI_SECCOMP_LOG) ||
+                        if ((s->syscalls[i].action != OCI_SECCOMP_ALLOW &&
+                             s->syscalls[i].action != OCI_SECCOMP_LOG) ||
                             s->syscalls[i].n_args > 0)
                                 return true;
                         named_allow = true;
                 }
-        return s->default_action != OCI_SECCOMP_ALLOW && s->default_action != OCI_SECCOMP_LOG && !named_allow;
+        return s->default_action != OCI_SECCOMP_ALLOW && s->default_action != OCI_SECCOMP_LOG &&
+               !named_allow;
 }
 
-int trampoline_execve(int tramp_fd, bool avoid_execveat, const char *path, char *const argv[], char *const envp[],
-                      int sync_fd) {
+int trampoline_execve(int tramp_fd, bool avoid_execveat, const char *path, char *const argv[],
+                      char *const envp[], int sync_fd) {
         _cleanup_free_ char **targv = NULL;
         char fdbuf[16], procpath[64];
         size_t n = 0;

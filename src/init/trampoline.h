@@ -24,5 +24,5 @@ bool trampoline_seccomp_blocks_execveat(const OciSeccomp *s);
  * the trampoline says SYNC_EXEC there once it runs (the runtime's proof that the process is the container's
  * from now on: not the comm, which that process can write), marks it close-on-exec before the final
  * execve, and reports a failing one (SYNC_EXEC_FAILED). Returns only on failure to run the trampoline itself (-errno). */
-int trampoline_execve(int tramp_fd, bool avoid_execveat, const char *path, char *const argv[], char *const envp[],
-                      int sync_fd);
+int trampoline_execve(int tramp_fd, bool avoid_execveat, const char *path, char *const argv[],
+                      char *const envp[], int sync_fd);

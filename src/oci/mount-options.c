@@ -6,11 +6,16 @@
 #include "macro.h"
 #include "mount-options.h"
 
-#define FLAG_SET(n, f) { .name = (n), .kind = MOUNT_OPTION_FLAG, .flags = (f) }
-#define FLAG_CLR(n, f) { .name = (n), .kind = MOUNT_OPTION_FLAG, .clear = true, .flags = (f) }
-#define PROPAGATION(n, f) { .name = (n), .kind = MOUNT_OPTION_PROPAGATION, .flags = (f) }
-#define REC_SET(n, a) { .name = (n), .kind = MOUNT_OPTION_RECURSIVE, .attr_set = (a) }
-#define REC_CLR(n, a) { .name = (n), .kind = MOUNT_OPTION_RECURSIVE, .attr_clr = (a) }
+#define FLAG_SET(n, f) \
+        { .name = (n), .kind = MOUNT_OPTION_FLAG, .flags = (f) }
+#define FLAG_CLR(n, f) \
+        { .name = (n), .kind = MOUNT_OPTION_FLAG, .clear = true, .flags = (f) }
+#define PROPAGATION(n, f) \
+        { .name = (n), .kind = MOUNT_OPTION_PROPAGATION, .flags = (f) }
+#define REC_SET(n, a) \
+        { .name = (n), .kind = MOUNT_OPTION_RECURSIVE, .attr_set = (a) }
+#define REC_CLR(n, a) \
+        { .name = (n), .kind = MOUNT_OPTION_RECURSIVE, .attr_clr = (a) }
 /* The atime mode is a field, not a bit: the kernel wants all of MOUNT_ATTR__ATIME cleared whenever a
  * mode is set. */
 #define REC_ATIME(n, a) \

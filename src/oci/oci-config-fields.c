@@ -76,7 +76,8 @@ static int validate_cpu_list(const char *s, const OciJsonPath *p, char **reterr)
                         errno = 0;
                         b = strtoul(c, &end, 10);
                         if (errno != 0 || b > CPU_LIST_MAX)
-                                return oci_json_error(reterr, p, "CPU/node number out of range (0..%d) in \"%s\"",
+                                return oci_json_error(reterr, p,
+                                                      "CPU/node number out of range (0..%d) in \"%s\"",
                                                       CPU_LIST_MAX, s);
                         if (b < a)
                                 return oci_json_error(reterr, p, "invalid range %lu-%lu in \"%s\"", a, b, s);
@@ -104,7 +105,8 @@ int field_cpu_list(const cJSON *v, const OciJsonPath *p, void *dst, char **reter
 static int check_env_entry(const char *e, const OciJsonPath *p, char **reterr) {
         const char *eq = strchr(e, '=');
         if (!eq || eq == e)
-                return oci_json_error(reterr, p, "environment entry \"%s\" is not of the form NAME=VALUE", e);
+                return oci_json_error(reterr, p, "environment entry \"%s\" is not of the form NAME=VALUE",
+                                      e);
         return 0;
 }
 

@@ -13,11 +13,13 @@
 #include "oci-config.h"
 #include "oci-json.h"
 
-#define FIELD(name, fn, type, member, flags) { name, fn, offsetof(type, member), OCI_JSON_NO_HAS, flags }
+#define FIELD(name, fn, type, member, flags) \
+        { name, fn, offsetof(type, member), OCI_JSON_NO_HAS, flags }
 #define FIELD_HAS(name, fn, type, member, has, flags) \
         { name, fn, offsetof(type, member), offsetof(type, has), flags }
 /* A field whose parser receives the whole parent object (arrays of structs: pointer + count). */
-#define FIELD_SELF(name, fn, flags) { name, fn, 0, OCI_JSON_NO_HAS, flags }
+#define FIELD_SELF(name, fn, flags) \
+        { name, fn, 0, OCI_JSON_NO_HAS, flags }
 
 #define OCI_SCHED_ISO 4 /* reserved by Linux, never implemented */
 

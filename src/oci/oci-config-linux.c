@@ -22,9 +22,9 @@
 /* ---- enum tables (values from the kernel / libseccomp headers' ABI) ---- */
 
 const char *const namespace_names[_OCI_NS_MAX] = {
-        [OCI_NS_PID] = "pid",         [OCI_NS_NETWORK] = "network", [OCI_NS_MOUNT] = "mount",
-        [OCI_NS_IPC] = "ipc",         [OCI_NS_UTS] = "uts",         [OCI_NS_USER] = "user",
-        [OCI_NS_CGROUP] = "cgroup",   [OCI_NS_TIME] = "time",
+        [OCI_NS_PID] = "pid",       [OCI_NS_NETWORK] = "network", [OCI_NS_MOUNT] = "mount",
+        [OCI_NS_IPC] = "ipc",       [OCI_NS_UTS] = "uts",         [OCI_NS_USER] = "user",
+        [OCI_NS_CGROUP] = "cgroup", [OCI_NS_TIME] = "time",
 };
 
 /* linux.seccomp's names: the one table of each (see oci-config.h). */
@@ -41,9 +41,12 @@ const char *const oci_seccomp_action_names[_OCI_SECCOMP_ACTION_MAX + 1] = {
 };
 
 const char *const oci_seccomp_op_names[_OCI_SECCOMP_OP_MAX + 1] = {
-        [OCI_SECCOMP_OP_NE] = "SCMP_CMP_NE", [OCI_SECCOMP_OP_LT] = "SCMP_CMP_LT",
-        [OCI_SECCOMP_OP_LE] = "SCMP_CMP_LE", [OCI_SECCOMP_OP_EQ] = "SCMP_CMP_EQ",
-        [OCI_SECCOMP_OP_GE] = "SCMP_CMP_GE", [OCI_SECCOMP_OP_GT] = "SCMP_CMP_GT",
+        [OCI_SECCOMP_OP_NE] = "SCMP_CMP_NE",
+        [OCI_SECCOMP_OP_LT] = "SCMP_CMP_LT",
+        [OCI_SECCOMP_OP_LE] = "SCMP_CMP_LE",
+        [OCI_SECCOMP_OP_EQ] = "SCMP_CMP_EQ",
+        [OCI_SECCOMP_OP_GE] = "SCMP_CMP_GE",
+        [OCI_SECCOMP_OP_GT] = "SCMP_CMP_GT",
         [OCI_SECCOMP_OP_MASKED_EQ] = "SCMP_CMP_MASKED_EQ",
 };
 
@@ -176,7 +179,8 @@ static int parse_namespaces(const cJSON *v, const OciJsonPath *p, void *dst, cha
                 for (size_t j = 0; j < i; j++)
                         if (l->namespaces[i].type == l->namespaces[j].type) {
                                 const OciJsonPath ep = OCI_JSON_INDEX(p, i), tp = OCI_JSON_KEY(&ep, "type");
-                                return oci_json_error(reterr, &tp, "duplicate namespace \"%s\" (also in entry %zu)",
+                                return oci_json_error(reterr, &tp,
+                                                      "duplicate namespace \"%s\" (also in entry %zu)",
                                                       namespace_names[l->namespaces[i].type], j);
                         }
         return 0;
@@ -184,14 +188,14 @@ static int parse_namespaces(const cJSON *v, const OciJsonPath *p, void *dst, cha
 
 static int parse_linux_uid_mappings(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
         OciLinux *l = dst;
-        return oci_json_parse_array(v, p, sizeof(OciIdMapping), (void **) &l->uid_mappings, &l->n_uid_mappings,
-                                    parse_id_mapping, reterr);
+        return oci_json_parse_array(v, p, sizeof(OciIdMapping), (void **) &l->uid_mappings,
+                                    &l->n_uid_mappings, parse_id_mapping, reterr);
 }
 
 static int parse_linux_gid_mappings(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
         OciLinux *l = dst;
-        return oci_json_parse_array(v, p, sizeof(OciIdMapping), (void **) &l->gid_mappings, &l->n_gid_mappings,
-                                    parse_id_mapping, reterr);
+        return oci_json_parse_array(v, p, sizeof(OciIdMapping), (void **) &l->gid_mappings,
+                                    &l->n_gid_mappings, parse_id_mapping, reterr);
 }
 
 static int field_device_type(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
@@ -249,8 +253,8 @@ static int parse_device(const cJSON *v, const OciJsonPath *p, void *elem, char *
 
 static int parse_devices(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
         OciLinux *l = dst;
-        return oci_json_parse_array(v, p, sizeof(OciDevice), (void **) &l->devices, &l->n_devices, parse_device,
-                                    reterr);
+        return oci_json_parse_array(v, p, sizeof(OciDevice), (void **) &l->devices, &l->n_devices,
+                                    parse_device, reterr);
 }
 
 /* ---- linux: sysctl, seccomp, the rest ---- */
@@ -310,8 +314,8 @@ static int field_seccomp_op(const cJSON *v, const OciJsonPath *p, void *dst, cha
         return 0;
 }
 
-static int field_enum_strv(const cJSON *v, const OciJsonPath *p, char ***dst, const char *const *names, size_t n,
-                           const char *what, char **reterr) {
+static int field_enum_strv(const cJSON *v, const OciJsonPath *p, char ***dst, const char *const *names,
+                           size_t n, const char *what, char **reterr) {
         size_t i = 0;
         int r;
 
@@ -398,8 +402,8 @@ static int parse_seccomp_arg(const cJSON *v, const OciJsonPath *p, void *elem, c
 
 static int parse_seccomp_args(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
         OciSyscall *s = dst;
-        return oci_json_parse_array(v, p, sizeof(OciSeccompArg), (void **) &s->args, &s->n_args, parse_seccomp_arg,
-                                    reterr);
+        return oci_json_parse_array(v, p, sizeof(OciSeccompArg), (void **) &s->args, &s->n_args,
+                                    parse_seccomp_arg, reterr);
 }
 
 static bool seccomp_action_takes_errno(OciSeccompAction a) {
@@ -422,7 +426,8 @@ static int parse_syscall(const cJSON *v, const OciJsonPath *p, void *elem, char 
                 return r;
         if (s->has_errno_ret && !seccomp_action_takes_errno(s->action)) {
                 const OciJsonPath ep = OCI_JSON_KEY(p, "errnoRet");
-                return oci_json_error(reterr, &ep, "only valid with SCMP_ACT_ERRNO or SCMP_ACT_TRACE, not %s",
+                return oci_json_error(reterr, &ep,
+                                      "only valid with SCMP_ACT_ERRNO or SCMP_ACT_TRACE, not %s",
                                       oci_seccomp_action_names[s->action]);
         }
         return 0;
@@ -430,8 +435,8 @@ static int parse_syscall(const cJSON *v, const OciJsonPath *p, void *elem, char 
 
 static int parse_syscalls(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
         OciSeccomp *s = dst;
-        return oci_json_parse_array(v, p, sizeof(OciSyscall), (void **) &s->syscalls, &s->n_syscalls, parse_syscall,
-                                    reterr);
+        return oci_json_parse_array(v, p, sizeof(OciSyscall), (void **) &s->syscalls, &s->n_syscalls,
+                                    parse_syscall, reterr);
 }
 
 static int parse_seccomp(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
@@ -456,7 +461,8 @@ static int parse_seccomp(const cJSON *v, const OciJsonPath *p, void *dst, char *
 
         if (s->has_default_errno_ret && !seccomp_action_takes_errno(s->default_action)) {
                 const OciJsonPath ep = OCI_JSON_KEY(p, "defaultErrnoRet");
-                return oci_json_error(reterr, &ep, "only valid with SCMP_ACT_ERRNO or SCMP_ACT_TRACE, not %s",
+                return oci_json_error(reterr, &ep,
+                                      "only valid with SCMP_ACT_ERRNO or SCMP_ACT_TRACE, not %s",
                                       oci_seccomp_action_names[s->default_action]);
         }
         if (s->listener_metadata && !s->listener_path) {
@@ -472,7 +478,8 @@ static int parse_seccomp(const cJSON *v, const OciJsonPath *p, void *dst, char *
                 const OciJsonPath sp = OCI_JSON_KEY(p, "syscalls");
                 for (size_t i = 0; i < s->n_syscalls; i++)
                         if (s->syscalls[i].action == OCI_SECCOMP_NOTIFY) {
-                                const OciJsonPath ep = OCI_JSON_INDEX(&sp, i), ap = OCI_JSON_KEY(&ep, "action");
+                                const OciJsonPath ep = OCI_JSON_INDEX(&sp, i),
+                                                  ap = OCI_JSON_KEY(&ep, "action");
                                 return oci_json_error(reterr, &ap, "SCMP_ACT_NOTIFY requires %s",
                                                       "linux.seccomp.listenerPath");
                         }
@@ -487,10 +494,11 @@ static int field_rootfs_propagation(const cJSON *v, const OciJsonPath *p, void *
         if (r < 0)
                 return r;
         if (strv_index(rootfs_propagation_names, ELEMENTSOF(rootfs_propagation_names), *(char **) dst) < 0)
-                return oci_json_error(reterr, p,
-                                      "unknown propagation \"%s\" (expected [r]private, [r]shared, [r]slave or "
-                                      "[r]unbindable)",
-                                      *(char **) dst);
+                return oci_json_error(
+                        reterr, p,
+                        "unknown propagation \"%s\" (expected [r]private, [r]shared, [r]slave or "
+                        "[r]unbindable)",
+                        *(char **) dst);
         return 0;
 }
 
@@ -519,7 +527,8 @@ static int parse_intel_rdt(const cJSON *v, const OciJsonPath *p, void *dst, char
 }
 
 static int field_mpol_mode(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        return get_enum(v, p, mpol_mode_table, ELEMENTSOF(mpol_mode_table), "memory policy mode", dst, reterr);
+        return get_enum(v, p, mpol_mode_table, ELEMENTSOF(mpol_mode_table), "memory policy mode", dst,
+                        reterr);
 }
 
 static int field_mpol_flags(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
@@ -533,8 +542,8 @@ static int field_mpol_flags(const cJSON *v, const OciJsonPath *p, void *dst, cha
         cJSON_ArrayForEach(e, v) {
                 const OciJsonPath ep = OCI_JSON_INDEX(p, i++);
                 int bit;
-                r = get_enum(e, &ep, mpol_flag_table, ELEMENTSOF(mpol_flag_table), "memory policy flag", &bit,
-                             reterr);
+                r = get_enum(e, &ep, mpol_flag_table, ELEMENTSOF(mpol_flag_table), "memory policy flag",
+                             &bit, reterr);
                 if (r < 0)
                         return r;
                 *(unsigned *) dst |= (unsigned) bit;
@@ -564,13 +573,14 @@ static int parse_memory_policy(const cJSON *v, const OciJsonPath *p, void *dst, 
         const OciJsonPath np = OCI_JSON_KEY(p, "nodes");
         if ((m->mode == OCI_MPOL_DEFAULT || m->mode == OCI_MPOL_LOCAL) && has_nodes)
                 return oci_json_error(reterr, &np, "must be empty for this mode");
-        if ((m->mode == OCI_MPOL_BIND || m->mode == OCI_MPOL_INTERLEAVE || m->mode == OCI_MPOL_WEIGHTED_INTERLEAVE ||
-             m->mode == OCI_MPOL_PREFERRED_MANY) &&
+        if ((m->mode == OCI_MPOL_BIND || m->mode == OCI_MPOL_INTERLEAVE ||
+             m->mode == OCI_MPOL_WEIGHTED_INTERLEAVE || m->mode == OCI_MPOL_PREFERRED_MANY) &&
             !has_nodes)
                 return oci_json_error(reterr, &np, "at least one node is required for this mode");
         if ((m->flags & OCI_MPOL_F_STATIC_NODES) && (m->flags & OCI_MPOL_F_RELATIVE_NODES)) {
                 const OciJsonPath fp = OCI_JSON_KEY(p, "flags");
-                return oci_json_error(reterr, &fp, "MPOL_F_STATIC_NODES and MPOL_F_RELATIVE_NODES are exclusive");
+                return oci_json_error(reterr, &fp,
+                                      "MPOL_F_STATIC_NODES and MPOL_F_RELATIVE_NODES are exclusive");
         }
         return 0;
 }
@@ -578,8 +588,8 @@ static int parse_memory_policy(const cJSON *v, const OciJsonPath *p, void *dst, 
 static int field_personality_domain(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
         int d, r;
 
-        r = get_enum(v, p, personality_domain_table, ELEMENTSOF(personality_domain_table), "personality domain",
-                     &d, reterr);
+        r = get_enum(v, p, personality_domain_table, ELEMENTSOF(personality_domain_table),
+                     "personality domain", &d, reterr);
         if (r < 0)
                 return r;
         *(unsigned long *) dst = (unsigned long) d;
@@ -598,7 +608,8 @@ static int field_personality_flags(const cJSON *v, const OciJsonPath *p, void *d
         for (size_t i = 0; flags[i]; i++) {
                 const OciJsonPath ep = OCI_JSON_INDEX(p, i);
                 _cleanup_free_ char *path = oci_json_path_to_string(&ep);
-                log_warning("%s: personality flag \"%s\" is not supported, ignoring it.", strna(path), flags[i]);
+                log_warning("%s: personality flag \"%s\" is not supported, ignoring it.", strna(path),
+                            flags[i]);
         }
         return 0;
 }
@@ -658,7 +669,8 @@ static int parse_time_offsets(const cJSON *v, const OciJsonPath *p, void *dst, c
 
 /* Interface names (IFNAMSIZ 16 with the NUL; no '/', ':' or blanks; not "." or ".."), "%d" templates allowed. */
 static int check_ifname(const char *name, const OciJsonPath *p, char **reterr) {
-        if (isempty(name) || strlen(name) > 15 || streq(name, ".") || streq(name, "..") || strpbrk(name, "/: \t\n"))
+        if (isempty(name) || strlen(name) > 15 || streq(name, ".") || streq(name, "..") ||
+            strpbrk(name, "/: \t\n"))
                 return oci_json_error(reterr, p, "invalid network interface name \"%s\"", name);
         return 0;
 }
@@ -720,7 +732,8 @@ static int field_container_path_strv(const cJSON *v, const OciJsonPath *p, void 
                         return oci_json_error(reterr, &ep, "\"\" is not an absolute path");
                 if ((*s)[0] != '/') {
                         _cleanup_free_ char *path = oci_json_path_to_string(&ep);
-                        log_warning("%s: \"%s\" is not an absolute path, reading it relative to \"/\".", strna(path), *s);
+                        log_warning("%s: \"%s\" is not an absolute path, reading it relative to \"/\".",
+                                    strna(path), *s);
                 }
         }
         return 0;

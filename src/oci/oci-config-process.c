@@ -22,27 +22,39 @@
 /* ---- enum tables ---- */
 
 static const NameValue rlimit_table[] = {
-        { "RLIMIT_AS", RLIMIT_AS },           { "RLIMIT_CORE", RLIMIT_CORE },
-        { "RLIMIT_CPU", RLIMIT_CPU },         { "RLIMIT_DATA", RLIMIT_DATA },
-        { "RLIMIT_FSIZE", RLIMIT_FSIZE },     { "RLIMIT_LOCKS", RLIMIT_LOCKS },
-        { "RLIMIT_MEMLOCK", RLIMIT_MEMLOCK }, { "RLIMIT_MSGQUEUE", RLIMIT_MSGQUEUE },
-        { "RLIMIT_NICE", RLIMIT_NICE },       { "RLIMIT_NOFILE", RLIMIT_NOFILE },
-        { "RLIMIT_NPROC", RLIMIT_NPROC },     { "RLIMIT_RSS", RLIMIT_RSS },
-        { "RLIMIT_RTPRIO", RLIMIT_RTPRIO },   { "RLIMIT_RTTIME", RLIMIT_RTTIME },
-        { "RLIMIT_SIGPENDING", RLIMIT_SIGPENDING }, { "RLIMIT_STACK", RLIMIT_STACK },
+        { "RLIMIT_AS", RLIMIT_AS },
+        { "RLIMIT_CORE", RLIMIT_CORE },
+        { "RLIMIT_CPU", RLIMIT_CPU },
+        { "RLIMIT_DATA", RLIMIT_DATA },
+        { "RLIMIT_FSIZE", RLIMIT_FSIZE },
+        { "RLIMIT_LOCKS", RLIMIT_LOCKS },
+        { "RLIMIT_MEMLOCK", RLIMIT_MEMLOCK },
+        { "RLIMIT_MSGQUEUE", RLIMIT_MSGQUEUE },
+        { "RLIMIT_NICE", RLIMIT_NICE },
+        { "RLIMIT_NOFILE", RLIMIT_NOFILE },
+        { "RLIMIT_NPROC", RLIMIT_NPROC },
+        { "RLIMIT_RSS", RLIMIT_RSS },
+        { "RLIMIT_RTPRIO", RLIMIT_RTPRIO },
+        { "RLIMIT_RTTIME", RLIMIT_RTTIME },
+        { "RLIMIT_SIGPENDING", RLIMIT_SIGPENDING },
+        { "RLIMIT_STACK", RLIMIT_STACK },
 };
 
 static const NameValue sched_policy_table[] = {
-        { "SCHED_OTHER", SCHED_OTHER }, { "SCHED_FIFO", SCHED_FIFO }, { "SCHED_RR", SCHED_RR },
-        { "SCHED_BATCH", SCHED_BATCH }, { "SCHED_ISO", OCI_SCHED_ISO }, { "SCHED_IDLE", SCHED_IDLE },
+        { "SCHED_OTHER", SCHED_OTHER },
+        { "SCHED_FIFO", SCHED_FIFO },
+        { "SCHED_RR", SCHED_RR },
+        { "SCHED_BATCH", SCHED_BATCH },
+        { "SCHED_ISO", OCI_SCHED_ISO },
+        { "SCHED_IDLE", SCHED_IDLE },
         { "SCHED_DEADLINE", 6 /* SCHED_DEADLINE */ },
 };
 
 /* <linux/sched/types.h> sched_attr.sched_flags bits */
 static const NameValue sched_flag_table[] = {
-        { "SCHED_FLAG_RESET_ON_FORK", 0x01 }, { "SCHED_FLAG_RECLAIM", 0x02 },
-        { "SCHED_FLAG_DL_OVERRUN", 0x04 },    { "SCHED_FLAG_KEEP_POLICY", 0x08 },
-        { "SCHED_FLAG_KEEP_PARAMS", 0x10 },   { "SCHED_FLAG_UTIL_CLAMP_MIN", 0x20 },
+        { "SCHED_FLAG_RESET_ON_FORK", 0x01 },  { "SCHED_FLAG_RECLAIM", 0x02 },
+        { "SCHED_FLAG_DL_OVERRUN", 0x04 },     { "SCHED_FLAG_KEEP_POLICY", 0x08 },
+        { "SCHED_FLAG_KEEP_PARAMS", 0x10 },    { "SCHED_FLAG_UTIL_CLAMP_MIN", 0x20 },
         { "SCHED_FLAG_UTIL_CLAMP_MAX", 0x40 },
 };
 
@@ -145,10 +157,10 @@ static int parse_cap_list(const cJSON *v, const OciJsonPath *p, int **ret, size_
         return 0;
 }
 
-#define DEFINE_CAP_FIELD(set)                                                                         \
+#define DEFINE_CAP_FIELD(set)                                                                        \
         static int parse_cap_##set(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) { \
-                OciCapabilities *c = dst;                                                             \
-                return parse_cap_list(v, p, &c->set, &c->n_##set, reterr);                            \
+                OciCapabilities *c = dst;                                                            \
+                return parse_cap_list(v, p, &c->set, &c->n_##set, reterr);                           \
         }
 DEFINE_CAP_FIELD(bounding)
 DEFINE_CAP_FIELD(effective)
@@ -198,21 +210,23 @@ static int parse_rlimits(const cJSON *v, const OciJsonPath *p, void *dst, char *
         OciProcess *proc = dst;
         int r;
 
-        r = oci_json_parse_array(v, p, sizeof(OciRlimit), (void **) &proc->rlimits, &proc->n_rlimits, parse_rlimit,
-                                 reterr);
+        r = oci_json_parse_array(v, p, sizeof(OciRlimit), (void **) &proc->rlimits, &proc->n_rlimits,
+                                 parse_rlimit, reterr);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < proc->n_rlimits; i++)
                 for (size_t j = 0; j < i; j++)
                         if (proc->rlimits[i].type == proc->rlimits[j].type) {
                                 const OciJsonPath ep = OCI_JSON_INDEX(p, i), tp = OCI_JSON_KEY(&ep, "type");
-                                return oci_json_error(reterr, &tp, "duplicate resource limit (also in entry %zu)", j);
+                                return oci_json_error(reterr, &tp,
+                                                      "duplicate resource limit (also in entry %zu)", j);
                         }
         return 0;
 }
 
 static int field_sched_policy(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        return get_enum(v, p, sched_policy_table, ELEMENTSOF(sched_policy_table), "scheduling policy", dst, reterr);
+        return get_enum(v, p, sched_policy_table, ELEMENTSOF(sched_policy_table), "scheduling policy", dst,
+                        reterr);
 }
 
 static int field_sched_flags(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
@@ -226,7 +240,8 @@ static int field_sched_flags(const cJSON *v, const OciJsonPath *p, void *dst, ch
         cJSON_ArrayForEach(e, v) {
                 const OciJsonPath ep = OCI_JSON_INDEX(p, i++);
                 int bit;
-                r = get_enum(e, &ep, sched_flag_table, ELEMENTSOF(sched_flag_table), "scheduler flag", &bit, reterr);
+                r = get_enum(e, &ep, sched_flag_table, ELEMENTSOF(sched_flag_table), "scheduler flag", &bit,
+                             reterr);
                 if (r < 0)
                         return r;
                 *(uint64_t *) dst |= (uint64_t) bit;
@@ -264,7 +279,8 @@ static int parse_scheduler(const cJSON *v, const OciJsonPath *p, void *dst, char
 }
 
 static int field_ioprio_class(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        return get_enum(v, p, ioprio_class_table, ELEMENTSOF(ioprio_class_table), "I/O priority class", dst, reterr);
+        return get_enum(v, p, ioprio_class_table, ELEMENTSOF(ioprio_class_table), "I/O priority class", dst,
+                        reterr);
 }
 
 static int parse_io_priority(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {

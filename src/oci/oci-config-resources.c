@@ -62,10 +62,12 @@ static int field_cgroup_device_access(const cJSON *v, const OciJsonPath *p, void
                         *b = true;
         }
         if (!rd && !wr && !mk)
-                return oci_json_error(reterr, p, "invalid access \"%s\" (a combination of 'r', 'w' and 'm')", s);
+                return oci_json_error(reterr, p, "invalid access \"%s\" (a combination of 'r', 'w' and 'm')",
+                                      s);
         if (strspn(s, "rwm") != strlen(s)) {
                 _cleanup_free_ char *path = oci_json_path_to_string(p);
-                log_warning("%s: access \"%s\": ignoring the letters other than 'r', 'w' and 'm'.", strna(path), s);
+                log_warning("%s: access \"%s\": ignoring the letters other than 'r', 'w' and 'm'.",
+                            strna(path), s);
         }
         size_t n = 0;
         if (rd)
@@ -133,7 +135,8 @@ static int parse_memory(const cJSON *v, const OciJsonPath *p, void *dst, char **
                 FIELD_HAS("swappiness", field_swappiness, OciMemory, swappiness, has_swappiness, 0),
                 FIELD_HAS("disableOOMKiller", oci_json_field_bool, OciMemory, disable_oom_killer,
                           has_disable_oom_killer, 0),
-                FIELD_HAS("useHierarchy", oci_json_field_bool, OciMemory, use_hierarchy, has_use_hierarchy, 0),
+                FIELD_HAS("useHierarchy", oci_json_field_bool, OciMemory, use_hierarchy, has_use_hierarchy,
+                          0),
                 FIELD_HAS("checkBeforeUpdate", oci_json_field_bool, OciMemory, check_before_update,
                           has_check_before_update, 0),
                 {},
@@ -148,8 +151,9 @@ static int parse_memory(const cJSON *v, const OciJsonPath *p, void *dst, char **
         /* NOT RECOMMENDED by the spec and gone from Linux 6.0: runc 1.1 and crun accept and ignore it. */
         if (m->has_kernel && m->kernel != -1) {
                 _cleanup_free_ char *path = oci_json_path_to_string(p);
-                log_warning("%s.kernel: kernel memory limits are not supported by Linux any more, ignoring it.",
-                            strna(path));
+                log_warning(
+                        "%s.kernel: kernel memory limits are not supported by Linux any more, ignoring it.",
+                        strna(path));
         }
         return 0;
 }
@@ -166,8 +170,8 @@ static int parse_cpu(const cJSON *v, const OciJsonPath *p, void *dst, char **ret
                 FIELD_HAS("period", oci_json_field_uint64, OciCpu, period, has_period, 0),
                 FIELD_HAS("realtimeRuntime", field_memory_amount /* -1 or >= 0 */, OciCpu, realtime_runtime,
                           has_realtime_runtime, 0),
-                FIELD_HAS("realtimePeriod", oci_json_field_uint64, OciCpu, realtime_period, has_realtime_period,
-                          0),
+                FIELD_HAS("realtimePeriod", oci_json_field_uint64, OciCpu, realtime_period,
+                          has_realtime_period, 0),
                 FIELD("cpus", field_cpu_list, OciCpu, cpus, 0),
                 FIELD("mems", field_cpu_list, OciCpu, mems, 0),
                 FIELD_HAS("idle", field_idle, OciCpu, idle, has_idle, 0),
@@ -212,7 +216,8 @@ static int field_blkio_weight(const cJSON *v, const OciJsonPath *p, void *dst, c
         if (r < 0)
                 return r;
         if (u != 0 && (u < 10 || u > 1000))
-                return oci_json_error(reterr, p, "value %" PRIu64 " out of range (10..1000, or 0 for unset)", u);
+                return oci_json_error(reterr, p, "value %" PRIu64 " out of range (10..1000, or 0 for unset)",
+                                      u);
         *(uint16_t *) dst = (uint16_t) u;
         return 0;
 }
@@ -222,7 +227,8 @@ static int parse_weight_device(const cJSON *v, const OciJsonPath *p, void *elem,
                 FIELD("major", field_device_number, OciBlockIoDevice, major, OCI_JSON_MANDATORY),
                 FIELD("minor", field_device_number, OciBlockIoDevice, minor, OCI_JSON_MANDATORY),
                 FIELD_HAS("weight", field_blkio_weight, OciBlockIoDevice, weight, has_weight, 0),
-                FIELD_HAS("leafWeight", field_blkio_weight, OciBlockIoDevice, leaf_weight, has_leaf_weight, 0),
+                FIELD_HAS("leafWeight", field_blkio_weight, OciBlockIoDevice, leaf_weight, has_leaf_weight,
+                          0),
                 {},
         };
         OciBlockIoDevice *d = elem;
@@ -232,7 +238,8 @@ static int parse_weight_device(const cJSON *v, const OciJsonPath *p, void *elem,
         if (r < 0)
                 return r;
         if (!d->has_weight && !d->has_leaf_weight)
-                return oci_json_error(reterr, p, "at least one of \"weight\" and \"leafWeight\" is required");
+                return oci_json_error(reterr, p,
+                                      "at least one of \"weight\" and \"leafWeight\" is required");
         /* 0: unset, as for blockIO.weight */
         d->has_weight = d->has_weight && d->weight != 0;
         d->has_leaf_weight = d->has_leaf_weight && d->leaf_weight != 0;
@@ -249,11 +256,11 @@ static int parse_throttle_device(const cJSON *v, const OciJsonPath *p, void *ele
         return oci_json_dispatch(v, p, table, elem, reterr);
 }
 
-#define DEFINE_BLKIO_ARRAY(fn, member, elem_fn)                                                               \
-        static int fn(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {                       \
-                OciBlockIo *b = dst;                                                                          \
-                return oci_json_parse_array(v, p, sizeof(OciBlockIoDevice), (void **) &b->member,            \
-                                            &b->n_##member, elem_fn, reterr);                                 \
+#define DEFINE_BLKIO_ARRAY(fn, member, elem_fn)                                                   \
+        static int fn(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {           \
+                OciBlockIo *b = dst;                                                              \
+                return oci_json_parse_array(v, p, sizeof(OciBlockIoDevice), (void **) &b->member, \
+                                            &b->n_##member, elem_fn, reterr);                     \
         }
 DEFINE_BLKIO_ARRAY(parse_weight_devices, weight_device, parse_weight_device)
 DEFINE_BLKIO_ARRAY(parse_throttle_read_bps, throttle_read_bps, parse_throttle_device)
@@ -297,7 +304,8 @@ static int field_page_size(const cJSON *v, const OciJsonPath *p, void *dst, char
         n = strspn(s, "0123456789");
         /* ^[1-9][0-9]*[KMG]B$ */
         if (n == 0 || s[0] == '0' || !s[n] || !strchr("KMG", s[n]) || s[n + 1] != 'B' || s[n + 2] != 0)
-                return oci_json_error(reterr, p, "invalid page size \"%s\" (expected e.g. 2MB, 1GB, 64KB)", s);
+                return oci_json_error(reterr, p, "invalid page size \"%s\" (expected e.g. 2MB, 1GB, 64KB)",
+                                      s);
         return 0;
 }
 
@@ -353,7 +361,8 @@ static int parse_rdma_entry(const cJSON *v, const OciJsonPath *p, OciRdma *e, ch
         if (r < 0)
                 return r;
         if (!e->has_hca_handles && !e->has_hca_objects)
-                return oci_json_error(reterr, p, "at least one of \"hcaHandles\" and \"hcaObjects\" is required");
+                return oci_json_error(reterr, p,
+                                      "at least one of \"hcaHandles\" and \"hcaObjects\" is required");
         return 0;
 }
 

@@ -94,8 +94,10 @@ static int field_oci_version(const cJSON *v, const OciJsonPath *p, void *dst, ch
             (*c == '+' && (c++, !semver_identifiers(&c, false))) || *c) {
                 /* runc and crun accept a 1.x that is not SemVer ("1.0"): so does sdrun, with a warning. */
                 if (!strneq(*(char **) dst, "1.", 2))
-                        return oci_json_error(reterr, p, "\"%s\" is not a SemVer 2.0.0 version", *(char **) dst);
-                log_warning("ociVersion: \"%s\" is not a SemVer 2.0.0 version, reading it as 1.x.", *(char **) dst);
+                        return oci_json_error(reterr, p, "\"%s\" is not a SemVer 2.0.0 version",
+                                              *(char **) dst);
+                log_warning("ociVersion: \"%s\" is not a SemVer 2.0.0 version, reading it as 1.x.",
+                            *(char **) dst);
         }
         if (!strneq(*(char **) dst, "1.", 2))
                 return oci_json_error(reterr, p, "unsupported version \"%s\" (sdrun implements 1.x)",
@@ -126,20 +128,21 @@ static int parse_root(const cJSON *v, const OciJsonPath *p, void *dst, char **re
 
 static int parse_mount_uid_mappings(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
         OciMount *m = dst;
-        return oci_json_parse_array(v, p, sizeof(OciIdMapping), (void **) &m->uid_mappings, &m->n_uid_mappings,
-                                    parse_id_mapping, reterr);
+        return oci_json_parse_array(v, p, sizeof(OciIdMapping), (void **) &m->uid_mappings,
+                                    &m->n_uid_mappings, parse_id_mapping, reterr);
 }
 
 static int parse_mount_gid_mappings(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
         OciMount *m = dst;
-        return oci_json_parse_array(v, p, sizeof(OciIdMapping), (void **) &m->gid_mappings, &m->n_gid_mappings,
-                                    parse_id_mapping, reterr);
+        return oci_json_parse_array(v, p, sizeof(OciIdMapping), (void **) &m->gid_mappings,
+                                    &m->n_gid_mappings, parse_id_mapping, reterr);
 }
 
 static int parse_mount(const cJSON *v, const OciJsonPath *p, void *elem, char **reterr) {
         static const OciJsonField table[] = {
                 /* Linux: SHOULD be absolute; relative (deprecated) means relative to "/". Kept as written. */
-                FIELD("destination", oci_json_field_nonempty_string, OciMount, destination, OCI_JSON_MANDATORY),
+                FIELD("destination", oci_json_field_nonempty_string, OciMount, destination,
+                      OCI_JSON_MANDATORY),
                 FIELD("type", oci_json_field_string, OciMount, type, 0),
                 FIELD("source", oci_json_field_string, OciMount, source, 0),
                 FIELD("options", oci_json_field_strv, OciMount, options, 0),
@@ -155,7 +158,8 @@ static int parse_mount(const cJSON *v, const OciJsonPath *p, void *elem, char **
                 return r;
         if ((m->n_uid_mappings > 0 || m->n_gid_mappings > 0) && !strv_contains(m->options, "idmap") &&
             !strv_contains(m->options, "ridmap")) {
-                const OciJsonPath mp = OCI_JSON_KEY(p, m->n_uid_mappings > 0 ? "uidMappings" : "gidMappings");
+                const OciJsonPath mp =
+                        OCI_JSON_KEY(p, m->n_uid_mappings > 0 ? "uidMappings" : "gidMappings");
                 return oci_json_error(reterr, &mp, "requires the \"idmap\" or \"ridmap\" mount option");
         }
         return 0;
@@ -163,7 +167,8 @@ static int parse_mount(const cJSON *v, const OciJsonPath *p, void *elem, char **
 
 static int parse_mounts(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
         OciConfig *c = dst;
-        return oci_json_parse_array(v, p, sizeof(OciMount), (void **) &c->mounts, &c->n_mounts, parse_mount, reterr);
+        return oci_json_parse_array(v, p, sizeof(OciMount), (void **) &c->mounts, &c->n_mounts, parse_mount,
+                                    reterr);
 }
 
 static int field_hook_timeout(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
@@ -190,11 +195,11 @@ static int parse_hook(const cJSON *v, const OciJsonPath *p, void *elem, char **r
         return oci_json_dispatch(v, p, table, elem, reterr);
 }
 
-#define DEFINE_HOOK_FIELD(fn, kind)                                                                         \
-        static int fn(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {                     \
-                OciHooks *h = dst;                                                                          \
-                return oci_json_parse_array(v, p, sizeof(OciHook), (void **) &h->hooks[kind],              \
-                                            &h->n_hooks[kind], parse_hook, reterr);                         \
+#define DEFINE_HOOK_FIELD(fn, kind)                                                           \
+        static int fn(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {       \
+                OciHooks *h = dst;                                                            \
+                return oci_json_parse_array(v, p, sizeof(OciHook), (void **) &h->hooks[kind], \
+                                            &h->n_hooks[kind], parse_hook, reterr);           \
         }
 DEFINE_HOOK_FIELD(parse_hooks_prestart, OCI_HOOK_PRESTART)
 DEFINE_HOOK_FIELD(parse_hooks_create_runtime, OCI_HOOK_CREATE_RUNTIME)
@@ -254,11 +259,13 @@ static int require_new_namespace(const OciConfig *c, OciNamespaceType t, const c
 
         ns = find_namespace(c, t, &i);
         if (!ns)
-                return oci_json_error(reterr, NULL, "%s: requires a new %s namespace in linux.namespaces", what,
-                                      namespace_names[t]);
+                return oci_json_error(reterr, NULL, "%s: requires a new %s namespace in linux.namespaces",
+                                      what, namespace_names[t]);
         if (ns->path)
-                return oci_json_error(reterr, NULL, "%s: cannot be applied to the existing %s namespace joined by "
-                                      "linux.namespaces[%zu].path", what, namespace_names[t], i);
+                return oci_json_error(reterr, NULL,
+                                      "%s: cannot be applied to the existing %s namespace joined by "
+                                      "linux.namespaces[%zu].path",
+                                      what, namespace_names[t], i);
         return 0;
 }
 
@@ -271,7 +278,8 @@ static int validate_config(const OciConfig *c, char **reterr) {
         if (l->n_uid_mappings > 0 || l->n_gid_mappings > 0) {
                 const char *what = l->n_uid_mappings > 0 ? "linux.uidMappings" : "linux.gidMappings";
                 if (!find_namespace(c, OCI_NS_USER, NULL))
-                        log_warning("%s: no user namespace in linux.namespaces, ignoring the mappings.", what);
+                        log_warning("%s: no user namespace in linux.namespaces, ignoring the mappings.",
+                                    what);
                 else {
                         r = require_new_namespace(c, OCI_NS_USER, what, reterr);
                         if (r < 0)
@@ -280,7 +288,8 @@ static int validate_config(const OciConfig *c, char **reterr) {
         }
         if (l->time_boottime.present || l->time_monotonic.present) {
                 if (!find_namespace(c, OCI_NS_TIME, NULL))
-                        log_warning("linux.timeOffsets: no time namespace in linux.namespaces, ignoring the offsets.");
+                        log_warning(
+                                "linux.timeOffsets: no time namespace in linux.namespaces, ignoring the offsets.");
                 else {
                         r = require_new_namespace(c, OCI_NS_TIME, "linux.timeOffsets", reterr);
                         if (r < 0)
@@ -289,9 +298,11 @@ static int validate_config(const OciConfig *c, char **reterr) {
         }
         /* Setting a hostname without a UTS namespace of its own would rename the host. */
         if (!isempty(c->hostname) && !find_namespace(c, OCI_NS_UTS, NULL))
-                return oci_json_error(reterr, NULL, "hostname: requires a uts namespace in linux.namespaces");
+                return oci_json_error(reterr, NULL,
+                                      "hostname: requires a uts namespace in linux.namespaces");
         if (!isempty(c->domainname) && !find_namespace(c, OCI_NS_UTS, NULL))
-                return oci_json_error(reterr, NULL, "domainname: requires a uts namespace in linux.namespaces");
+                return oci_json_error(reterr, NULL,
+                                      "domainname: requires a uts namespace in linux.namespaces");
         return 0;
 }
 
@@ -328,7 +339,8 @@ static bool has_rdma(const OciConfig *c) {
 static bool has_leaf_weight(const OciConfig *c) {
         if (c->linux_.resources.block_io.has_leaf_weight)
                 return true;
-        FOREACH_ARRAY(d, c->linux_.resources.block_io.weight_device, c->linux_.resources.block_io.n_weight_device)
+        FOREACH_ARRAY(d, c->linux_.resources.block_io.weight_device,
+                      c->linux_.resources.block_io.n_weight_device)
                 if (d->has_leaf_weight)
                         return true;
         return false;
@@ -339,8 +351,7 @@ static bool has_sched_iso(const OciProcess *p) {
 }
 
 static const Unsupported unsupported_features[] = {
-        { "linux.intelRdt", has_intel_rdt, NULL,
-          "Intel RDT is not supported by sdrun" },
+        { "linux.intelRdt", has_intel_rdt, NULL, "Intel RDT is not supported by sdrun" },
         { "linux.netDevices", has_net_devices, NULL,
           "moving network devices into the container is not supported by sdrun (an empty map is accepted)" },
         { "linux.resources.network", has_net_cls_prio, NULL,
@@ -383,7 +394,7 @@ void oci_process_done(OciProcess *p) {
         free(p->selinux_label);
         free(p->exec_cpu_affinity_initial);
         free(p->exec_cpu_affinity_final);
-        *p = (OciProcess) {};
+        *p = (OciProcess){};
 }
 
 void oci_process_free(OciProcess *p) {
@@ -554,7 +565,8 @@ int oci_config_load(int bundle_dir_fd, OciConfig **ret, char **reterr_message) {
 
         r = read_full_file_at(bundle_dir_fd, "config.json", OCI_CONFIG_SIZE_MAX, &buf, &size);
         if (r == -EFBIG)
-                return errorf(reterr_message, r, "file is larger than %u MiB", OCI_CONFIG_SIZE_MAX / 1024 / 1024);
+                return errorf(reterr_message, r, "file is larger than %u MiB",
+                              OCI_CONFIG_SIZE_MAX / 1024 / 1024);
         if (r < 0)
                 return errorf(reterr_message, r, "cannot read: %s", strerror(-r));
         return oci_config_parse(buf, size, ret, reterr_message);

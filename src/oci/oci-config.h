@@ -138,9 +138,9 @@ typedef struct OciDevice {
 
 typedef struct OciDeviceCgroup {
         bool allow;
-        char type; /* 'a', 'c', 'b'; 'a' when absent */
+        char type;            /* 'a', 'c', 'b'; 'a' when absent */
         int64_t major, minor; /* -1 = wildcard */
-        char access[4]; /* subset of "rwm"; "rwm" when absent */
+        char access[4];       /* subset of "rwm"; "rwm" when absent */
 } OciDeviceCgroup;
 
 typedef struct OciBlockIoDevice {
@@ -216,7 +216,8 @@ typedef struct OciResources {
                 size_t n_weight_device;
                 OciBlockIoDevice *throttle_read_bps, *throttle_write_bps, *throttle_read_iops,
                         *throttle_write_iops;
-                size_t n_throttle_read_bps, n_throttle_write_bps, n_throttle_read_iops, n_throttle_write_iops;
+                size_t n_throttle_read_bps, n_throttle_write_bps, n_throttle_read_iops,
+                        n_throttle_write_iops;
         } block_io;
 
         OciHugepageLimit *hugepage_limits;

@@ -58,19 +58,19 @@ static const struct {
  * we run with resolves. */
 
 #ifndef SECCOMP_FILTER_FLAG_TSYNC
-#  define SECCOMP_FILTER_FLAG_TSYNC (1UL << 0)
+#define SECCOMP_FILTER_FLAG_TSYNC (1UL << 0)
 #endif
 #ifndef SECCOMP_FILTER_FLAG_LOG
-#  define SECCOMP_FILTER_FLAG_LOG (1UL << 1)
+#define SECCOMP_FILTER_FLAG_LOG (1UL << 1)
 #endif
 #ifndef SECCOMP_FILTER_FLAG_SPEC_ALLOW
-#  define SECCOMP_FILTER_FLAG_SPEC_ALLOW (1UL << 2)
+#define SECCOMP_FILTER_FLAG_SPEC_ALLOW (1UL << 2)
 #endif
 #ifndef SECCOMP_FILTER_FLAG_NEW_LISTENER
-#  define SECCOMP_FILTER_FLAG_NEW_LISTENER (1UL << 3)
+#define SECCOMP_FILTER_FLAG_NEW_LISTENER (1UL << 3)
 #endif
 #ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
-#  define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
+#define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
 #endif
 
 /* seccomp.c: linux.seccomp.flags, each set through the libseccomp filter attribute that maps to it
@@ -257,7 +257,8 @@ static cJSON *build_linux(const FeaturesHost *host) {
 
         if (!l)
                 return NULL;
-        if (!json_add(l, "namespaces", json_string_array(features_namespaces, ELEMENTSOF(features_namespaces))) ||
+        if (!json_add(l, "namespaces",
+                      json_string_array(features_namespaces, ELEMENTSOF(features_namespaces))) ||
             !json_add(l, "capabilities", build_capabilities()))
                 return NULL;
 
@@ -268,7 +269,8 @@ static cJSON *build_linux(const FeaturesHost *host) {
                 if (!cJSON_AddBoolToObject(cgroup, c->key, c->value))
                         return NULL;
 
-        if (!json_add(l, "seccomp", build_seccomp()) || !json_add(l, "apparmor", enabled_object(host->apparmor)) ||
+        if (!json_add(l, "seccomp", build_seccomp()) ||
+            !json_add(l, "apparmor", enabled_object(host->apparmor)) ||
             !json_add(l, "selinux", enabled_object(host->selinux)) ||
             !json_add(l, "intelRdt", enabled_object(FEATURES_INTEL_RDT)))
                 return NULL;
@@ -299,7 +301,9 @@ static cJSON *build_annotations(const FeaturesHost *host) {
         /* checkpoint/restore: whether CRIU is there and which (whether it works on this kernel shows only
          * when it runs: see sdrun-checkpoint(8)). */
         if (!cJSON_AddStringToObject(a, "io.github.sdrun.criu",
-                                     host->criu >= 0 ? "available" : host->criu == -ENOENT ? "not installed" : "not working") ||
+                                     host->criu >= 0         ? "available"
+                                     : host->criu == -ENOENT ? "not installed"
+                                                             : "not working") ||
             (host->criu >= 0 && host->criu_version &&
              !cJSON_AddStringToObject(a, "org.criu.version", host->criu_version)))
                 return NULL;
@@ -318,10 +322,12 @@ int features_build(const FeaturesHost *host, cJSON **ret) {
             !cJSON_AddStringToObject(f, "ociVersionMax", FEATURES_OCI_VERSION_MAX))
                 return -ENOMEM;
         if (!json_add(f, "hooks", json_string_array(features_hooks, ELEMENTSOF(features_hooks))) ||
-            !json_add(f, "mountOptions", build_mount_options()) || !json_add(f, "linux", build_linux(host)) ||
+            !json_add(f, "mountOptions", build_mount_options()) ||
+            !json_add(f, "linux", build_linux(host)) ||
             !json_add(f, "annotations", build_annotations(host)) ||
-            !json_add(f, "potentiallyUnsafeConfigAnnotations",
-                 json_string_array(features_unsafe_annotations, ELEMENTSOF(features_unsafe_annotations))))
+            !json_add(
+                    f, "potentiallyUnsafeConfigAnnotations",
+                    json_string_array(features_unsafe_annotations, ELEMENTSOF(features_unsafe_annotations))))
                 return -ENOMEM;
 
         *ret = TAKE_PTR(f);

@@ -27,7 +27,8 @@ static bool key_is_identifier(const char *k) {
         if (isempty(k))
                 return false;
         for (const char *c = k; *c; c++)
-                if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_'))
+                if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+                      *c == '_'))
                         return false;
         return true;
 }
@@ -158,7 +159,8 @@ static bool scanner_next(Scanner *s, Token *ret) {
                                 if (u < 0x20)
                                         bad = true;
                                 if (u == '\\') {
-                                        if (s->end - s->p >= 6 && s->p[1] == 'u' && strneq(s->p + 2, "0000", 4))
+                                        if (s->end - s->p >= 6 && s->p[1] == 'u' &&
+                                            strneq(s->p + 2, "0000", 4))
                                                 bad = true;
                                         s->p++;
                                 }
@@ -166,14 +168,14 @@ static bool scanner_next(Scanner *s, Token *ret) {
                         }
                         if (s->p < s->end)
                                 s->p++; /* closing quote */
-                        *ret = (Token) { .start = start, .len = (size_t) (s->p - start), .bad_string = bad };
+                        *ret = (Token){ .start = start, .len = (size_t) (s->p - start), .bad_string = bad };
                         return true;
                 }
                 if (c == '-' || (c >= '0' && c <= '9')) {
                         const char *start = s->p;
                         while (s->p < s->end && strchr("+-.eE0123456789", *s->p) && *s->p)
                                 s->p++;
-                        *ret = (Token) { .start = start, .len = (size_t) (s->p - start), .is_number = true };
+                        *ret = (Token){ .start = start, .len = (size_t) (s->p - start), .is_number = true };
                         return true;
                 }
                 s->p++;
@@ -240,7 +242,8 @@ int oci_json_parse_strict(const char *buf, size_t len, cJSON **ret, char **reter
 
         nul = memchr(buf, 0, len);
         if (nul)
-                return oci_json_error(reterr, NULL, "invalid JSON: NUL byte at offset %zu", (size_t) (nul - buf));
+                return oci_json_error(reterr, NULL, "invalid JSON: NUL byte at offset %zu",
+                                      (size_t) (nul - buf));
 
         for (size_t i = 0; i < len; i++)
                 if (!strchr(" \t\r\n", buf[i])) {
@@ -255,9 +258,10 @@ int oci_json_parse_strict(const char *buf, size_t len, cJSON **ret, char **reter
                 if (off > len)
                         off = len;
                 offset_to_line_column(buf, off, &line, &column);
-                return oci_json_error(reterr, NULL,
-                                      "invalid JSON: syntax error at line %zu, column %zu (or nesting deeper than %d)",
-                                      line, column, CJSON_NESTING_LIMIT);
+                return oci_json_error(
+                        reterr, NULL,
+                        "invalid JSON: syntax error at line %zu, column %zu (or nesting deeper than %d)",
+                        line, column, CJSON_NESTING_LIMIT);
         }
         if (r < 0)
                 return r;
@@ -265,7 +269,8 @@ int oci_json_parse_strict(const char *buf, size_t len, cJSON **ret, char **reter
         Scanner s = { .p = buf, .end = buf + len };
         r = annotate(j, false, &s);
         if (r == -EBADMSG)
-                return oci_json_error(reterr, NULL, "invalid JSON: could not match tokens to the parsed document");
+                return oci_json_error(reterr, NULL,
+                                      "invalid JSON: could not match tokens to the parsed document");
         if (r < 0)
                 return r;
 
@@ -344,7 +349,8 @@ int oci_json_get_bool(const cJSON *v, const OciJsonPath *p, bool *ret, char **re
         return 0;
 }
 
-int oci_json_check_key(const cJSON *member, const OciJsonPath *parent, bool require_nonempty, char **reterr) {
+int oci_json_check_key(const cJSON *member, const OciJsonPath *parent, bool require_nonempty,
+                       char **reterr) {
         const OciJsonPath p = OCI_JSON_KEY(parent, member->string);
 
         if (member->type & NODE_BAD_KEY)
@@ -359,7 +365,8 @@ int oci_json_check_key(const cJSON *member, const OciJsonPath *parent, bool requ
 /* Split the exact number text (attached by oci_json_parse_strict()) and reject anything that is not a
  * plain integer: fractions and exponents are refused even when the value would be integral, as Go's
  * encoding/json does for integer fields. */
-static int number_text(const cJSON *v, const OciJsonPath *p, const char **ret, bool *ret_negative, char **reterr) {
+static int number_text(const cJSON *v, const OciJsonPath *p, const char **ret, bool *ret_negative,
+                       char **reterr) {
         const char *t;
         int r;
 
@@ -392,19 +399,20 @@ int oci_json_get_unsigned(const cJSON *v, const OciJsonPath *p, uint64_t max, ui
         if (r < 0)
                 return r;
         if (negative)
-                return oci_json_error(reterr, p, "expected an unsigned integer, got %.*s%s", NUMBER_SHOWN_MAX, t,
-                                      strlen(t) > NUMBER_SHOWN_MAX ? "..." : "");
+                return oci_json_error(reterr, p, "expected an unsigned integer, got %.*s%s",
+                                      NUMBER_SHOWN_MAX, t, strlen(t) > NUMBER_SHOWN_MAX ? "..." : "");
 
         errno = 0;
         u = strtoull(t + (*t == '-'), &end, 10);
         if (errno == ERANGE || *end || u > max)
-                return oci_json_error(reterr, p, "value %.*s%s out of range (0..%" PRIu64 ")", NUMBER_SHOWN_MAX, t,
-                                      strlen(t) > NUMBER_SHOWN_MAX ? "..." : "", max);
+                return oci_json_error(reterr, p, "value %.*s%s out of range (0..%" PRIu64 ")",
+                                      NUMBER_SHOWN_MAX, t, strlen(t) > NUMBER_SHOWN_MAX ? "..." : "", max);
         *ret = (uint64_t) u;
         return 0;
 }
 
-int oci_json_get_signed(const cJSON *v, const OciJsonPath *p, int64_t min, int64_t max, int64_t *ret, char **reterr) {
+int oci_json_get_signed(const cJSON *v, const OciJsonPath *p, int64_t min, int64_t max, int64_t *ret,
+                        char **reterr) {
         const char *t;
         bool negative;
         long long s;
@@ -419,14 +427,16 @@ int oci_json_get_signed(const cJSON *v, const OciJsonPath *p, int64_t min, int64
         s = strtoll(t, &end, 10);
         if (errno == ERANGE || *end || s < min || s > max)
                 return oci_json_error(reterr, p, "value %.*s%s out of range (%" PRId64 "..%" PRId64 ")",
-                                      NUMBER_SHOWN_MAX, t, strlen(t) > NUMBER_SHOWN_MAX ? "..." : "", min, max);
+                                      NUMBER_SHOWN_MAX, t, strlen(t) > NUMBER_SHOWN_MAX ? "..." : "", min,
+                                      max);
         *ret = (int64_t) s;
         return 0;
 }
 
 /* ---- tables ---- */
 
-int oci_json_dispatch(const cJSON *obj, const OciJsonPath *p, const OciJsonField *table, void *base, char **reterr) {
+int oci_json_dispatch(const cJSON *obj, const OciJsonPath *p, const OciJsonField *table, void *base,
+                      char **reterr) {
         uint64_t seen = 0;
         size_t n_fields = 0;
         const cJSON *m;
@@ -613,4 +623,3 @@ int oci_json_parse_array(const cJSON *v, const OciJsonPath *p, size_t elem_size,
         }
         return 0;
 }
-

@@ -23,13 +23,14 @@ struct OciJsonPath {
         size_t index;
 };
 
-#define OCI_JSON_KEY(p, k) ((const OciJsonPath) { .parent = (p), .key = (k) })
-#define OCI_JSON_INDEX(p, i) ((const OciJsonPath) { .parent = (p), .index = (i) })
+#define OCI_JSON_KEY(p, k) ((const OciJsonPath){ .parent = (p), .key = (k) })
+#define OCI_JSON_INDEX(p, i) ((const OciJsonPath){ .parent = (p), .index = (i) })
 
 /* "process.capabilities.bounding[3]", "linux.sysctl[\"net.ipv4.ip_forward\"]"; "" for the root. */
 char *oci_json_path_to_string(const OciJsonPath *p);
 /* Fill *reterr (if non-NULL and still unset) with "<path>: <reason>"; returns -EINVAL. */
-int oci_json_error(char **reterr, const OciJsonPath *p, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int oci_json_error(char **reterr, const OciJsonPath *p, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
 
 int oci_json_parse_strict(const char *buf, size_t len, cJSON **ret, char **reterr);
 
@@ -39,7 +40,8 @@ bool oci_utf8_is_valid(const char *s);
 int oci_json_get_string(const cJSON *v, const OciJsonPath *p, const char **ret, char **reterr);
 int oci_json_get_bool(const cJSON *v, const OciJsonPath *p, bool *ret, char **reterr);
 int oci_json_get_unsigned(const cJSON *v, const OciJsonPath *p, uint64_t max, uint64_t *ret, char **reterr);
-int oci_json_get_signed(const cJSON *v, const OciJsonPath *p, int64_t min, int64_t max, int64_t *ret, char **reterr);
+int oci_json_get_signed(const cJSON *v, const OciJsonPath *p, int64_t min, int64_t max, int64_t *ret,
+                        char **reterr);
 /* Check an object member's key (no NUL, valid UTF-8, and non-empty when require_nonempty). */
 int oci_json_check_key(const cJSON *member, const OciJsonPath *parent, bool require_nonempty, char **reterr);
 int oci_json_check_type(const cJSON *v, const OciJsonPath *p, int type, char **reterr);
@@ -63,15 +65,18 @@ typedef struct OciJsonField {
 
 #define OCI_JSON_NO_HAS SIZE_MAX
 
-int oci_json_dispatch(const cJSON *obj, const OciJsonPath *p, const OciJsonField *table, void *base, char **reterr);
+int oci_json_dispatch(const cJSON *obj, const OciJsonPath *p, const OciJsonField *table, void *base,
+                      char **reterr);
 
 /* Check that v is an array (the error names p) and count its elements. */
 int oci_json_array_size(const cJSON *v, const OciJsonPath *p, size_t *ret_n, char **reterr);
 
 /* Ready-made field parsers; dst points to the member of the named type. */
 int oci_json_field_string(const cJSON *v, const OciJsonPath *p, void *dst /* char ** */, char **reterr);
-int oci_json_field_nonempty_string(const cJSON *v, const OciJsonPath *p, void *dst /* char ** */, char **reterr);
-int oci_json_field_absolute_path(const cJSON *v, const OciJsonPath *p, void *dst /* char ** */, char **reterr);
+int oci_json_field_nonempty_string(const cJSON *v, const OciJsonPath *p, void *dst /* char ** */,
+                                   char **reterr);
+int oci_json_field_absolute_path(const cJSON *v, const OciJsonPath *p, void *dst /* char ** */,
+                                 char **reterr);
 int oci_json_field_strv(const cJSON *v, const OciJsonPath *p, void *dst /* char *** */, char **reterr);
 int oci_json_field_bool(const cJSON *v, const OciJsonPath *p, void *dst /* bool * */, char **reterr);
 int oci_json_field_uint32(const cJSON *v, const OciJsonPath *p, void *dst /* uint32_t * */, char **reterr);
@@ -84,4 +89,3 @@ int oci_json_field_int64(const cJSON *v, const OciJsonPath *p, void *dst /* int6
 int oci_json_parse_array(const cJSON *v, const OciJsonPath *p, size_t elem_size, void **ret, size_t *ret_n,
                          int (*parse_elem)(const cJSON *e, const OciJsonPath *p, void *elem, char **reterr),
                          char **reterr);
-

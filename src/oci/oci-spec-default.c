@@ -38,7 +38,7 @@ typedef struct DefaultMount {
         const char *const *options; /* NULL-terminated; NULL: no "options" */
 } DefaultMount;
 
-#define OPTS(...) ((const char *const[]) { __VA_ARGS__, NULL })
+#define OPTS(...) ((const char *const[]){ __VA_ARGS__, NULL })
 
 static const DefaultMount default_mounts[] = {
         { "/proc", "proc", "proc", NULL },
@@ -53,28 +53,19 @@ static const DefaultMount default_mounts[] = {
 
 /* Rootless: a new sysfs needs a network namespace owned by the user namespace; bind the host's. */
 static const DefaultMount rootless_sys_mount = {
-        "/sys", "none", "/sys", OPTS("rbind", "nosuid", "noexec", "nodev", "ro"),
+        "/sys",
+        "none",
+        "/sys",
+        OPTS("rbind", "nosuid", "noexec", "nodev", "ro"),
 };
 
 static const char *const default_masked_paths[] = {
-        "/proc/acpi",
-        "/proc/asound",
-        "/proc/kcore",
-        "/proc/keys",
-        "/proc/latency_stats",
-        "/proc/timer_list",
-        "/proc/timer_stats",
-        "/proc/sched_debug",
-        "/sys/firmware",
-        "/proc/scsi",
+        "/proc/acpi",       "/proc/asound",      "/proc/kcore",       "/proc/keys",    "/proc/latency_stats",
+        "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/sys/firmware", "/proc/scsi",
 };
 
 static const char *const default_readonly_paths[] = {
-        "/proc/bus",
-        "/proc/fs",
-        "/proc/irq",
-        "/proc/sys",
-        "/proc/sysrq-trigger",
+        "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger",
 };
 
 static const char *const default_namespaces[] = {
@@ -92,7 +83,7 @@ static cJSON *build_process(void) {
         user = cJSON_AddObjectToObject(p, "user");
         if (!user || !cJSON_AddNumberToObject(user, "uid", 0) || !cJSON_AddNumberToObject(user, "gid", 0))
                 return NULL;
-        if (!json_add(p, "args", json_string_array((const char *const[]) { "sh" }, 1)) ||
+        if (!json_add(p, "args", json_string_array((const char *const[]){ "sh" }, 1)) ||
             !json_add(p, "env", json_string_array(default_env, ELEMENTSOF(default_env))) ||
             !cJSON_AddStringToObject(p, "cwd", "/"))
                 return NULL;
@@ -207,9 +198,10 @@ static cJSON *build_linux(bool rootless) {
                         return NULL;
         }
 
-        if (!json_add(l, "maskedPaths", json_string_array(default_masked_paths, ELEMENTSOF(default_masked_paths))) ||
+        if (!json_add(l, "maskedPaths",
+                      json_string_array(default_masked_paths, ELEMENTSOF(default_masked_paths))) ||
             !json_add(l, "readonlyPaths",
-                 json_string_array(default_readonly_paths, ELEMENTSOF(default_readonly_paths))))
+                      json_string_array(default_readonly_paths, ELEMENTSOF(default_readonly_paths))))
                 return NULL;
 
         return TAKE_PTR(l);

@@ -35,8 +35,9 @@
 
 unsigned long namespace_clone_flag(OciNamespaceType t) {
         static const unsigned long table[_OCI_NS_MAX] = {
-                [OCI_NS_PID] = CLONE_NEWPID,   [OCI_NS_NETWORK] = CLONE_NEWNET, [OCI_NS_MOUNT] = CLONE_NEWNS,
-                [OCI_NS_IPC] = CLONE_NEWIPC,   [OCI_NS_UTS] = CLONE_NEWUTS,     [OCI_NS_USER] = CLONE_NEWUSER,
+                [OCI_NS_PID] = CLONE_NEWPID,       [OCI_NS_NETWORK] = CLONE_NEWNET,
+                [OCI_NS_MOUNT] = CLONE_NEWNS,      [OCI_NS_IPC] = CLONE_NEWIPC,
+                [OCI_NS_UTS] = CLONE_NEWUTS,       [OCI_NS_USER] = CLONE_NEWUSER,
                 [OCI_NS_CGROUP] = CLONE_NEWCGROUP, [OCI_NS_TIME] = CLONE_NEWTIME,
         };
         return t >= 0 && t < _OCI_NS_MAX ? table[t] : 0;
@@ -92,9 +93,10 @@ static int write_time_offsets(const OciConfig *c) {
 /* stage1: join namespaces by path (user first), create a time namespace, clone the init as our sibling.
  * init is stage1's own copy of the init's parameters. */
 _noreturn_ static void stage1_main(const BootstrapParams *bp, InitParams *init, int sync_fd,
-                                   const int ns_fds[_OCI_NS_MAX], unsigned long new_flags, pid_t runtime_pid) {
-        static const OciNamespaceType order[] = { OCI_NS_USER,  OCI_NS_MOUNT, OCI_NS_NETWORK, OCI_NS_IPC,
-                                                  OCI_NS_UTS,   OCI_NS_CGROUP, OCI_NS_PID,     OCI_NS_TIME };
+                                   const int ns_fds[_OCI_NS_MAX], unsigned long new_flags,
+                                   pid_t runtime_pid) {
+        static const OciNamespaceType order[] = { OCI_NS_USER, OCI_NS_MOUNT,  OCI_NS_NETWORK, OCI_NS_IPC,
+                                                  OCI_NS_UTS,  OCI_NS_CGROUP, OCI_NS_PID,     OCI_NS_TIME };
         int pidfd = -EBADF;
         pid_t pid;
         int r;
@@ -119,7 +121,8 @@ _noreturn_ static void stage1_main(const BootstrapParams *bp, InitParams *init, 
                         continue;
                 if (setns(ns_fds[*t], (int) namespace_clone_flag(*t)) < 0) {
                         r = -errno;
-                        sync_send_error(sync_fd, r, "join %s namespace: %m", oci_namespace_type_to_string(*t));
+                        sync_send_error(sync_fd, r, "join %s namespace: %m",
+                                        oci_namespace_type_to_string(*t));
                         _exit(EXIT_FAILURE);
                 }
         }
@@ -313,7 +316,7 @@ int bootstrap_clone_init(const BootstrapParams *bp, InitProcess *ret, char **ret
                 return r;
 
         *ret = b.ip;
-        b.ip = (InitProcess) { .pidfd = -EBADF, .sync_fd = -EBADF };
+        b.ip = (InitProcess){ .pidfd = -EBADF, .sync_fd = -EBADF };
         return 0;
 }
 

@@ -44,8 +44,8 @@ static int unified_base(const char *root, CgroupLayout layout, char **ret) {
 /* The processes of the unit, from the hierarchy systemd tracks it in. */
 static int read_unit_procs(const char *root, const char *cg, CgroupLayout layout, char **ret) {
         _cleanup_free_ char *p = NULL;
-        if (asprintf(&p, "%s/%s%s/cgroup.procs", root, layout == CGROUP_LAYOUT_HYBRID ? "unified" : "systemd", cg) <
-            0)
+        if (asprintf(&p, "%s/%s%s/cgroup.procs", root,
+                     layout == CGROUP_LAYOUT_HYBRID ? "unified" : "systemd", cg) < 0)
                 return -ENOMEM;
         return read_full_file_at(AT_FDCWD, p, 4 << 20, ret, NULL);
 }
@@ -57,7 +57,8 @@ static int copy_parent_cpuset(const char *dir) {
                 _cleanup_free_ char *mine = NULL, *parent = NULL, *pv = NULL, *cur = NULL;
                 int r;
 
-                if (asprintf(&mine, "%s/%s", dir, files[i]) < 0 || asprintf(&parent, "%s/../%s", dir, files[i]) < 0)
+                if (asprintf(&mine, "%s/%s", dir, files[i]) < 0 ||
+                    asprintf(&parent, "%s/../%s", dir, files[i]) < 0)
                         return -ENOMEM;
                 r = read_full_file_at(AT_FDCWD, mine, 1 << 16, &cur, NULL);
                 if (r < 0)
@@ -100,7 +101,8 @@ static int ensure_v1_dir(const char *root, const char *controller, const char *c
                 if (streq(controller, "cpuset")) {
                         r = copy_parent_cpuset(dir);
                         if (r < 0) {
-                                errorf(reterr, r, "initialise cpuset.cpus/cpuset.mems of %s: %s", dir, strerror(-r));
+                                errorf(reterr, r, "initialise cpuset.cpus/cpuset.mems of %s: %s", dir,
+                                       strerror(-r));
                                 *p = saved;
                                 return r;
                         }
@@ -126,8 +128,8 @@ static int ensure_v1_dir(const char *root, const char *controller, const char *c
         return 0;
 }
 
-int cgroup_apply_file_writes_at(const char *root, const CgroupFileWrites *w, const char *cg, CgroupLayout layout,
-                                char **reterr) {
+int cgroup_apply_file_writes_at(const char *root, const CgroupFileWrites *w, const char *cg,
+                                CgroupLayout layout, char **reterr) {
         int r;
 
         assert(root);
@@ -138,13 +140,16 @@ int cgroup_apply_file_writes_at(const char *root, const CgroupFileWrites *w, con
         /* Refuse a list that does not fit the layout before writing anything. */
         for (size_t i = 0; i < w->n_items; i++) {
                 const CgroupFileWrite *e = &w->items[i];
-                if (isempty(e->controller) && layout != CGROUP_LAYOUT_UNIFIED && layout != CGROUP_LAYOUT_HYBRID)
-                        return errorf(reterr, -EOPNOTSUPP, "cgroup file %s: needs cgroup v2, this host has %s",
-                                      e->file, cgroup_layout_to_string(layout));
-                if (!isempty(e->controller) && layout == CGROUP_LAYOUT_UNIFIED)
+                if (isempty(e->controller) && layout != CGROUP_LAYOUT_UNIFIED &&
+                    layout != CGROUP_LAYOUT_HYBRID)
                         return errorf(reterr, -EOPNOTSUPP,
-                                      "cgroup file %s: the %s controller is cgroup v1, this host has cgroup v2",
-                                      e->file, e->controller);
+                                      "cgroup file %s: needs cgroup v2, this host has %s", e->file,
+                                      cgroup_layout_to_string(layout));
+                if (!isempty(e->controller) && layout == CGROUP_LAYOUT_UNIFIED)
+                        return errorf(
+                                reterr, -EOPNOTSUPP,
+                                "cgroup file %s: the %s controller is cgroup v1, this host has cgroup v2",
+                                e->file, e->controller);
         }
         for (size_t i = 0; i < w->n_items; i++) {
                 const CgroupFileWrite *e = &w->items[i];
@@ -154,17 +159,18 @@ int cgroup_apply_file_writes_at(const char *root, const CgroupFileWrites *w, con
                         _cleanup_free_ char *base = NULL;
                         r = unified_base(root, layout, &base);
                         if (r == -EOPNOTSUPP)
-                                return errorf(reterr, r, "cgroup file %s: needs cgroup v2, this host has %s", e->file,
-                                              cgroup_layout_to_string(layout));
+                                return errorf(reterr, r, "cgroup file %s: needs cgroup v2, this host has %s",
+                                              e->file, cgroup_layout_to_string(layout));
                         if (r < 0)
                                 return r;
                         if (asprintf(&dir, "%s%s", base, cg) < 0)
                                 return -ENOMEM;
                 } else {
                         if (layout == CGROUP_LAYOUT_UNIFIED)
-                                return errorf(reterr, -EOPNOTSUPP,
-                                              "cgroup file %s: the %s controller is cgroup v1, this host has cgroup v2",
-                                              e->file, e->controller);
+                                return errorf(
+                                        reterr, -EOPNOTSUPP,
+                                        "cgroup file %s: the %s controller is cgroup v1, this host has cgroup v2",
+                                        e->file, e->controller);
                         r = ensure_v1_dir(root, e->controller, cg, layout, reterr);
                         if (r < 0)
                                 return r;
@@ -185,11 +191,11 @@ int cgroup_apply_file_writes_at(const char *root, const CgroupFileWrites *w, con
                 r = write_string_file(path, e->value);
                 if (r < 0)
                         return errorf(reterr, r, "write \"%s\" to %s: %s", e->value, path,
-                                      r == -ENOENT    ? "no such file (controller not enabled for this cgroup?)"
-                                      : r == -ENODEV  ? "no such block device"
+                                      r == -ENOENT ? "no such file (controller not enabled for this cgroup?)"
+                                      : r == -ENODEV ? "no such block device"
                                       : r == -EOPNOTSUPP && strstr(path, "bfq")
-                                                      ? "the device does not use the bfq I/O scheduler"
-                                                      : strerror(-r));
+                                              ? "the device does not use the bfq I/O scheduler"
+                                              : strerror(-r));
         }
         return 0;
 }
@@ -269,7 +275,8 @@ int cgroup_join_v1_accounting_at(const char *root, const char *cg, CgroupLayout 
  * controller it did not realize for the unit, such as a cpuacct hierarchy mounted on its own): removed once
  * the container's processes are gone. A directory still busy after a short wait is left and logged. */
 void cgroup_remove_v1_accounting(const char *unit_cgroup_path, CgroupLayout layout) {
-        static const char *const hierarchies[] = { "cpu", "cpuacct", "cpu,cpuacct", "blkio", "memory", "devices", "pids" };
+        static const char *const hierarchies[] = { "cpu",    "cpuacct", "cpu,cpuacct", "blkio",
+                                                   "memory", "devices", "pids" };
 
         if (!unit_cgroup_path || isempty(unit_cgroup_path) || streq(unit_cgroup_path, "/") ||
             (layout != CGROUP_LAYOUT_HYBRID && layout != CGROUP_LAYOUT_LEGACY))
@@ -344,13 +351,13 @@ int cgroup_freeze(const char *unit_cgroup_path, CgroupLayout layout, bool freeze
         fd = open(events, O_RDONLY | O_CLOEXEC);
         if (fd < 0) {
                 r = -errno;
-                return errorf(reterr, r, "%s cgroup %s: open %s: %s", freeze ? "freeze" : "thaw", unit_cgroup_path,
-                              events, strerror(-r));
+                return errorf(reterr, r, "%s cgroup %s: open %s: %s", freeze ? "freeze" : "thaw",
+                              unit_cgroup_path, events, strerror(-r));
         }
         r = write_string_file(ctl, freeze ? "1" : "0");
         if (r < 0)
-                return errorf(reterr, r, "%s cgroup %s: write %s: %s", freeze ? "freeze" : "thaw", unit_cgroup_path,
-                              ctl, strerror(-r));
+                return errorf(reterr, r, "%s cgroup %s: write %s: %s", freeze ? "freeze" : "thaw",
+                              unit_cgroup_path, ctl, strerror(-r));
 
         /* cgroup.events signals every change with POLLPRI. */
         for (;;) {
@@ -363,8 +370,8 @@ int cgroup_freeze(const char *unit_cgroup_path, CgroupLayout layout, bool freeze
                 uint64_t now = now_usec();
                 if (now >= deadline)
                         return errorf(reterr, -ETIMEDOUT, "%s cgroup %s: still %s after %" PRIu64 " ms",
-                                      freeze ? "freeze" : "thaw", unit_cgroup_path, freeze ? "not frozen" : "frozen",
-                                      timeout_usec / USEC_PER_MSEC);
+                                      freeze ? "freeze" : "thaw", unit_cgroup_path,
+                                      freeze ? "not frozen" : "frozen", timeout_usec / USEC_PER_MSEC);
                 struct pollfd p = { .fd = fd, .events = POLLPRI };
                 uint64_t ms = (deadline - now + 999) / 1000;
                 if (poll(&p, 1, (int) MIN(ms, (uint64_t) INT_MAX)) < 0 && errno != EINTR) {

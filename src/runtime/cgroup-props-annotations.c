@@ -142,8 +142,8 @@ static int parse_double_full(const char *s, double *ret) {
 
 /* Seconds ("5", "1.5", "uint64 5", "@t 5", "double 0.5") -> microseconds. */
 static int parse_seconds(const char *v, uint64_t *ret) {
-        static const char *const prefixes[] = { "uint64 ", "@t ", "int64 ", "@x ", "uint32 ", "@u ", "int32 ",
-                                                "@i ", "double ", "@d " };
+        static const char *const prefixes[] = { "uint64 ", "@t ",    "int64 ", "@x ",     "uint32 ",
+                                                "@u ",     "int32 ", "@i ",    "double ", "@d " };
         double d;
 
         for (size_t i = 0; i < ELEMENTSOF(prefixes); i++)
@@ -162,11 +162,14 @@ static int add_annotation_value(UnitPropertyList *props, const char *name, const
                 const char *prefix;
                 UnitPropertyKind kind;
         } typed[] = {
-                { "uint64 ", UNIT_PROP_UINT64 }, { "@t ", UNIT_PROP_UINT64 }, { "int64 ", UNIT_PROP_INT64 },
-                { "@x ", UNIT_PROP_INT64 },      { "uint32 ", UNIT_PROP_UINT32 }, { "@u ", UNIT_PROP_UINT32 },
-                { "int32 ", UNIT_PROP_INT32 },   { "@i ", UNIT_PROP_INT32 },  { "double ", UNIT_PROP_DOUBLE },
-                { "@d ", UNIT_PROP_DOUBLE },     { "@s ", UNIT_PROP_STRING }, { "string ", UNIT_PROP_STRING },
-                { "@b ", UNIT_PROP_BOOL },       { "boolean ", UNIT_PROP_BOOL }, { "@as ", UNIT_PROP_STRV },
+                { "uint64 ", UNIT_PROP_UINT64 }, { "@t ", UNIT_PROP_UINT64 },
+                { "int64 ", UNIT_PROP_INT64 },   { "@x ", UNIT_PROP_INT64 },
+                { "uint32 ", UNIT_PROP_UINT32 }, { "@u ", UNIT_PROP_UINT32 },
+                { "int32 ", UNIT_PROP_INT32 },   { "@i ", UNIT_PROP_INT32 },
+                { "double ", UNIT_PROP_DOUBLE }, { "@d ", UNIT_PROP_DOUBLE },
+                { "@s ", UNIT_PROP_STRING },     { "string ", UNIT_PROP_STRING },
+                { "@b ", UNIT_PROP_BOOL },       { "boolean ", UNIT_PROP_BOOL },
+                { "@as ", UNIT_PROP_STRV },
         };
         UnitPropertyKind kind = _UNIT_PROP_KIND_MAX;
         uint64_t u;
@@ -262,12 +265,13 @@ int cgroup_props_from_annotations(const OciKeyValue *a, size_t n, UnitPropertyLi
                         continue;
                 name = key + STRLEN(ANNOTATION_PREFIX);
                 if (isempty(name) || !isupper((unsigned char) name[0]))
-                        return errorf(reterr, -EINVAL, "annotations.%s: \"%s\" is not a systemd property name", key,
-                                      name);
+                        return errorf(reterr, -EINVAL,
+                                      "annotations.%s: \"%s\" is not a systemd property name", key, name);
                 for (const char *c = name; *c; c++)
                         if (!isalnum((unsigned char) *c))
-                                return errorf(reterr, -EINVAL, "annotations.%s: \"%s\" is not a systemd property name",
-                                              key, name);
+                                return errorf(reterr, -EINVAL,
+                                              "annotations.%s: \"%s\" is not a systemd property name", key,
+                                              name);
 
                 if (endswith_local(name, "Sec") && !endswith_local(name, "USec")) {
                         uint64_t usec;
@@ -275,20 +279,22 @@ int cgroup_props_from_annotations(const OciKeyValue *a, size_t n, UnitPropertyLi
                         if (asprintf(&renamed, "%.*sUSec", (int) (strlen(name) - 3), name) < 0)
                                 return -ENOMEM;
                         if (parse_seconds(strempty(a[i].value), &usec) < 0)
-                                return errorf(reterr, -EINVAL,
-                                              "annotations.%s: \"%s\" is not a number of seconds (it becomes %s=, in "
-                                              "microseconds)",
-                                              key, strempty(a[i].value), renamed);
+                                return errorf(
+                                        reterr, -EINVAL,
+                                        "annotations.%s: \"%s\" is not a number of seconds (it becomes %s=, in "
+                                        "microseconds)",
+                                        key, strempty(a[i].value), renamed);
                         r = unit_property_add_u64(props, renamed, usec);
                 } else
                         r = add_annotation_value(props, name, strempty(a[i].value));
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0)
-                        return errorf(reterr, -EINVAL,
-                                      "annotations.%s: \"%s\" is not a GVariant value sdrun understands (e.g. "
-                                      "\"uint64 5\", \"'text'\", \"true\", \"['a', 'b']\")",
-                                      key, strempty(a[i].value));
+                        return errorf(
+                                reterr, -EINVAL,
+                                "annotations.%s: \"%s\" is not a GVariant value sdrun understands (e.g. "
+                                "\"uint64 5\", \"'text'\", \"true\", \"['a', 'b']\")",
+                                key, strempty(a[i].value));
         }
         return 0;
 }

@@ -40,7 +40,8 @@ void cgroup_file_writes_done(CgroupFileWrites *w) {
         w->n_items = 0;
 }
 
-int cgroup_file_writes_add(CgroupFileWrites *w, const char *controller, const char *file, const char *value) {
+int cgroup_file_writes_add(CgroupFileWrites *w, const char *controller, const char *file,
+                           const char *value) {
         _cleanup_free_ char *c = strdup(strempty(controller)), *f = strdup(file), *v = strdup(value);
         CgroupFileWrite *items;
 
@@ -50,7 +51,7 @@ int cgroup_file_writes_add(CgroupFileWrites *w, const char *controller, const ch
         if (!items)
                 return -ENOMEM;
         w->items = items;
-        w->items[w->n_items++] = (CgroupFileWrite) {
+        w->items[w->n_items++] = (CgroupFileWrite){
                 .controller = TAKE_PTR(c),
                 .file = TAKE_PTR(f),
                 .value = TAKE_PTR(v),
@@ -164,7 +165,8 @@ static int mem_value(int64_t v, const char *path, uint64_t *ret, char **reterr) 
                 return 0;
         }
         if (v < 0)
-                return errorf(reterr, -EINVAL, "%s: %" PRIi64 " is negative (use -1 for unlimited)", path, v);
+                return errorf(reterr, -EINVAL, "%s: %" PRIi64 " is negative (use -1 for unlimited)", path,
+                              v);
         *ret = (uint64_t) v;
         return 0;
 }
@@ -212,7 +214,8 @@ static int map_memory(const OciResources *r, bool v2, UnitPropertyList *props, C
 
                 if (swap < -1)
                         return errorf(reterr, -EINVAL,
-                                      "linux.resources.memory.swap: %" PRIi64 " is negative (use -1 for unlimited)",
+                                      "linux.resources.memory.swap: %" PRIi64
+                                      " is negative (use -1 for unlimited)",
                                       swap);
                 if (v2) {
                         /* OCI swap is memory+swap; v2's memory.swap.max is swap alone. */
@@ -246,7 +249,8 @@ static int map_memory(const OciResources *r, bool v2, UnitPropertyList *props, C
         /* memory.kernel: NOT RECOMMENDED, and gone from the kernel since 6.0: ignored. */
 
         if (r->memory.has_kernel_tcp && !v2) {
-                k = add_writef(w, "memory", "memory.kmem.tcp.limit_in_bytes", "%" PRIi64, r->memory.kernel_tcp);
+                k = add_writef(w, "memory", "memory.kmem.tcp.limit_in_bytes", "%" PRIi64,
+                               r->memory.kernel_tcp);
                 if (k < 0)
                         return k;
         }
@@ -254,7 +258,8 @@ static int map_memory(const OciResources *r, bool v2, UnitPropertyList *props, C
         if (r->memory.has_swappiness) {
                 if (r->memory.swappiness > 100)
                         return errorf(reterr, -EINVAL,
-                                      "linux.resources.memory.swappiness: %" PRIu64 " is out of range [0, 100]",
+                                      "linux.resources.memory.swappiness: %" PRIu64
+                                      " is out of range [0, 100]",
                                       r->memory.swappiness);
                 if (!v2) {
                         k = add_writef(w, "memory", "memory.swappiness", "%" PRIu64, r->memory.swappiness);
@@ -291,14 +296,15 @@ static int add_cpu_mask(UnitPropertyList *props, const char *name, const char *l
         if (k == -ENOMEM)
                 return k;
         if (k < 0)
-                return errorf(reterr, -EINVAL, "%s: \"%s\" is not a valid list (e.g. \"0-3,6\"; at most %d)", path,
-                              list, CPU_LIST_MAX - 1);
+                return errorf(reterr, -EINVAL, "%s: \"%s\" is not a valid list (e.g. \"0-3,6\"; at most %d)",
+                              path, list, CPU_LIST_MAX - 1);
         if (n == 0)
                 return 0;
         return unit_property_add_bytes(props, name, mask, n);
 }
 
-static int map_cpu(const OciResources *r, bool v2, UnitPropertyList *props, CgroupFileWrites *w, char **reterr) {
+static int map_cpu(const OciResources *r, bool v2, UnitPropertyList *props, CgroupFileWrites *w,
+                   char **reterr) {
         int k;
 
         if (!r->cpu.present)
@@ -306,7 +312,8 @@ static int map_cpu(const OciResources *r, bool v2, UnitPropertyList *props, Cgro
 
         if (r->cpu.has_shares && r->cpu.shares != 0) {
                 if (v2)
-                        k = unit_property_add_u64(props, "CPUWeight", cgroup_cpu_shares_to_weight(r->cpu.shares));
+                        k = unit_property_add_u64(props, "CPUWeight",
+                                                  cgroup_cpu_shares_to_weight(r->cpu.shares));
                 else
                         k = unit_property_add_u64(props, "CPUShares", MIN(MAX(r->cpu.shares, 2u), 262144u));
                 if (k < 0)
@@ -316,7 +323,8 @@ static int map_cpu(const OciResources *r, bool v2, UnitPropertyList *props, Cgro
         if (r->cpu.has_period && r->cpu.period != 0) {
                 if (r->cpu.period < 1000 || r->cpu.period > 1000000)
                         return errorf(reterr, -EINVAL,
-                                      "linux.resources.cpu.period: %" PRIu64 " us is out of range [1000, 1000000]",
+                                      "linux.resources.cpu.period: %" PRIu64
+                                      " us is out of range [1000, 1000000]",
                                       r->cpu.period);
                 k = unit_property_add_u64(props, "CPUQuotaPeriodUSec", r->cpu.period);
                 if (k < 0)
@@ -331,14 +339,16 @@ static int map_cpu(const OciResources *r, bool v2, UnitPropertyList *props, Cgro
                         per_sec = UINT64_MAX;
                 else if (r->cpu.quota < 0)
                         return errorf(reterr, -EINVAL,
-                                      "linux.resources.cpu.quota: %" PRIi64 " is negative (use -1 for unlimited)",
+                                      "linux.resources.cpu.quota: %" PRIi64
+                                      " is negative (use -1 for unlimited)",
                                       r->cpu.quota);
                 else {
                         /* Round up so that systemd's quota = per_sec * period / 1s is not below the request. */
                         unsigned __int128 q = (unsigned __int128) (uint64_t) r->cpu.quota * USEC_PER_SEC;
                         q = (q + period - 1) / period;
                         if (q >= UINT64_MAX)
-                                return errorf(reterr, -ERANGE, "linux.resources.cpu.quota: %" PRIi64 " is too large",
+                                return errorf(reterr, -ERANGE,
+                                              "linux.resources.cpu.quota: %" PRIi64 " is too large",
                                               r->cpu.quota);
                         per_sec = (uint64_t) q;
                 }
@@ -357,9 +367,10 @@ static int map_cpu(const OciResources *r, bool v2, UnitPropertyList *props, Cgro
         if ((r->cpu.has_realtime_runtime && r->cpu.realtime_runtime != 0) ||
             (r->cpu.has_realtime_period && r->cpu.realtime_period != 0)) {
                 if (v2)
-                        return errorf(reterr, -EOPNOTSUPP,
-                                      "linux.resources.cpu.realtimeRuntime/realtimePeriod: real-time CPU bandwidth "
-                                      "is a cgroup v1 feature; cgroup v2 has no cpu.rt_* files");
+                        return errorf(
+                                reterr, -EOPNOTSUPP,
+                                "linux.resources.cpu.realtimeRuntime/realtimePeriod: real-time CPU bandwidth "
+                                "is a cgroup v1 feature; cgroup v2 has no cpu.rt_* files");
                 /* period first: the kernel checks runtime <= period. */
                 if (r->cpu.has_realtime_period && r->cpu.realtime_period != 0) {
                         k = add_writef(w, "cpu", "cpu.rt_period_us", "%" PRIu64, r->cpu.realtime_period);
@@ -384,8 +395,8 @@ static int map_cpu(const OciResources *r, bool v2, UnitPropertyList *props, Cgro
 
         if (r->cpu.cpus) {
                 _cleanup_(unit_property_list_done) UnitPropertyList scratch = {};
-                k = add_cpu_mask(v2 ? props : &scratch, "AllowedCPUs", r->cpu.cpus, "linux.resources.cpu.cpus",
-                                 reterr);
+                k = add_cpu_mask(v2 ? props : &scratch, "AllowedCPUs", r->cpu.cpus,
+                                 "linux.resources.cpu.cpus", reterr);
                 if (k < 0)
                         return k;
         }
@@ -422,14 +433,15 @@ static int dev_path(char **ret, int64_t major, int64_t minor) {
 }
 
 static int map_throttle(const OciBlockIoDevice *d, size_t n, bool v2, const char *json, const char *v2_name,
-                        const char *v1_name, const char *v1_file, UnitPropertyList *props, CgroupFileWrites *w,
-                        char **reterr) {
+                        const char *v1_name, const char *v1_file, UnitPropertyList *props,
+                        CgroupFileWrites *w, char **reterr) {
         int k;
 
         for (size_t i = 0; i < n; i++) {
                 if (d[i].major < 0 || d[i].minor < 0)
-                        return errorf(reterr, -EINVAL, "linux.resources.blockIO.%s[%zu]: major and minor are required",
-                                      json, i);
+                        return errorf(reterr, -EINVAL,
+                                      "linux.resources.blockIO.%s[%zu]: major and minor are required", json,
+                                      i);
                 if (v2_name && (v2 || v1_name)) {
                         _cleanup_free_ char *p = NULL;
                         k = dev_path(&p, d[i].major, d[i].minor);
@@ -456,9 +468,11 @@ static int map_block_io(const OciResources *r, bool v2, UnitPropertyList *props,
 
         if (r->block_io.has_weight && r->block_io.weight != 0) {
                 if (r->block_io.weight < 10 || r->block_io.weight > 1000)
-                        return errorf(reterr, -EINVAL, "linux.resources.blockIO.weight: %u is out of range [10, 1000]",
+                        return errorf(reterr, -EINVAL,
+                                      "linux.resources.blockIO.weight: %u is out of range [10, 1000]",
                                       r->block_io.weight);
-                k = v2 ? unit_property_add_u64(props, "IOWeight", cgroup_blkio_weight_to_io_weight(r->block_io.weight))
+                k = v2 ? unit_property_add_u64(props, "IOWeight",
+                                               cgroup_blkio_weight_to_io_weight(r->block_io.weight))
                        : unit_property_add_u64(props, "BlockIOWeight", r->block_io.weight);
                 if (k < 0)
                         return k;
@@ -477,14 +491,17 @@ static int map_block_io(const OciResources *r, bool v2, UnitPropertyList *props,
                 _cleanup_free_ char *p = NULL;
 
                 if (d->major < 0 || d->minor < 0)
-                        return errorf(reterr, -EINVAL,
-                                      "linux.resources.blockIO.weightDevice[%zu]: major and minor are required", i);
+                        return errorf(
+                                reterr, -EINVAL,
+                                "linux.resources.blockIO.weightDevice[%zu]: major and minor are required",
+                                i);
                 if (d->has_weight) {
                         if (d->weight < 10 || d->weight > 1000)
-                                return errorf(reterr, -EINVAL,
-                                              "linux.resources.blockIO.weightDevice[%zu].weight: %u is out of range "
-                                              "[10, 1000]",
-                                              i, d->weight);
+                                return errorf(
+                                        reterr, -EINVAL,
+                                        "linux.resources.blockIO.weightDevice[%zu].weight: %u is out of range "
+                                        "[10, 1000]",
+                                        i, d->weight);
                         k = dev_path(&p, d->major, d->minor);
                         if (k < 0)
                                 return k;
@@ -505,10 +522,11 @@ static int map_block_io(const OciResources *r, bool v2, UnitPropertyList *props,
                 }
                 if (d->has_leaf_weight) {
                         if (v2)
-                                return errorf(reterr, -EOPNOTSUPP,
-                                              "linux.resources.blockIO.weightDevice[%zu].leafWeight: cgroup v2 has no "
-                                              "leaf weight",
-                                              i);
+                                return errorf(
+                                        reterr, -EOPNOTSUPP,
+                                        "linux.resources.blockIO.weightDevice[%zu].leafWeight: cgroup v2 has no "
+                                        "leaf weight",
+                                        i);
                         k = add_writef(w, "blkio", "blkio.leaf_weight_device", "%" PRIi64 ":%" PRIi64 " %u",
                                        d->major, d->minor, d->leaf_weight);
                         if (k < 0)
@@ -516,24 +534,25 @@ static int map_block_io(const OciResources *r, bool v2, UnitPropertyList *props,
                 }
         }
 
-        k = map_throttle(r->block_io.throttle_read_bps, r->block_io.n_throttle_read_bps, v2, "throttleReadBpsDevice",
-                         "IOReadBandwidthMax", "BlockIOReadBandwidth", NULL, props, w, reterr);
+        k = map_throttle(r->block_io.throttle_read_bps, r->block_io.n_throttle_read_bps, v2,
+                         "throttleReadBpsDevice", "IOReadBandwidthMax", "BlockIOReadBandwidth", NULL, props,
+                         w, reterr);
         if (k < 0)
                 return k;
         k = map_throttle(r->block_io.throttle_write_bps, r->block_io.n_throttle_write_bps, v2,
-                         "throttleWriteBpsDevice", "IOWriteBandwidthMax", "BlockIOWriteBandwidth", NULL, props, w,
-                         reterr);
+                         "throttleWriteBpsDevice", "IOWriteBandwidthMax", "BlockIOWriteBandwidth", NULL,
+                         props, w, reterr);
         if (k < 0)
                 return k;
         /* systemd has no v1 IOPS property: write the blkio files. */
         k = map_throttle(r->block_io.throttle_read_iops, r->block_io.n_throttle_read_iops, v2,
-                         "throttleReadIOPSDevice", "IOReadIOPSMax", NULL, "blkio.throttle.read_iops_device", props, w,
-                         reterr);
+                         "throttleReadIOPSDevice", "IOReadIOPSMax", NULL, "blkio.throttle.read_iops_device",
+                         props, w, reterr);
         if (k < 0)
                 return k;
         return map_throttle(r->block_io.throttle_write_iops, r->block_io.n_throttle_write_iops, v2,
-                            "throttleWriteIOPSDevice", "IOWriteIOPSMax", NULL, "blkio.throttle.write_iops_device", props,
-                            w, reterr);
+                            "throttleWriteIOPSDevice", "IOWriteIOPSMax", NULL,
+                            "blkio.throttle.write_iops_device", props, w, reterr);
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -542,7 +561,7 @@ static int map_block_io(const OciResources *r, bool v2, UnitPropertyList *props,
 enum { ACC_R = 1, ACC_W = 2, ACC_M = 4, ACC_ALL = 7 };
 
 typedef struct DevRule {
-        char type; /* 'c' or 'b' */
+        char type;            /* 'c' or 'b' */
         int64_t major, minor; /* -1 = any */
         unsigned access;
         size_t src; /* index in linux.resources.devices */
@@ -577,7 +596,7 @@ static bool rule_covers(const DevRule *a, const DevRule *b) {
 
 static bool rules_overlap(const DevRule *a, const DevRule *b) {
         return a->type == b->type && (a->major < 0 || b->major < 0 || a->major == b->major) &&
-                (a->minor < 0 || b->minor < 0 || a->minor == b->minor);
+               (a->minor < 0 || b->minor < 0 || a->minor == b->minor);
 }
 
 /* The /proc/devices group name of a char/block major, if the major has exactly one name and that name no
@@ -653,12 +672,13 @@ static int dev_rule_to_allow(const DevRule *d, size_t idx, UnitPropertyList *pro
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0)
-                        return errorf(reterr, -EOPNOTSUPP,
-                                      "linux.resources.devices[%zu]: %c %" PRIi64
-                                      ":*: systemd's DeviceAllow= names a major by its /proc/devices group, and "
-                                      "major %" PRIi64 " has %s",
-                                      idx, d->type, d->major, d->major,
-                                      r == -ENOTUNIQ ? "no name of its own there" : "no entry there");
+                        return errorf(
+                                reterr, -EOPNOTSUPP,
+                                "linux.resources.devices[%zu]: %c %" PRIi64
+                                ":*: systemd's DeviceAllow= names a major by its /proc/devices group, and "
+                                "major %" PRIi64 " has %s",
+                                idx, d->type, d->major, d->major,
+                                r == -ENOTUNIQ ? "no name of its own there" : "no entry there");
                 if (asprintf(&spec, "%s-%s", kind, name) < 0)
                         return -ENOMEM;
         } else if (asprintf(&spec, "/dev/%s/%" PRIi64 ":%" PRIi64, kind, d->major, d->minor) < 0)
@@ -682,10 +702,11 @@ static int dev_rules_to_writes(const OciResources *r, CgroupFileWrites *w) {
                 else
                         snprintf(min, sizeof(min), "%" PRIi64, d->minor);
                 if (d->type == 'a' && d->major < 0 && d->minor < 0)
-                        k = cgroup_file_writes_add(w, "devices", d->allow ? "devices.allow" : "devices.deny", "a");
+                        k = cgroup_file_writes_add(w, "devices", d->allow ? "devices.allow" : "devices.deny",
+                                                   "a");
                 else
-                        k = add_writef(w, "devices", d->allow ? "devices.allow" : "devices.deny", "%c %s:%s %s",
-                                       d->type, maj, min, d->access[0] ? d->access : "rwm");
+                        k = add_writef(w, "devices", d->allow ? "devices.allow" : "devices.deny",
+                                       "%c %s:%s %s", d->type, maj, min, d->access[0] ? d->access : "rwm");
                 if (k < 0)
                         return k;
         }
@@ -723,9 +744,11 @@ static int dev_rules_evaluate(const OciResources *r, bool *ret_default_allow, De
                 }
 
                 for (size_t t = 0; t < n_types; t++) {
-                        DevRule rule = {
-                                .type = types[t], .major = d->major, .minor = d->minor, .access = acc, .src = i
-                        };
+                        DevRule rule = { .type = types[t],
+                                         .major = d->major,
+                                         .minor = d->minor,
+                                         .access = acc,
+                                         .src = i };
 
                         if (d->allow) {
                                 if (default_allow)
@@ -780,7 +803,8 @@ static int map_devices(const OciResources *r, bool v2, UnitPropertyList *props, 
         for (size_t i = 0; i < r->n_devices; i++) {
                 const OciDeviceCgroup *d = &r->devices[i];
                 if (d->type != 'a' && d->type != 'c' && d->type != 'b')
-                        return errorf(reterr, -EINVAL, "linux.resources.devices[%zu].type: \"%c\" is not a, c or b", i,
+                        return errorf(reterr, -EINVAL,
+                                      "linux.resources.devices[%zu].type: \"%c\" is not a, c or b", i,
                                       d->type);
         }
 
@@ -789,11 +813,12 @@ static int map_devices(const OciResources *r, bool v2, UnitPropertyList *props, 
                 return k;
         if (k == -EOPNOTSUPP) {
                 if (v2)
-                        return errorf(reterr, -EOPNOTSUPP,
-                                      "linux.resources.devices[%zu]: this deny rule narrows an earlier allow, which "
-                                      "systemd's DevicePolicy=/DeviceAllow= (an allow list) cannot express, and on "
-                                      "cgroup v2 device access is a BPF program owned by systemd",
-                                      bad);
+                        return errorf(
+                                reterr, -EOPNOTSUPP,
+                                "linux.resources.devices[%zu]: this deny rule narrows an earlier allow, which "
+                                "systemd's DevicePolicy=/DeviceAllow= (an allow list) cannot express, and on "
+                                "cgroup v2 device access is a BPF program owned by systemd",
+                                bad);
                 /* v1: leave the devices controller to us (no DevicePolicy=) and replay the rules in order. */
                 return dev_rules_to_writes(r, w);
         }
@@ -828,15 +853,15 @@ static const struct {
 } default_devices[] = {
         { "char-*", "c *:* m", "m" },
         { "block-*", "b *:* m", "m" },
-        { "/dev/char/1:3", "c 1:3 rwm", "rwm" },   /* null */
-        { "/dev/char/1:5", "c 1:5 rwm", "rwm" },   /* zero */
-        { "/dev/char/1:7", "c 1:7 rwm", "rwm" },   /* full */
-        { "/dev/char/1:8", "c 1:8 rwm", "rwm" },   /* random */
-        { "/dev/char/1:9", "c 1:9 rwm", "rwm" },   /* urandom */
-        { "/dev/char/5:0", "c 5:0 rwm", "rwm" },   /* tty */
-        { "/dev/char/5:1", "c 5:1 rwm", "rwm" },   /* console */
-        { "/dev/char/5:2", "c 5:2 rwm", "rwm" },   /* ptmx */
-        { "char-pts", "c 136:* rwm", "rwm" },      /* /dev/pts/N */
+        { "/dev/char/1:3", "c 1:3 rwm", "rwm" },       /* null */
+        { "/dev/char/1:5", "c 1:5 rwm", "rwm" },       /* zero */
+        { "/dev/char/1:7", "c 1:7 rwm", "rwm" },       /* full */
+        { "/dev/char/1:8", "c 1:8 rwm", "rwm" },       /* random */
+        { "/dev/char/1:9", "c 1:9 rwm", "rwm" },       /* urandom */
+        { "/dev/char/5:0", "c 5:0 rwm", "rwm" },       /* tty */
+        { "/dev/char/5:1", "c 5:1 rwm", "rwm" },       /* console */
+        { "/dev/char/5:2", "c 5:2 rwm", "rwm" },       /* ptmx */
+        { "char-pts", "c 136:* rwm", "rwm" },          /* /dev/pts/N */
         { "/dev/char/10:200", "c 10:200 rwm", "rwm" }, /* net/tun */
 };
 
@@ -886,10 +911,11 @@ static int map_hugetlb(const OciResources *r, bool v2, CgroupFileWrites *w, char
                 int k;
 
                 if (!page_size_valid(h->page_size))
-                        return errorf(reterr, -EINVAL,
-                                      "linux.resources.hugepageLimits[%zu].pageSize: \"%s\" is not of the form "
-                                      "<number><K|M|G>B",
-                                      i, strna(h->page_size));
+                        return errorf(
+                                reterr, -EINVAL,
+                                "linux.resources.hugepageLimits[%zu].pageSize: \"%s\" is not of the form "
+                                "<number><K|M|G>B",
+                                i, strna(h->page_size));
                 if (asprintf(&file, "hugetlb.%s.%s", h->page_size, v2 ? "max" : "limit_in_bytes") < 0)
                         return -ENOMEM;
                 k = add_writef(w, v2 ? "" : "hugetlb", file, "%" PRIu64, h->limit);
@@ -905,9 +931,10 @@ static int map_network(const OciResources *r, bool v2, CgroupFileWrites *w, char
         if (!r->network.present || (!r->network.has_class_id && r->network.n_priorities == 0))
                 return 0;
         if (v2)
-                return errorf(reterr, -EOPNOTSUPP,
-                              "linux.resources.network: net_cls and net_prio are cgroup v1 controllers; cgroup v2 "
-                              "has neither (use a BPF or nftables cgroup match instead)");
+                return errorf(
+                        reterr, -EOPNOTSUPP,
+                        "linux.resources.network: net_cls and net_prio are cgroup v1 controllers; cgroup v2 "
+                        "has neither (use a BPF or nftables cgroup match instead)");
         if (r->network.has_class_id) {
                 k = add_writef(w, "net_cls", "net_cls.classid", "%" PRIu32, r->network.class_id);
                 if (k < 0)
@@ -916,8 +943,10 @@ static int map_network(const OciResources *r, bool v2, CgroupFileWrites *w, char
         for (size_t i = 0; i < r->network.n_priorities; i++) {
                 const OciNetPriority *p = &r->network.priorities[i];
                 if (isempty(p->name) || strpbrk(p->name, " \n/"))
-                        return errorf(reterr, -EINVAL, "linux.resources.network.priorities[%zu].name: \"%s\" is not "
-                                      "an interface name", i, strempty(p->name));
+                        return errorf(reterr, -EINVAL,
+                                      "linux.resources.network.priorities[%zu].name: \"%s\" is not "
+                                      "an interface name",
+                                      i, strempty(p->name));
                 k = add_writef(w, "net_prio", "net_prio.ifpriomap", "%s %" PRIu32, p->name, p->priority);
                 if (k < 0)
                         return k;
@@ -940,8 +969,8 @@ static int map_rdma(const OciResources *r, bool v2, CgroupFileWrites *w, char **
                         snprintf(handles, sizeof(handles), "%" PRIu32, d->hca_handles);
                 if (d->has_hca_objects)
                         snprintf(objects, sizeof(objects), "%" PRIu32, d->hca_objects);
-                k = add_writef(w, v2 ? "" : "rdma", "rdma.max", "%s hca_handle=%s hca_object=%s", d->device, handles,
-                               objects);
+                k = add_writef(w, v2 ? "" : "rdma", "rdma.max", "%s hca_handle=%s hca_object=%s", d->device,
+                               handles, objects);
                 if (k < 0)
                         return k;
         }
@@ -972,8 +1001,8 @@ static int map_unified(const OciResources *r, bool v2, UnitPropertyList *props, 
         static const struct {
                 const char *key, *property;
         } simple[] = {
-                { "memory.max", "MemoryMax" },     { "memory.high", "MemoryHigh" },
-                { "memory.low", "MemoryLow" },     { "memory.min", "MemoryMin" },
+                { "memory.max", "MemoryMax" },          { "memory.high", "MemoryHigh" },
+                { "memory.low", "MemoryLow" },          { "memory.min", "MemoryMin" },
                 { "memory.swap.max", "MemorySwapMax" }, { "pids.max", "TasksMax" },
         };
         int k;
@@ -981,10 +1010,11 @@ static int map_unified(const OciResources *r, bool v2, UnitPropertyList *props, 
         if (r->n_unified == 0)
                 return 0;
         if (!v2)
-                return errorf(reterr, -EOPNOTSUPP,
-                              "linux.resources.unified: \"%s\": unified keys need the cgroup v2 (unified) layout, "
-                              "this host uses cgroup v1 controllers",
-                              r->unified[0].key);
+                return errorf(
+                        reterr, -EOPNOTSUPP,
+                        "linux.resources.unified: \"%s\": unified keys need the cgroup v2 (unified) layout, "
+                        "this host uses cgroup v1 controllers",
+                        r->unified[0].key);
 
         for (size_t i = 0; i < r->n_unified; i++) {
                 const char *key = r->unified[i].key, *val = strempty(r->unified[i].value);
@@ -994,14 +1024,18 @@ static int map_unified(const OciResources *r, bool v2, UnitPropertyList *props, 
                 if (isempty(key) || strchr(key, '/') || !strchr(key, '.') || key[0] == '.' ||
                     streq(key, "cgroup.procs") || streq(key, "cgroup.threads") ||
                     streq(key, "cgroup.subtree_control"))
-                        return errorf(reterr, -EINVAL, "linux.resources.unified: \"%s\" is not a cgroup file sdrun "
-                                      "may write", strempty(key));
+                        return errorf(reterr, -EINVAL,
+                                      "linux.resources.unified: \"%s\" is not a cgroup file sdrun "
+                                      "may write",
+                                      strempty(key));
 
                 for (size_t j = 0; j < ELEMENTSOF(simple); j++)
                         if (streq(key, simple[j].key)) {
                                 if (parse_max(val, &v) < 0)
-                                        return errorf(reterr, -EINVAL, "linux.resources.unified.%s: \"%s\" is not a "
-                                                      "number or \"max\"", key, val);
+                                        return errorf(reterr, -EINVAL,
+                                                      "linux.resources.unified.%s: \"%s\" is not a "
+                                                      "number or \"max\"",
+                                                      key, val);
                                 k = unit_property_add_u64(props, simple[j].property, v);
                                 if (k < 0)
                                         return k;
@@ -1009,8 +1043,10 @@ static int map_unified(const OciResources *r, bool v2, UnitPropertyList *props, 
                         }
                 if (!done && streq(key, "cpu.weight")) {
                         if (parse_max(val, &v) < 0 || v < 1 || v > 10000)
-                                return errorf(reterr, -EINVAL, "linux.resources.unified.cpu.weight: \"%s\" is not in "
-                                              "[1, 10000]", val);
+                                return errorf(reterr, -EINVAL,
+                                              "linux.resources.unified.cpu.weight: \"%s\" is not in "
+                                              "[1, 10000]",
+                                              val);
                         k = unit_property_add_u64(props, "CPUWeight", v);
                         if (k < 0)
                                 return k;
@@ -1021,10 +1057,13 @@ static int map_unified(const OciResources *r, bool v2, UnitPropertyList *props, 
                         unsigned long long period = 100000;
                         int nf = sscanf(val, "%31s %llu", quota, &period);
                         if (nf < 1 || period < 1000 || period > 1000000 || parse_max(quota, &v) < 0)
-                                return errorf(reterr, -EINVAL, "linux.resources.unified.cpu.max: \"%s\" is not "
-                                              "\"<quota|max> [period]\"", val);
+                                return errorf(reterr, -EINVAL,
+                                              "linux.resources.unified.cpu.max: \"%s\" is not "
+                                              "\"<quota|max> [period]\"",
+                                              val);
                         if (v != UINT64_MAX) {
-                                unsigned __int128 q = ((unsigned __int128) v * USEC_PER_SEC + period - 1) / period;
+                                unsigned __int128 q =
+                                        ((unsigned __int128) v * USEC_PER_SEC + period - 1) / period;
                                 v = q >= UINT64_MAX ? UINT64_MAX - 1 : (uint64_t) q;
                         }
                         k = unit_property_add_u64(props, "CPUQuotaPerSecUSec", v);
@@ -1067,7 +1106,8 @@ int cgroup_props_from_resources(const OciResources *r, CgroupLayout layout, Unit
         if (k >= 0)
                 k = map_cpu(r, v2, props, ret_writes, reterr);
         if (k >= 0 && r->pids.present && r->pids.has_limit)
-                k = unit_property_add_u64(props, "TasksMax", r->pids.limit <= 0 ? UINT64_MAX : (uint64_t) r->pids.limit);
+                k = unit_property_add_u64(props, "TasksMax",
+                                          r->pids.limit <= 0 ? UINT64_MAX : (uint64_t) r->pids.limit);
         if (k >= 0)
                 k = map_block_io(r, v2, props, ret_writes, reterr);
         if (k >= 0)

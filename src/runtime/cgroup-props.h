@@ -66,8 +66,8 @@ int cgroup_apply_file_writes_at(const char *cgroupfs_root, const CgroupFileWrite
  * (cpu, cpuacct, blkio, memory, devices, pids), as runc joins all of them: nothing is left behind. */
 int cgroup_join_v1_accounting(const char *unit_cgroup_path, CgroupLayout layout, char **reterr);
 void cgroup_remove_v1_accounting(const char *unit_cgroup_path, CgroupLayout layout);
-int cgroup_join_v1_accounting_at(const char *cgroupfs_root, const char *unit_cgroup_path, CgroupLayout layout,
-                                 char **reterr);
+int cgroup_join_v1_accounting_at(const char *cgroupfs_root, const char *unit_cgroup_path,
+                                 CgroupLayout layout, char **reterr);
 /* The hierarchies systemd never trims (cpuacct mounted apart from cpu): joined, with every process of the
  * unit, as the very last step of `create` (after the init is committed), and removed by `delete`. Not
  * earlier, so that a create killed half-way leaves nothing that systemd does not clean up. */

@@ -134,32 +134,37 @@ int container_checkpoint(const CheckpointOptions *o, char **reterr) {
 
         assert(o);
         if (o->common.lazy_pages)
-                return errorf(reterr, EOPNOTSUPP, "--lazy-pages: not supported by sdrun (see sdrun-checkpoint(8))");
+                return errorf(reterr, EOPNOTSUPP,
+                              "--lazy-pages: not supported by sdrun (see sdrun-checkpoint(8))");
 
         r = container_load(o->root, o->id, CONTAINER_LOCK_EXCLUSIVE, &ct, reterr);
         if (r < 0)
                 return r;
         st = container_status(ct);
         if (st != CONTAINER_RUNNING && st != CONTAINER_PAUSED)
-                return errorf(reterr, EINVAL, "cannot checkpoint container \"%s\": it is %s, not running", o->id,
-                              container_status_to_string(st));
+                return errorf(reterr, EINVAL, "cannot checkpoint container \"%s\": it is %s, not running",
+                              o->id, container_status_to_string(st));
         r = container_read_config(ct, &raw, &raw_len);
         if (r >= 0)
                 r = oci_config_parse(raw, raw_len, &c, NULL);
         if (r < 0)
                 return errorf(reterr, r, "cannot read the config of container \"%s\"", o->id);
         if (c->has_process && c->process.terminal && !o->common.shell_job)
-                return errorf(reterr, EOPNOTSUPP,
-                              "cannot checkpoint container \"%s\": process.terminal is true and sdrun cannot restore a "
-                              "container's terminal (see sdrun-checkpoint(8))", o->id);
+                return errorf(
+                        reterr, EOPNOTSUPP,
+                        "cannot checkpoint container \"%s\": process.terminal is true and sdrun cannot restore a "
+                        "container's terminal (see sdrun-checkpoint(8))",
+                        o->id);
 
         r = criu_get_version(o->common.criu, &criu, &version);
         if (r == -ENOENT)
-                return errorf(reterr, r, "cannot checkpoint container \"%s\": CRIU is not installed (no \"%s\" found; "
-                              "install the criu package or give --criu PATH)", o->id, o->common.criu ?: "criu");
+                return errorf(reterr, r,
+                              "cannot checkpoint container \"%s\": CRIU is not installed (no \"%s\" found; "
+                              "install the criu package or give --criu PATH)",
+                              o->id, o->common.criu ?: "criu");
         if (r < 0)
-                return errorf(reterr, r, "cannot checkpoint container \"%s\": \"%s --version\" failed: %s", o->id,
-                              o->common.criu ?: "criu", strerror(-r));
+                return errorf(reterr, r, "cannot checkpoint container \"%s\": \"%s --version\" failed: %s",
+                              o->id, o->common.criu ?: "criu", strerror(-r));
 
         r = criu_resolve_dirs(&o->common, true, &image, &work, reterr);
         if (r < 0)
@@ -190,16 +195,18 @@ int container_checkpoint(const CheckpointOptions *o, char **reterr) {
         if (r < 0)
                 return r;
         if ((o->leave_running && !o->pre_dump && !strv_builder_add(&args, "--leave-running")) ||
-            (o->parent_path && (!strv_builder_add(&args, "--prev-images-dir") ||
-                                !strv_builder_add(&args, o->parent_path))) ||
+            (o->parent_path &&
+             (!strv_builder_add(&args, "--prev-images-dir") || !strv_builder_add(&args, o->parent_path))) ||
             ((o->parent_path || o->pre_dump) && !strv_builder_add(&args, "--track-mem")) ||
             (o->auto_dedup && !strv_builder_add(&args, "--auto-dedup")) ||
-            (o->empty_ns_network && (!strv_builder_add(&args, "--empty-ns") || !strv_builder_add(&args, "net"))))
+            (o->empty_ns_network &&
+             (!strv_builder_add(&args, "--empty-ns") || !strv_builder_add(&args, "net"))))
                 return -ENOMEM;
         if (o->page_server) {
                 const char *colon = strrchr(o->page_server, ':');
                 if (!colon || colon == o->page_server || !colon[1])
-                        return errorf(reterr, EINVAL, "--page-server: expected ADDRESS:PORT, got \"%s\"", o->page_server);
+                        return errorf(reterr, EINVAL, "--page-server: expected ADDRESS:PORT, got \"%s\"",
+                                      o->page_server);
                 if (!strv_builder_add(&args, "--page-server") || !strv_builder_add(&args, "--address") ||
                     !strv_builder_addf(&args, "%.*s", (int) (colon - o->page_server), o->page_server) ||
                     !strv_builder_add(&args, "--port") || !strv_builder_add(&args, colon + 1))
@@ -210,12 +217,15 @@ int container_checkpoint(const CheckpointOptions *o, char **reterr) {
         {
                 const char *netns_path = NULL;
                 struct stat sst;
-                if (oci_config_has_namespace(c, OCI_NS_NETWORK, &netns_path) && netns_path && !o->empty_ns_network) {
+                if (oci_config_has_namespace(c, OCI_NS_NETWORK, &netns_path) && netns_path &&
+                    !o->empty_ns_network) {
                         if (stat(netns_path, &sst) < 0)
-                                return errorf(reterr, -errno, "linux.namespaces: network namespace \"%s\": %s",
-                                              netns_path, strerror(errno));
+                                return errorf(reterr, -errno,
+                                              "linux.namespaces: network namespace \"%s\": %s", netns_path,
+                                              strerror(errno));
                         if (!strv_builder_add(&args, "--external") ||
-                            !strv_builder_addf(&args, "net[%" PRIu64 "]:extRootNetNS", (uint64_t) sst.st_ino))
+                            !strv_builder_addf(&args, "net[%" PRIu64 "]:extRootNetNS",
+                                               (uint64_t) sst.st_ino))
                                 return -ENOMEM;
                 }
         }
@@ -230,7 +240,8 @@ int container_checkpoint(const CheckpointOptions *o, char **reterr) {
 
         r = write_descriptors(ct->pid, image);
         if (r < 0)
-                return errorf(reterr, r, "--image-path: write \"%s/descriptors.json\": %s", image, strerror(-r));
+                return errorf(reterr, r, "--image-path: write \"%s/descriptors.json\": %s", image,
+                              strerror(-r));
 
         if (log_get_max_level() >= LOG_LEVEL_DEBUG) {
                 _cleanup_free_ char *line = strv_builder_join(&args);
@@ -246,8 +257,8 @@ int container_checkpoint(const CheckpointOptions *o, char **reterr) {
                 _cleanup_free_ char *why = criu_explain_failure(version, &run, log_path);
                 return errorf(reterr, EIO, "%s", why ?: "criu failed");
         }
-        log_info("%s container %s to %s (criu %s)", o->pre_dump ? "pre-dumped" : "checkpointed", o->id, image,
-                 version);
+        log_info("%s container %s to %s (criu %s)", o->pre_dump ? "pre-dumped" : "checkpointed", o->id,
+                 image, version);
         if (o->pre_dump || o->leave_running)
                 return 0;
 
@@ -261,7 +272,8 @@ int container_checkpoint(const CheckpointOptions *o, char **reterr) {
                         (void) sdunit_kill_unit(bus, ct->unit, SIGKILL, NULL);
                         r = sdunit_stop_unit(bus, ct->unit, UNIT_STOP_TIMEOUT_USEC, &err);
                         if (r < 0 && r != -ENOENT)
-                                log_warning("checkpoint %s: stop unit %s: %s", o->id, ct->unit, err ?: strerror(-r));
+                                log_warning("checkpoint %s: stop unit %s: %s", o->id, ct->unit,
+                                            err ?: strerror(-r));
                 }
         }
         r = write_file_atomic_at(ct->dir_fd, CHECKPOINTED_MARKER, image, strlen(image), 0600);

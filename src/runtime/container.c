@@ -84,7 +84,8 @@ static bool is_paths_ns_sysctl_ok(const OciConfig *c, const char *key, char **re
         if (strneq(key, "net.", 4)) {
                 if (!has_own_namespace(c, OCI_NS_NETWORK, "net")) {
                         errorf(reterr, EINVAL,
-                             "linux.sysctl: \"%s\" needs a network namespace of the container's own (the container shares the host's)", key);
+                               "linux.sysctl: \"%s\" needs a network namespace of the container's own (the container shares the host's)",
+                               key);
                         return false;
                 }
                 return true;
@@ -92,7 +93,9 @@ static bool is_paths_ns_sysctl_ok(const OciConfig *c, const char *key, char **re
         /* runc and crun refuse kernel.hostname whether "hostname" is set or not; crun also refuses
          * kernel.domainname next to "domainname". */
         if (streq(key, "kernel.hostname")) {
-                errorf(reterr, EINVAL, "linux.sysctl: \"%s\" conflicts with the \"hostname\" field: set the hostname there", key);
+                errorf(reterr, EINVAL,
+                       "linux.sysctl: \"%s\" conflicts with the \"hostname\" field: set the hostname there",
+                       key);
                 return false;
         }
         if (streq(key, "kernel.domainname") && !isempty(c->domainname)) {
@@ -101,20 +104,23 @@ static bool is_paths_ns_sysctl_ok(const OciConfig *c, const char *key, char **re
         }
         if (streq(key, "kernel.domainname")) {
                 if (!has_own_namespace(c, OCI_NS_UTS, "uts")) {
-                        errorf(reterr, EINVAL, "linux.sysctl: \"%s\" needs a uts namespace of the container's own", key);
+                        errorf(reterr, EINVAL,
+                               "linux.sysctl: \"%s\" needs a uts namespace of the container's own", key);
                         return false;
                 }
                 return true;
         }
-        if (strneq(key, "kernel.msg", 10) || strneq(key, "kernel.sem", 10) || strneq(key, "kernel.shm", 10) ||
-            strneq(key, "fs.mqueue.", 10)) {
+        if (strneq(key, "kernel.msg", 10) || strneq(key, "kernel.sem", 10) ||
+            strneq(key, "kernel.shm", 10) || strneq(key, "fs.mqueue.", 10)) {
                 if (!has_own_namespace(c, OCI_NS_IPC, "ipc")) {
-                        errorf(reterr, EINVAL, "linux.sysctl: \"%s\" needs an ipc namespace of the container's own", key);
+                        errorf(reterr, EINVAL,
+                               "linux.sysctl: \"%s\" needs an ipc namespace of the container's own", key);
                         return false;
                 }
                 return true;
         }
-        errorf(reterr, EINVAL, "linux.sysctl: \"%s\" is not namespaced: setting it would change the host", key);
+        errorf(reterr, EINVAL, "linux.sysctl: \"%s\" is not namespaced: setting it would change the host",
+               key);
         return false;
 }
 
@@ -134,40 +140,48 @@ static int validate_config(const OciConfig *c, const CreateOptions *o, char **re
         /* hostname/domainname are set in the container's uts namespace, new or joined by path (a pod's);
          * never in the runtime's own, which would rename the host. */
         if ((!isempty(c->hostname) || !isempty(c->domainname)) && !has_own_namespace(c, OCI_NS_UTS, "uts"))
-                return errorf(reterr, EINVAL, "%s: the uts namespace joined by path is the host's: setting it would "
-                              "rename the host", !isempty(c->hostname) ? "hostname" : "domainname");
+                return errorf(reterr, EINVAL,
+                              "%s: the uts namespace joined by path is the host's: setting it would "
+                              "rename the host",
+                              !isempty(c->hostname) ? "hostname" : "domainname");
         /* (uid_t) -1 means "leave unchanged" to setresuid()/setresgid(): the process would keep running as
          * root. Never a valid id for the container's process. */
         if (c->has_process) {
                 if (c->process.user.uid == UINT32_MAX)
                         return errorf(reterr, EINVAL, "process.user.uid: %" PRIu32 " is not a valid user id",
-                                    UINT32_MAX);
+                                      UINT32_MAX);
                 if (c->process.user.gid == UINT32_MAX)
-                        return errorf(reterr, EINVAL, "process.user.gid: %" PRIu32 " is not a valid group id",
-                                    UINT32_MAX);
+                        return errorf(reterr, EINVAL,
+                                      "process.user.gid: %" PRIu32 " is not a valid group id", UINT32_MAX);
                 for (size_t i = 0; i < c->process.user.n_additional_gids; i++)
                         if (c->process.user.additional_gids[i] == UINT32_MAX)
-                                return errorf(reterr, EINVAL, "process.user.additionalGids[%zu]: %" PRIu32
-                                            " is not a valid group id", i, UINT32_MAX);
+                                return errorf(reterr, EINVAL,
+                                              "process.user.additionalGids[%zu]: %" PRIu32
+                                              " is not a valid group id",
+                                              i, UINT32_MAX);
         }
         const char *subgroup = oci_config_annotation(c, SUBGROUP_ANNOTATION);
-        if (subgroup && (isempty(subgroup) || strchr(subgroup, '/') || streq(subgroup, ".") || streq(subgroup, "..") ||
-                         strneq(subgroup, "cgroup.", 7) || strlen(subgroup) > 255))
-                return errorf(reterr, EINVAL, "annotations[\"" SUBGROUP_ANNOTATION "\"]: invalid sub-cgroup name \"%s\"",
+        if (subgroup && (isempty(subgroup) || strchr(subgroup, '/') || streq(subgroup, ".") ||
+                         streq(subgroup, "..") || strneq(subgroup, "cgroup.", 7) || strlen(subgroup) > 255))
+                return errorf(reterr, EINVAL,
+                              "annotations[\"" SUBGROUP_ANNOTATION "\"]: invalid sub-cgroup name \"%s\"",
                               subgroup);
         /* runc and crun accept a config without one, make the container's mounts in the runtime's own mount
          * namespace and leave them all mounted on the host afterwards (runc refuses only when maskedPaths or
          * readonlyPaths are set). Unsafe: refused. */
         if (!has_own_namespace(c, OCI_NS_MOUNT, "mnt"))
-                return errorf(reterr, EINVAL, "linux.namespaces: the container needs a mount namespace of its own "
-                              "(add {\"type\": \"mount\"}): in the runtime's mount namespace its mounts would be "
-                              "made on the host and stay there");
+                return errorf(
+                        reterr, EINVAL,
+                        "linux.namespaces: the container needs a mount namespace of its own "
+                        "(add {\"type\": \"mount\"}): in the runtime's mount namespace its mounts would be "
+                        "made on the host and stay there");
         /* The init is a clone of the runtime that is born in the container's cgroup and charged there: below
          * this, the kernel OOM-kills it (and sdrun create with it) without a word. 0 means "not set" (runc). */
         if (c->linux_.resources.memory.has_limit && c->linux_.resources.memory.limit > 0 &&
             c->linux_.resources.memory.limit < MEMORY_LIMIT_MIN)
                 return errorf(reterr, EINVAL,
-                              "linux.resources.memory.limit: %" PRIi64 " bytes is too low: a container needs at least %d "
+                              "linux.resources.memory.limit: %" PRIi64
+                              " bytes is too low: a container needs at least %d "
                               "(%d MiB) to start",
                               c->linux_.resources.memory.limit, MEMORY_LIMIT_MIN, MEMORY_LIMIT_MIN >> 20);
         return become_check_lsm(c->has_process ? &c->process : NULL, &c->linux_, reterr);
@@ -183,7 +197,8 @@ static int bind_start_socket(Container *ct, int *ret, char **reterr) {
         if (s < 0)
                 return -errno;
         if (bind(s, (struct sockaddr *) &sa, sizeof sa) < 0 || listen(s, 4) < 0)
-                return errorf(reterr, -errno, "create the start socket of \"%s\": %s", ct->id, strerror(errno));
+                return errorf(reterr, -errno, "create the start socket of \"%s\": %s", ct->id,
+                              strerror(errno));
         *ret = TAKE_FD(s);
         return 0;
 }
@@ -198,7 +213,7 @@ static int connect_start_socket(Container *ct, int *ret, char **reterr) {
                 return -errno;
         if (connect(s, (struct sockaddr *) &sa, sizeof sa) < 0)
                 return errorf(reterr, -errno, "container \"%s\" is not waiting to be started: %s", ct->id,
-                            strerror(errno));
+                              strerror(errno));
         *ret = TAKE_FD(s);
         return 0;
 }
@@ -309,7 +324,8 @@ static void register_machine_report(int r, const char *err) {
 
 /* Sent as soon as the init exists (in the scope), answered by the time the init is set up: machined's work
  * (it asks systemd for the leader's unit) overlaps with the container's setup. NULL: nothing to wait for. */
-static SdUnitMachineCall *register_machine_begin(const OciConfig *c, const char *id, pid_t leader, const char *rootfs) {
+static SdUnitMachineCall *register_machine_begin(const OciConfig *c, const char *id, pid_t leader,
+                                                 const char *rootfs) {
         _cleanup_free_ char *name = NULL, *err = NULL;
         const char *a = oci_config_annotation(c, MACHINE_ANNOTATION);
         SdUnitMachineCall *call = NULL;
@@ -357,7 +373,8 @@ typedef struct ScopeEntry {
 static int scope_enter(ScopeEntry *s, pid_t pid, int *ret_subgroup_fd, char **reterr) {
         int r;
 
-        r = sdunit_start_scope(s->bus, s->unit, s->slice, s->description, pid, s->props, SCOPE_JOB_TIMEOUT_USEC, reterr);
+        r = sdunit_start_scope(s->bus, s->unit, s->slice, s->description, pid, s->props,
+                               SCOPE_JOB_TIMEOUT_USEC, reterr);
         if (r < 0)
                 return errwrap(reterr, r, "%s", "");
         s->started = true;
@@ -396,17 +413,21 @@ static int scope_enter(ScopeEntry *s, pid_t pid, int *ret_subgroup_fd, char **re
          * controllers below a cgroup that has processes): the init is born in it (CLONE_INTO_CGROUP). */
         if (s->subgroup) {
                 if (s->layout == CGROUP_LAYOUT_LEGACY)
-                        return errorf(reterr, EOPNOTSUPP, "annotations[\"" SUBGROUP_ANNOTATION "\"]: needs a unified (cgroup v2) hierarchy");
+                        return errorf(reterr, EOPNOTSUPP,
+                                      "annotations[\"" SUBGROUP_ANNOTATION
+                                      "\"]: needs a unified (cgroup v2) hierarchy");
                 r = cgroup_unified_dir(s->cgroup, &s->scope_dir);
                 if (r >= 0) {
                         _cleanup_close_ int dfd = open(s->scope_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
                         if (dfd < 0 || (mkdirat(dfd, s->subgroup, 0755) < 0 && errno != EEXIST))
                                 r = -errno;
-                        else if ((*ret_subgroup_fd = openat(dfd, s->subgroup, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+                        else if ((*ret_subgroup_fd =
+                                          openat(dfd, s->subgroup, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
                                 r = -errno;
                 }
                 if (r < 0)
-                        return errorf(reterr, r, "create the sub-cgroup \"%s\" of %s: %s", s->subgroup, s->unit, strerror(-r));
+                        return errorf(reterr, r, "create the sub-cgroup \"%s\" of %s: %s", s->subgroup,
+                                      s->unit, strerror(-r));
         }
         return 0;
 }
@@ -426,7 +447,8 @@ static int scope_place_stage1(pid_t stage1_pid, void *userdata, int *ret_cgroup_
                 return r;
         *ret_cgroup_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (*ret_cgroup_fd < 0)
-                return errorf(reterr, -errno, "open the cgroup of %s (\"%s\"): %s", s->unit, dir, strerror(errno));
+                return errorf(reterr, -errno, "open the cgroup of %s (\"%s\"): %s", s->unit, dir,
+                              strerror(errno));
         return 0;
 }
 
@@ -443,7 +465,8 @@ void container_record_owner_and_annotations(Container *ct, const OciConfig *c) {
         if (c->n_annotations > 0) {
                 ct->annotations = cJSON_CreateObject();
                 for (size_t i = 0; ct->annotations && i < c->n_annotations; i++)
-                        cJSON_AddStringToObject(ct->annotations, c->annotations[i].key, c->annotations[i].value);
+                        cJSON_AddStringToObject(ct->annotations, c->annotations[i].key,
+                                                c->annotations[i].value);
         }
 }
 
@@ -533,7 +556,7 @@ static int create_load(CreateRun *cr, char **reterr) {
         r = read_full_file_at(bundle_fd, "config.json", 16U << 20, &cr->raw, &cr->raw_len);
         if (r < 0)
                 return errorf(reterr, r, "config.json: cannot read \"%s/config.json\": %s", cr->bundle,
-                            r == -EFBIG ? "file too large" : strerror(-r));
+                              r == -EFBIG ? "file too large" : strerror(-r));
         {
                 _cleanup_free_ char *perr = NULL;
                 r = oci_config_parse(cr->raw, cr->raw_len, &cr->c, &perr);
@@ -571,16 +594,19 @@ static int create_validate(CreateRun *cr, char **reterr) {
         if (r < 0)
                 return errwrap(reterr, r, "config.json");
 
-        r = sdunit_scope_name_from_cgroups_path(c->linux_.cgroups_path, o->id, &cr->slice, &cr->unit, reterr);
+        r = sdunit_scope_name_from_cgroups_path(c->linux_.cgroups_path, o->id, &cr->slice, &cr->unit,
+                                                reterr);
         if (r < 0)
                 return errwrap(reterr, r, "config.json");
 
         log_set_context(o->id, cr->unit);
         r = cgroup_detect_layout(&cr->layout);
         if (r < 0)
-                return errorf(reterr, r, "cannot determine the cgroup layout of /sys/fs/cgroup: %s", strerror(-r));
+                return errorf(reterr, r, "cannot determine the cgroup layout of /sys/fs/cgroup: %s",
+                              strerror(-r));
         if (c->linux_.resources.present) {
-                r = cgroup_props_from_resources(&c->linux_.resources, cr->layout, &cr->props, &cr->writes, reterr);
+                r = cgroup_props_from_resources(&c->linux_.resources, cr->layout, &cr->props, &cr->writes,
+                                                reterr);
                 if (r < 0)
                         return errwrap(reterr, r, "config.json");
                 r = cgroup_props_add_default_devices(&cr->props, &cr->writes);
@@ -651,7 +677,8 @@ static int create_state(CreateRun *cr, char **reterr) {
         if (notify_host_socket() && cr->notify_ready == NOTIFY_READY_CONTAINER) {
                 _cleanup_free_ char *notify_dir = NULL;
                 if (mkdirat(ct->dir_fd, NOTIFY_DIR, 0755) < 0 && errno != EEXIST)
-                        return errorf(reterr, -errno, "create the notify directory of \"%s\": %s", o->id, strerror(errno));
+                        return errorf(reterr, -errno, "create the notify directory of \"%s\": %s", o->id,
+                                      strerror(errno));
                 r = container_path(ct, NOTIFY_DIR, &notify_dir);
                 if (r >= 0)
                         r = notify_setup_config(cr->c, notify_dir);
@@ -681,9 +708,15 @@ static int create_connect(CreateRun *cr, char **reterr) {
                         return r;
         }
         cr->subgroup = oci_config_annotation(cr->c, SUBGROUP_ANNOTATION);
-        cr->se = (ScopeEntry) {
-                .bus = cr->bus, .unit = cr->unit, .slice = cr->slice, .description = cr->description,
-                .subgroup = cr->subgroup, .props = &cr->props, .writes = &cr->writes, .layout = cr->layout,
+        cr->se = (ScopeEntry){
+                .bus = cr->bus,
+                .unit = cr->unit,
+                .slice = cr->slice,
+                .description = cr->description,
+                .subgroup = cr->subgroup,
+                .props = &cr->props,
+                .writes = &cr->writes,
+                .layout = cr->layout,
         };
         return 0;
 }
@@ -753,8 +786,8 @@ static int create_clone_init(CreateRun *cr, char **reterr) {
                 /* The scope holds no process now: hand its controllers down to the container's subtree. */
                 r = cgroup_enable_subtree_controllers(cr->scope_dir);
                 if (r < 0)
-                        return errorf(reterr, r, "enable the controllers of %s for its sub-cgroups: %s", cr->unit,
-                                      strerror(-r));
+                        return errorf(reterr, r, "enable the controllers of %s for its sub-cgroups: %s",
+                                      cr->unit, strerror(-r));
         }
         log_debug("create %s: init %d cloned, runtime back in its own cgroup", o->id, (int) cr->ip.pid);
         cr->machine_call = register_machine_begin(cr->c, o->id, cr->ip.pid, cr->rootfs);
@@ -791,17 +824,21 @@ static int create_setup_init(CreateRun *cr, char **reterr) {
                 } else if (m.type == SYNC_PREPARED) {
                         _cleanup_free_ char *st_runtime = NULL, *st_container = NULL;
                         sync_msg_done(&m);
-                        if ((r = container_hook_state_string(cr->ct, CONTAINER_CREATING, ip->pid, &st_runtime)) < 0 ||
+                        if ((r = container_hook_state_string(cr->ct, CONTAINER_CREATING, ip->pid,
+                                                             &st_runtime)) < 0 ||
                             (r = container_hook_state_string(cr->ct, CONTAINER_CREATING,
-                                                             container_ns_pid(cr->c, ip->pid), &st_container)) < 0)
+                                                             container_ns_pid(cr->c, ip->pid),
+                                                             &st_container)) < 0)
                                 return r;
                         test_stop_at("prepared");
                         r = hooks_run(cr->c, OCI_HOOK_PRESTART, st_runtime, cr->bundle, reterr);
                         if (r >= 0)
-                                r = hooks_run(cr->c, OCI_HOOK_CREATE_RUNTIME, st_runtime, cr->bundle, reterr);
+                                r = hooks_run(cr->c, OCI_HOOK_CREATE_RUNTIME, st_runtime, cr->bundle,
+                                              reterr);
                         if (r < 0)
                                 return r;
-                        r = sync_send(ip->sync_fd, SYNC_CONTINUE, 0, st_container, strlen(st_container) + 1, -EBADF);
+                        r = sync_send(ip->sync_fd, SYNC_CONTINUE, 0, st_container, strlen(st_container) + 1,
+                                      -EBADF);
                         if (r < 0)
                                 continue; /* the init died: the next receive says how */
                 } else if (m.type == SYNC_CONSOLE) {
@@ -822,7 +859,8 @@ static int create_setup_init(CreateRun *cr, char **reterr) {
                         return 0;
                 } else {
                         sync_msg_done(&m);
-                        return errorf(reterr, EBADMSG, "unexpected message %d from the container init", (int) m.type);
+                        return errorf(reterr, EBADMSG, "unexpected message %d from the container init",
+                                      (int) m.type);
                 }
         }
 }
@@ -872,14 +910,8 @@ static int create_commit(CreateRun *cr, char **reterr) {
 
 /* The steps of create, in order. */
 static int (*const create_steps[])(CreateRun *cr, char **reterr) = {
-        create_load,
-        create_validate,
-        create_state,
-        create_connect,
-        create_enter_scope,
-        create_clone_init,
-        create_setup_init,
-        create_commit,
+        create_load,        create_validate,   create_state,      create_connect,
+        create_enter_scope, create_clone_init, create_setup_init, create_commit,
 };
 
 int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, char **reterr) {
@@ -904,10 +936,12 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
         if (!cr.rootless && cr.cgroup) {
                 _cleanup_free_ char *err = NULL;
                 if (cgroup_join_v1_untrimmed(cr.cgroup, cr.layout, &err) < 0)
-                        log_warning("%s: its statistics there are the host's", err ?: "cannot join the v1 cpuacct hierarchy");
+                        log_warning("%s: its statistics there are the host's",
+                                    err ?: "cannot join the v1 cpuacct hierarchy");
         }
         cr.ip.sync_fd = safe_close(cr.ip.sync_fd);
-        log_info("created container %s in %s (init pid %d, bundle %s)", o->id, cr.unit, (int) cr.ct->pid, cr.bundle);
+        log_info("created container %s in %s (init pid %d, bundle %s)", o->id, cr.unit, (int) cr.ct->pid,
+                 cr.bundle);
         if (ret_pid)
                 *ret_pid = cr.ip.pid;
         if (ret_pidfd)
@@ -954,8 +988,8 @@ static int init_exit_status(pid_t pid, int pidfd, siginfo_t *ret) {
                 char path[64], *f;
 
                 snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
-                if (read_full_file_at(AT_FDCWD, path, 4096, &buf, NULL) < 0 || pidfd_send_sig(pidfd, 0) == -ESRCH ||
-                    !(f = strrchr(buf, ')')) || !strneq(f, ") Z ", 4))
+                if (read_full_file_at(AT_FDCWD, path, 4096, &buf, NULL) < 0 ||
+                    pidfd_send_sig(pidfd, 0) == -ESRCH || !(f = strrchr(buf, ')')) || !strneq(f, ") Z ", 4))
                         return -ENODATA;
                 f += 2; /* field 3, the state */
                 for (int n = 3; n < 52 && f; n++)
@@ -965,7 +999,7 @@ static int init_exit_status(pid_t pid, int pidfd, siginfo_t *ret) {
                         return -ENODATA;
                 info.exit_code = (int32_t) strtol(f, NULL, 10);
         }
-        *ret = (siginfo_t) {};
+        *ret = (siginfo_t){};
         ret->si_code = WIFEXITED(info.exit_code) ? CLD_EXITED : CLD_KILLED;
         ret->si_status = WIFEXITED(info.exit_code) ? WEXITSTATUS(info.exit_code) : WTERMSIG(info.exit_code);
         return 0;
@@ -1003,14 +1037,16 @@ int container_start_full(const char *root, const char *id, const StartOptions *s
         if (st == CONTAINER_STOPPED)
                 return errorf(reterr, EINVAL, "cannot start a container that has stopped");
         if (st != CONTAINER_CREATED)
-                return errorf(reterr, EINVAL, "cannot start a container in the %s state", container_status_to_string(st));
+                return errorf(reterr, EINVAL, "cannot start a container in the %s state",
+                              container_status_to_string(st));
         r = container_read_config(ct, &raw, &raw_len);
         if (r >= 0)
                 r = oci_config_parse(raw, raw_len, &c, NULL);
         if (r < 0)
                 return errorf(reterr, r, "cannot read the config of container \"%s\"", id);
         if (!c->has_process)
-                return errorf(reterr, EINVAL, "cannot start container \"%s\": config.json has no process", id);
+                return errorf(reterr, EINVAL, "cannot start container \"%s\": config.json has no process",
+                              id);
         log_debug("start %s: state and config loaded", id);
 
         pidfd = container_open_pidfd(ct);
@@ -1036,7 +1072,8 @@ int container_start_full(const char *root, const char *id, const StartOptions *s
         ct->recorded = CONTAINER_RUNNING;
         r = container_save(ct);
         if (r < 0)
-                return errorf(reterr, r, "cannot start container \"%s\": write its state: %s", id, strerror(-r));
+                return errorf(reterr, r, "cannot start container \"%s\": write its state: %s", id,
+                              strerror(-r));
         r = sync_send(conn, SYNC_START, 0, state_json, strlen(state_json) + 1, -EBADF);
         if (r < 0) {
                 kill_init_and_wait(pidfd);
@@ -1054,7 +1091,8 @@ int container_start_full(const char *root, const char *id, const StartOptions *s
                 if (r < 0) {
                         kill_init_and_wait(pidfd);
                         return errorf(reterr, r, "start container \"%s\": %s", id,
-                                    r == -ETIMEDOUT ? "the init did not exec in time and was killed" : strerror(-r));
+                                      r == -ETIMEDOUT ? "the init did not exec in time and was killed"
+                                                      : strerror(-r));
                 }
                 if (m.type == SYNC_EXEC) {
                         exec_seen = true;
@@ -1078,7 +1116,8 @@ int container_start_full(const char *root, const char *id, const StartOptions *s
                 if (m.type == SYNC_SECCOMP_FD) {
                         _cleanup_free_ char *host_state = NULL;
                         if (container_hook_state_string(ct, CONTAINER_CREATED, ct->pid, &host_state) >= 0)
-                                r = oci_seccomp_send_to_agent(&c->linux_.seccomp, m.fd, ct->pid, host_state, reterr);
+                                r = oci_seccomp_send_to_agent(&c->linux_.seccomp, m.fd, ct->pid, host_state,
+                                                              reterr);
                         else
                                 r = -ENOMEM;
                         sync_msg_done(&m);
@@ -1103,20 +1142,24 @@ int container_start_full(const char *root, const char *id, const StartOptions *s
                         /* Alive, yet it closed the connection without saying it would exec: not ours to
                          * trust. A failing start leaves nothing running. */
                         kill_init_and_wait(pidfd);
-                        return errorf(reterr, ECHILD,
-                                      "container \"%s\": the init closed the start connection without executing the process; killed",
-                                      id);
+                        return errorf(
+                                reterr, ECHILD,
+                                "container \"%s\": the init closed the start connection without executing the process; killed",
+                                id);
                 }
                 if (init_exit_status(ct->pid, pidfd, &si) >= 0)
-                        if (asprintf(&how, "%s %d", si.si_code == CLD_EXITED ? "exited with status" : "was killed by signal",
+                        if (asprintf(&how, "%s %d",
+                                     si.si_code == CLD_EXITED ? "exited with status"
+                                                              : "was killed by signal",
                                      si.si_status) < 0)
                                 how = NULL;
-                return errorf(reterr, ECHILD, "container \"%s\": the init %s before it could exec the process%s", id,
-                            how ?: "died",
-                            si.si_code != CLD_EXITED && si.si_status == SIGSYS ? " (seccomp)"
-                            : c->linux_.seccomp.present && !c->process.no_new_privileges
-                                    ? " without reporting why: with noNewPrivileges false, linux.seccomp is loaded before the user and capabilities are set and must allow their syscalls"
-                                    : "");
+                return errorf(
+                        reterr, ECHILD, "container \"%s\": the init %s before it could exec the process%s",
+                        id, how ?: "died",
+                        si.si_code != CLD_EXITED && si.si_status == SIGSYS ? " (seccomp)"
+                        : c->linux_.seccomp.present && !c->process.no_new_privileges
+                                ? " without reporting why: with noNewPrivileges false, linux.seccomp is loaded before the user and capabilities are set and must allow their syscalls"
+                                : "");
         }
 
         /* poststart: the user process has been executed; start has not returned yet. */
@@ -1142,7 +1185,8 @@ int container_start_full(const char *root, const char *id, const StartOptions *s
         if (notify_fd >= 0) {
                 pid_t mainpid = so && so->notify_mainpid > 0 ? so->notify_mainpid : ct->pid;
                 log_debug("start %s: waiting for READY=1 on its notify socket", id);
-                r = notify_wait_ready(notify_fd, pidfd, id, notify_host, mainpid, notify_timeout_usec(c), reterr);
+                r = notify_wait_ready(notify_fd, pidfd, id, notify_host, mainpid, notify_timeout_usec(c),
+                                      reterr);
                 if (r < 0) {
                         if (r != -ECHILD)
                                 kill_init_and_wait(pidfd);
@@ -1159,7 +1203,8 @@ int container_start_full(const char *root, const char *id, const StartOptions *s
                                  (int) (so && so->notify_mainpid > 0 ? so->notify_mainpid : ct->pid));
                         r = notify_send(notify_host, msg);
                         if (r < 0)
-                                log_warning("send READY=1 to NOTIFY_SOCKET %s: %s", notify_host, strerror(-r));
+                                log_warning("send READY=1 to NOTIFY_SOCKET %s: %s", notify_host,
+                                            strerror(-r));
                 }
         }
         return 0;
@@ -1216,16 +1261,19 @@ static int delete_corrupt(Container *ct, bool force, char **reterr) {
         int r;
 
         if (!force)
-                return errorf(reterr, EUCLEAN, "state of container \"%s\" is corrupt: use delete --force", ct->id);
+                return errorf(reterr, EUCLEAN, "state of container \"%s\" is corrupt: use delete --force",
+                              ct->id);
         if (container_read_config(ct, &raw, &raw_len) >= 0 && oci_config_parse(raw, raw_len, &c, NULL) >= 0)
-                (void) sdunit_scope_name_from_cgroups_path(c->linux_.cgroups_path, ct->id, &slice, &unit, NULL);
+                (void) sdunit_scope_name_from_cgroups_path(c->linux_.cgroups_path, ct->id, &slice, &unit,
+                                                           NULL);
         if (!unit && sdunit_scope_name_from_cgroups_path(NULL, ct->id, &slice, &unit, NULL) < 0)
                 return -ENOMEM;
         r = sdunit_bus_open(geteuid() != 0, &bus, NULL);
         if (r >= 0)
                 teardown_unit(bus, unit, true);
         else
-                log_warning("delete %s: cannot connect to systemd to stop %s: %s", ct->id, unit, strerror(-r));
+                log_warning("delete %s: cannot connect to systemd to stop %s: %s", ct->id, unit,
+                            strerror(-r));
         r = container_remove(ct);
         if (r < 0)
                 return errorf(reterr, r, "remove state of \"%s\": %s", ct->id, strerror(-r));
@@ -1251,7 +1299,7 @@ int container_delete(const char *root, const char *id, bool force, char **reterr
          * task that was created but never started that way. Running and paused ones need --force. */
         if (st != CONTAINER_STOPPED && st != CONTAINER_CREATED && !force)
                 return errorf(reterr, EBUSY, "cannot delete container \"%s\" that is not stopped: %s", id,
-                            container_status_to_string(st));
+                              container_status_to_string(st));
 
         if (st != CONTAINER_STOPPED) {
                 _cleanup_close_ int pidfd = container_open_pidfd(ct);
@@ -1280,8 +1328,8 @@ int container_delete(const char *root, const char *id, bool force, char **reterr
 
         /* A container stopped by `checkpoint` had its poststop hooks run then. */
         if (faccessat(ct->dir_fd, CHECKPOINTED_MARKER, F_OK, 0) < 0 &&
-            container_read_config(ct, &raw, &raw_len) >= 0 && oci_config_parse(raw, raw_len, &c, NULL) >= 0 &&
-            c->hooks.n_hooks[OCI_HOOK_POSTSTOP] > 0) {
+            container_read_config(ct, &raw, &raw_len) >= 0 &&
+            oci_config_parse(raw, raw_len, &c, NULL) >= 0 && c->hooks.n_hooks[OCI_HOOK_POSTSTOP] > 0) {
                 _cleanup_free_ char *state_json = NULL;
                 if (container_hook_state_string(ct, CONTAINER_STOPPED, 0, &state_json) >= 0)
                         (void) hooks_run_all_warn(c, OCI_HOOK_POSTSTOP, state_json, ct->bundle ?: "/");

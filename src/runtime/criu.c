@@ -86,7 +86,7 @@ void strv_builder_done(StrvBuilder *b) {
         for (size_t i = 0; i < b->n; i++)
                 free(b->strv[i]);
         free(b->strv);
-        *b = (StrvBuilder) {};
+        *b = (StrvBuilder){};
 }
 
 int criu_find(const char *name, char **ret) {
@@ -180,7 +180,8 @@ int criu_spawn(char *const *argv, int go_fd, int go_write_fd, int (*setup)(void 
                         if (!full)
                                 _exit(127);
                         memcpy(full, argv, n_args * sizeof *full);
-                        for (size_t i = 1, a = n_args; i < len && a < n_args + n_extra; i += strlen(buf + i) + 1)
+                        for (size_t i = 1, a = n_args; i < len && a < n_args + n_extra;
+                             i += strlen(buf + i) + 1)
                                 full[a++] = buf + i;
                         argv = full;
                 }
@@ -216,7 +217,7 @@ int criu_wait(pid_t pid, int stderr_fd, CriuRun *ret) {
         int status;
 
         assert(ret);
-        *ret = (CriuRun) {};
+        *ret = (CriuRun){};
         while (waitpid(pid, &status, 0) < 0)
                 if (errno != EINTR)
                         return -errno;
@@ -343,19 +344,21 @@ char *criu_explain_failure(const char *criu_version, const CriuRun *run, const c
          * one this CRIU cannot work on (CRIU 3.17's vDSO parser and Linux >= 6.x's vDSO layout, e.g.). */
         if (strstr(all, "Could not initialize kernel features detection") || strstr(all, "kerndat_")) {
                 cause = error_line_with(all, "vdso:") ?: error_line_with(all, "kerndat");
-                if (asprintf(&msg,
-                             "CRIU %s cannot work on this kernel (Linux %s): it fails to detect the kernel's features "
-                             "(%s); checkpoint/restore needs a kernel this CRIU supports",
-                             criu_version ?: "(unknown version)", u.release, cause ?: "kerndat failed") < 0)
+                if (asprintf(
+                            &msg,
+                            "CRIU %s cannot work on this kernel (Linux %s): it fails to detect the kernel's features "
+                            "(%s); checkpoint/restore needs a kernel this CRIU supports",
+                            criu_version ?: "(unknown version)", u.release, cause ?: "kerndat failed") < 0)
                         return NULL;
                 return msg;
         }
         cause = error_line_with(all, "iag module");
         if (cause) {
-                if (asprintf(&msg,
-                             "CRIU needs the kernel's socket diagnostic modules (unix_diag, inet_diag, tcp_diag, "
-                             "netlink_diag, packet_diag), which are not loaded and cannot be loaded on Linux %s (%s)%s%s",
-                             u.release, cause, log_path ? "; see " : "", strempty(log_path)) < 0)
+                if (asprintf(
+                            &msg,
+                            "CRIU needs the kernel's socket diagnostic modules (unix_diag, inet_diag, tcp_diag, "
+                            "netlink_diag, packet_diag), which are not loaded and cannot be loaded on Linux %s (%s)%s%s",
+                            u.release, cause, log_path ? "; see " : "", strempty(log_path)) < 0)
                         return NULL;
                 return msg;
         }
@@ -436,13 +439,13 @@ static bool has_mount_point(const char *points, const char *path) {
         return strstr(points, needle) != NULL;
 }
 
-static int add_ext(CriuExtMount **m, size_t *n, const char *mountpoint, const char *cookie, const char *source,
-                   bool is_dir) {
+static int add_ext(CriuExtMount **m, size_t *n, const char *mountpoint, const char *cookie,
+                   const char *source, bool is_dir) {
         CriuExtMount *nm = reallocarray(*m, *n + 1, sizeof **m);
         if (!nm)
                 return -ENOMEM;
         *m = nm;
-        nm[*n] = (CriuExtMount) {
+        nm[*n] = (CriuExtMount){
                 .mountpoint = strdup(mountpoint),
                 .cookie = strdup(cookie),
                 .source = strdup(source),
@@ -456,7 +459,8 @@ static int add_ext(CriuExtMount **m, size_t *n, const char *mountpoint, const ch
         return 0;
 }
 
-int criu_external_mounts(const OciConfig *c, const char *bundle, pid_t pid, CriuExtMount **ret, size_t *ret_n) {
+int criu_external_mounts(const OciConfig *c, const char *bundle, pid_t pid, CriuExtMount **ret,
+                         size_t *ret_n) {
         _cleanup_free_ char *points = NULL;
         CriuExtMount *m = NULL;
         size_t n = 0;
@@ -496,7 +500,8 @@ int criu_external_mounts(const OciConfig *c, const char *bundle, pid_t pid, Criu
                 }
                 if (!has_mount_point(points, om->destination))
                         continue;
-                r = add_ext(&m, &n, om->destination, om->destination, src, stat(src, &st) < 0 || S_ISDIR(st.st_mode));
+                r = add_ext(&m, &n, om->destination, om->destination, src,
+                            stat(src, &st) < 0 || S_ISDIR(st.st_mode));
         }
 
         /* linux.maskedPaths: files are masked with binds of the host's /dev/null (directories with a tmpfs,
@@ -516,11 +521,12 @@ int criu_external_mounts(const OciConfig *c, const char *bundle, pid_t pid, Criu
         if (r >= 0 && oci_config_has_namespace(c, OCI_NS_USER, NULL)) {
                 for (size_t i = 0; r >= 0 && i < c->linux_.n_devices; i++) {
                         const OciDevice *d = &c->linux_.devices[i];
-                        if ((d->type == 'c' || d->type == 'u' || d->type == 'b') && has_mount_point(points, d->path))
+                        if ((d->type == 'c' || d->type == 'u' || d->type == 'b') &&
+                            has_mount_point(points, d->path))
                                 r = add_ext(&m, &n, d->path, d->path, d->path, false);
                 }
-                static const char *const defaults[] = { "/dev/null", "/dev/zero", "/dev/full", "/dev/random",
-                                                        "/dev/urandom", "/dev/tty" };
+                static const char *const defaults[] = { "/dev/null",   "/dev/zero",    "/dev/full",
+                                                        "/dev/random", "/dev/urandom", "/dev/tty" };
                 for (size_t i = 0; r >= 0 && i < ELEMENTSOF(defaults); i++)
                         if (has_mount_point(points, defaults[i]))
                                 r = add_ext(&m, &n, defaults[i], defaults[i], defaults[i], false);

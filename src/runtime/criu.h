@@ -57,7 +57,7 @@ int criu_get_version(const char *name, char **ret_path, char **ret_version);
 
 /* The outcome of one criu run. */
 typedef struct CriuRun {
-        int status;   /* exit status (128 + signal when killed) */
+        int status;        /* exit status (128 + signal when killed) */
         char *stderr_text; /* what criu wrote to stderr (its errors before the log file is open) */
 } CriuRun;
 void criu_run_done(CriuRun *r);
@@ -77,7 +77,8 @@ typedef struct CriuExtMount {
         char *source;     /* on the host, for restore */
         bool is_dir;
 } CriuExtMount;
-int criu_external_mounts(const OciConfig *c, const char *bundle, pid_t pid, CriuExtMount **ret, size_t *ret_n);
+int criu_external_mounts(const OciConfig *c, const char *bundle, pid_t pid, CriuExtMount **ret,
+                         size_t *ret_n);
 void criu_external_mounts_free(CriuExtMount *m, size_t n);
 
 /* Run criu with argv (argv[0] is the binary), its stdout and stderr captured in *ret_stderr_fd (a memfd).

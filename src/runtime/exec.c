@@ -92,10 +92,12 @@ static int build_process(const ExecOptions *o, OciProcess *config_process, bool 
 
         /* Refused where the host cannot apply them (runc's behaviour), never silently dropped. */
         if (!isempty(o->process_label) && !become_selinux_enabled())
-                return errorf(reterr, EINVAL, "--process-label: \"%s\" requested, but SELinux is not enabled on this host",
+                return errorf(reterr, EINVAL,
+                              "--process-label: \"%s\" requested, but SELinux is not enabled on this host",
                               o->process_label);
         if (!isempty(o->apparmor) && !become_apparmor_enabled())
-                return errorf(reterr, EINVAL, "--apparmor: \"%s\" requested, but AppArmor is not enabled on this host",
+                return errorf(reterr, EINVAL,
+                              "--apparmor: \"%s\" requested, but AppArmor is not enabled on this host",
                               o->apparmor);
 
         if (o->process_file) {
@@ -103,11 +105,12 @@ static int build_process(const ExecOptions *o, OciProcess *config_process, bool 
                 size_t len = 0;
 
                 if (o->args && o->args[0])
-                        return errorf(reterr, EINVAL, "--process and a command on the command line cannot be combined");
+                        return errorf(reterr, EINVAL,
+                                      "--process and a command on the command line cannot be combined");
                 r = read_full_file_at(AT_FDCWD, o->process_file, 4U << 20, &raw, &len);
                 if (r < 0)
                         return errorf(reterr, r, "--process: cannot read \"%s\": %s", o->process_file,
-                                    r == -EFBIG ? "file too large" : strerror(-r));
+                                      r == -EFBIG ? "file too large" : strerror(-r));
                 r = oci_process_parse(raw, len, ret_file_process, &perr);
                 if (r < 0)
                         return errorf(reterr, r, "--process: %s: %s", o->process_file, perr ?: strerror(-r));
@@ -116,8 +119,9 @@ static int build_process(const ExecOptions *o, OciProcess *config_process, bool 
                         p->terminal = true;
         } else {
                 if (!config_has_process)
-                        return errorf(reterr, EINVAL,
-                                    "the container's config.json has no process to take defaults from: use --process");
+                        return errorf(
+                                reterr, EINVAL,
+                                "the container's config.json has no process to take defaults from: use --process");
                 p = config_process;
                 p->args = strv_free(p->args);
                 r = strv_dup(o->args, &p->args);
@@ -132,7 +136,8 @@ static int build_process(const ExecOptions *o, OciProcess *config_process, bool 
                 }
                 for (char **e = o->env; e && *e; e++) {
                         if (!strchr(*e, '=') || **e == '=')
-                                return errorf(reterr, EINVAL, "--env: \"%s\" is not of the form KEY=VALUE", *e);
+                                return errorf(reterr, EINVAL, "--env: \"%s\" is not of the form KEY=VALUE",
+                                              *e);
                         /* runc appends and the last one wins in the lookup; replacing keeps one definition */
                         r = strv_env_set(&p->env, *e);
                         if (r < 0)
@@ -144,7 +149,8 @@ static int build_process(const ExecOptions *o, OciProcess *config_process, bool 
                 }
                 if (o->n_additional_gids > 0) {
                         uint32_t *g = realloc(p->user.additional_gids,
-                                              (p->user.n_additional_gids + o->n_additional_gids) * sizeof(uint32_t));
+                                              (p->user.n_additional_gids + o->n_additional_gids) *
+                                                      sizeof(uint32_t));
                         if (!g)
                                 return -ENOMEM;
                         for (size_t i = 0; i < o->n_additional_gids; i++)
@@ -184,9 +190,11 @@ static int build_process(const ExecOptions *o, OciProcess *config_process, bool 
         if (p->cwd && p->cwd[0] != '/')
                 return errorf(reterr, EINVAL, "process.cwd: \"%s\" is not an absolute path", p->cwd);
         if (p->terminal && !o->console_socket && !o->ret_console_master)
-                return errorf(reterr, EINVAL, "cannot allocate tty if sdrun will detach without setting console socket");
+                return errorf(reterr, EINVAL,
+                              "cannot allocate tty if sdrun will detach without setting console socket");
         if (!p->terminal && o->console_socket)
-                return errorf(reterr, EINVAL, "cannot use --console-socket if no tty is allocated (give --tty)");
+                return errorf(reterr, EINVAL,
+                              "cannot use --console-socket if no tty is allocated (give --tty)");
         *ret = p;
         return 0;
 }
@@ -197,8 +205,9 @@ static const struct {
         const char *name;
         unsigned long flag;
 } ns_table[] = {
-        { "user", CLONE_NEWUSER }, { "mnt", CLONE_NEWNS },       { "net", CLONE_NEWNET },   { "ipc", CLONE_NEWIPC },
-        { "uts", CLONE_NEWUTS },   { "cgroup", CLONE_NEWCGROUP }, { "pid", CLONE_NEWPID },   { "time", CLONE_NEWTIME },
+        { "user", CLONE_NEWUSER }, { "mnt", CLONE_NEWNS },    { "net", CLONE_NEWNET },
+        { "ipc", CLONE_NEWIPC },   { "uts", CLONE_NEWUTS },   { "cgroup", CLONE_NEWCGROUP },
+        { "pid", CLONE_NEWPID },   { "time", CLONE_NEWTIME },
 };
 
 /* The namespaces of the init that differ from ours: joining one we are in is pointless, and for the user
@@ -227,9 +236,9 @@ static int init_namespaces(pid_t pid, unsigned long *ret) {
 }
 
 typedef struct CgroupPlan {
-        int unified_fd;              /* the init's cgroup on the unified hierarchy, for CLONE_INTO_CGROUP */
-        char *unified_path;          /* and its path ("/machine.slice/x.scope/sub") */
-        CgroupMembership *v1;        /* v1 hierarchies where the init is elsewhere than we are */
+        int unified_fd;       /* the init's cgroup on the unified hierarchy, for CLONE_INTO_CGROUP */
+        char *unified_path;   /* and its path ("/machine.slice/x.scope/sub") */
+        CgroupMembership *v1; /* v1 hierarchies where the init is elsewhere than we are */
         size_t n_v1;
 } CgroupPlan;
 
@@ -249,7 +258,7 @@ typedef struct Memberships {
 
 static void memberships_done(Memberships *x) {
         cgroup_memberships_free(x->m, x->n);
-        *x = (Memberships) {};
+        *x = (Memberships){};
 }
 
 static int cgroup_plan_make(pid_t init_pid, CgroupPlan *ret, char **reterr) {
@@ -259,7 +268,8 @@ static int cgroup_plan_make(pid_t init_pid, CgroupPlan *ret, char **reterr) {
 
         r = cgroup_read_memberships(init_pid, &theirs.m, &theirs.n);
         if (r < 0)
-                return errorf(reterr, r, "read /proc/%d/cgroup of the container init: %s", (int) init_pid, strerror(-r));
+                return errorf(reterr, r, "read /proc/%d/cgroup of the container init: %s", (int) init_pid,
+                              strerror(-r));
         r = cgroup_read_memberships(0, &ours.m, &ours.n);
         if (r < 0)
                 return errorf(reterr, r, "read /proc/self/cgroup: %s", strerror(-r));
@@ -279,7 +289,8 @@ static int cgroup_plan_make(pid_t init_pid, CgroupPlan *ret, char **reterr) {
                                 return -ENOMEM;
                         plan.unified_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                         if (plan.unified_fd < 0)
-                                return errorf(reterr, -errno, "open the container's cgroup \"%s\": %s", dir, strerror(errno));
+                                return errorf(reterr, -errno, "open the container's cgroup \"%s\": %s", dir,
+                                              strerror(errno));
                         plan.unified_path = strdup(m->path);
                         if (!plan.unified_path)
                                 return -ENOMEM;
@@ -299,7 +310,7 @@ static int cgroup_plan_make(pid_t init_pid, CgroupPlan *ret, char **reterr) {
                         return -ENOMEM;
         }
         *ret = plan;
-        plan = (CgroupPlan) { .unified_fd = -EBADF };
+        plan = (CgroupPlan){ .unified_fd = -EBADF };
         return 0;
 }
 
@@ -314,13 +325,14 @@ static int cgroup_plan_attach_v1(const CgroupPlan *c, pid_t pid, char **reterr) 
                 if (r == -ENOENT)
                         continue; /* not mounted here */
                 if (r < 0)
-                        return errorf(reterr, r, "cgroup hierarchy \"%s\": %s", c->v1[i].controllers, strerror(-r));
+                        return errorf(reterr, r, "cgroup hierarchy \"%s\": %s", c->v1[i].controllers,
+                                      strerror(-r));
                 if (asprintf(&procs, "%s%s/cgroup.procs", mnt, c->v1[i].path) < 0)
                         return -ENOMEM;
                 r = write_string_file(procs, pidbuf);
                 if (r < 0)
-                        return errorf(reterr, r, "join the container's cgroup: write %s to \"%s\": %s", pidbuf, procs,
-                                    strerror(-r));
+                        return errorf(reterr, r, "join the container's cgroup: write %s to \"%s\": %s",
+                                      pidbuf, procs, strerror(-r));
         }
         return 0;
 }
@@ -367,7 +379,8 @@ static pid_t clone_via_userns(ExecChild *x, int cgroup_fd, int sock, int *ret_pi
                 safe_close(sock);
                 (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
                 if (setns(x->init_pidfd, CLONE_NEWUSER | CLONE_NEWPID) < 0) {
-                        sync_send_error(x->b.sync_fd, errno, "join the user and pid namespaces of the container init: %m");
+                        sync_send_error(x->b.sync_fd, errno,
+                                        "join the user and pid namespaces of the container init: %m");
                         _exit(EXIT_FAILURE);
                 }
                 args.pidfd = (uint64_t) (uintptr_t) &pidfd;
@@ -383,10 +396,12 @@ static pid_t clone_via_userns(ExecChild *x, int cgroup_fd, int sock, int *ret_pi
                 if (v.pid == 0)
                         exec_child_main(x);
                 if (v.pid < 0) {
-                        sync_send_error(x->b.sync_fd, errno, "clone the process in the container's namespaces: %m");
+                        sync_send_error(x->b.sync_fd, errno,
+                                        "clone the process in the container's namespaces: %m");
                         _exit(EXIT_FAILURE);
                 }
-                _exit(sync_send(x->b.sync_fd, SYNC_STAGE1_PID, 0, &v, sizeof v, pidfd) < 0 ? EXIT_FAILURE : EXIT_SUCCESS);
+                _exit(sync_send(x->b.sync_fd, SYNC_STAGE1_PID, 0, &v, sizeof v, pidfd) < 0 ? EXIT_FAILURE
+                                                                                           : EXIT_SUCCESS);
         }
 
         r = sync_expect(sock, -1, EXEC_SETUP_TIMEOUT_USEC, SYNC_STAGE1_PID, &m, reterr);
@@ -416,8 +431,10 @@ static int attach_via_systemd(const Container *ct, const char *init_cgroup, pid_
         int r;
 
         if (!ct->unit || !ct->cgroup)
-                return errorf(reterr, EPERM, "join the container's cgroup: not permitted, and the container has no unit");
-        if (init_cgroup && strneq(init_cgroup, ct->cgroup, strlen(ct->cgroup)) && init_cgroup[strlen(ct->cgroup)] == '/')
+                return errorf(reterr, EPERM,
+                              "join the container's cgroup: not permitted, and the container has no unit");
+        if (init_cgroup && strneq(init_cgroup, ct->cgroup, strlen(ct->cgroup)) &&
+            init_cgroup[strlen(ct->cgroup)] == '/')
                 sub = init_cgroup + strlen(ct->cgroup);
         r = sdunit_bus_open(ct->user_bus, &bus, reterr);
         if (r >= 0)
@@ -444,7 +461,8 @@ static void child_kill_describe(pid_t pid, int pidfd, char **ret_how) {
                 if (asprintf(ret_how, "exited with status %d before it could exec", si.si_status) < 0)
                         *ret_how = NULL;
         } else if (asprintf(ret_how, "was killed by signal %d (%s) before it could exec%s", si.si_status,
-                            strsignal(si.si_status), si.si_status == SIGSYS ? ": a seccomp rule killed it" : "") < 0)
+                            strsignal(si.si_status),
+                            si.si_status == SIGSYS ? ": a seccomp rule killed it" : "") < 0)
                 *ret_how = NULL;
 }
 
@@ -499,16 +517,19 @@ static int exec_load(ExecRun *e, char **reterr) {
                 return r;
         e->st = container_status(e->ct);
         if (e->st == CONTAINER_PAUSED && !o->ignore_paused)
-                return errorf(reterr, EBUSY, "cannot exec in a paused container (use --ignore-paused to override)");
+                return errorf(reterr, EBUSY,
+                              "cannot exec in a paused container (use --ignore-paused to override)");
         if (e->st != CONTAINER_RUNNING && e->st != CONTAINER_PAUSED)
-                return errorf(reterr, EINVAL, "cannot exec in a %s container%s", container_status_to_string(e->st),
+                return errorf(reterr, EINVAL, "cannot exec in a %s container%s",
+                              container_status_to_string(e->st),
                               e->st == CONTAINER_CREATED ? ": start it first" : "");
 
         r = container_read_config(e->ct, &raw, &raw_len);
         if (r >= 0)
                 r = oci_config_parse(raw, raw_len, &e->c, NULL);
         if (r < 0)
-                return errorf(reterr, r, "cannot read the config of container \"%s\": %s", o->id, strerror(-r));
+                return errorf(reterr, r, "cannot read the config of container \"%s\": %s", o->id,
+                              strerror(-r));
 
         return build_process(o, &e->c->process, e->c->has_process, &e->file_process, &e->p, reterr);
 }
@@ -573,16 +594,18 @@ static int exec_clone(ExecRun *e, char **reterr) {
         };
         e->in_cgroup = true;
         if (e->via_userns) {
-                e->x.ns_mask &= ~(unsigned long) CLONE_NEWUSER; /* the intermediate joined it for the child */
+                e->x.ns_mask &=
+                        ~(unsigned long) CLONE_NEWUSER; /* the intermediate joined it for the child */
                 e->x.wait_go = true;
-                pid_t child = clone_via_userns(&e->x, e->cg.unified_fd, e->sv[0], &e->child_pidfd, &e->in_cgroup,
-                                               reterr);
+                pid_t child = clone_via_userns(&e->x, e->cg.unified_fd, e->sv[0], &e->child_pidfd,
+                                               &e->in_cgroup, reterr);
                 if (child < 0)
                         return child;
                 e->child = child;
         } else {
                 pid_t child = clone_into(e->cg.unified_fd, &e->child_pidfd);
-                if (child < 0 && e->cg.unified_fd >= 0 && (errno == EACCES || errno == EPERM) && rootless_detect()) {
+                if (child < 0 && e->cg.unified_fd >= 0 && (errno == EACCES || errno == EPERM) &&
+                    rootless_detect()) {
                         /* Rootless, outside the user's cgroup tree: systemd moves it in (below). */
                         e->x.wait_go = true;
                         e->in_cgroup = false;
@@ -616,7 +639,8 @@ static int exec_attach(ExecRun *e, char **reterr) {
         if (e->cg.n_v1 > 0) {
                 r = cgroup_plan_attach_v1(&e->cg, e->child, reterr);
                 if (r < 0 && rootless && (r == -EACCES || r == -EPERM)) {
-                        log_debug("rootless: %s (left to systemd)", reterr && *reterr ? *reterr : strerror(-r));
+                        log_debug("rootless: %s (left to systemd)",
+                                  reterr && *reterr ? *reterr : strerror(-r));
                         if (reterr) {
                                 free(*reterr);
                                 *reterr = NULL;
@@ -654,20 +678,23 @@ static int exec_wait(ExecRun *e, char **reterr) {
                                       how ?: "died before it could exec");
                 }
                 if (r == -ETIMEDOUT)
-                        return errorf(reterr, r, "unable to start container process: it did not exec within %llu s%s",
+                        return errorf(reterr, r,
+                                      "unable to start container process: it did not exec within %llu s%s",
                                       (unsigned long long) (EXEC_SETUP_TIMEOUT_USEC / USEC_PER_SEC),
                                       e->st == CONTAINER_PAUSED ? " (the container is paused)" : "");
                 if (r < 0)
                         return errorf(reterr, r, "sync with the exec'd process: %s", strerror(-r));
                 if (m.type == SYNC_ERROR) {
                         r = m.error > 0 ? -m.error : -EIO;
-                        errorf(reterr, r, "unable to start container process: %s", m.payload ?: "setup failed");
+                        errorf(reterr, r, "unable to start container process: %s",
+                               m.payload ?: "setup failed");
                         sync_msg_done(&m);
                         return r;
                 } else if (m.type == SYNC_EXEC_FAILED) {
                         r = m.error > 0 ? -m.error : -EIO;
-                        errorf(reterr, r, "unable to start container process: exec: \"%s\": %s", e->p->args[0],
-                               r == -EACCES  ? "permission denied"
+                        errorf(reterr, r, "unable to start container process: exec: \"%s\": %s",
+                               e->p->args[0],
+                               r == -EACCES   ? "permission denied"
                                : r == -ENOENT ? "no such file or directory"
                                               : strerror(-r));
                         sync_msg_done(&m);
@@ -691,8 +718,8 @@ static int exec_wait(ExecRun *e, char **reterr) {
                         _cleanup_free_ char *state_json = NULL;
                         r = build_state_json(e->ct, e->st, &state_json);
                         if (r >= 0)
-                                r = oci_seccomp_send_to_agent(&e->c->linux_.seccomp, m.fd, e->child, state_json,
-                                                              reterr);
+                                r = oci_seccomp_send_to_agent(&e->c->linux_.seccomp, m.fd, e->child,
+                                                              state_json, reterr);
                         sync_msg_done(&m);
                         if (r < 0)
                                 return errwrap(reterr, r, "linux.seccomp.listenerPath");

@@ -49,4 +49,3 @@ typedef struct ExecProcess {
  * not reaped). On failure *reterr says why (e.g. "exec: \"foo\": executable file not found in $PATH") and
  * nothing is left running. */
 int container_exec(const ExecOptions *o, ExecProcess *ret, char **reterr);
-

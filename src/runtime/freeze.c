@@ -37,7 +37,8 @@ static int container_freeze(const char *root, const char *id, bool freeze, char 
 
         r = sdunit_bus_open(ct->user_bus, &bus, reterr);
         if (r >= 0)
-                r = freeze ? sdunit_freeze_unit(bus, ct->unit, reterr) : sdunit_thaw_unit(bus, ct->unit, reterr);
+                r = freeze ? sdunit_freeze_unit(bus, ct->unit, reterr)
+                           : sdunit_thaw_unit(bus, ct->unit, reterr);
         if (r == -EOPNOTSUPP) {
                 log_debug("%s %s: systemd cannot %s %s here, using the cgroup freezer directly", verb, id,
                           freeze ? "freeze" : "thaw", ct->unit);

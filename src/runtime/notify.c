@@ -27,7 +27,8 @@ const char *notify_host_socket(void) {
         const char *e = getenv("NOTIFY_SOCKET");
 
         /* systemd takes absolute paths and abstract names ("@..."); anything else is not a socket for us. */
-        if (isempty(e) || (e[0] != '/' && e[0] != '@') || strlen(e) >= sizeof(((struct sockaddr_un) {}).sun_path))
+        if (isempty(e) || (e[0] != '/' && e[0] != '@') ||
+            strlen(e) >= sizeof(((struct sockaddr_un){}).sun_path))
                 return NULL;
         return e;
 }
@@ -41,8 +42,10 @@ int notify_ready_mode(const OciConfig *c, NotifyReady *ret, char **reterr) {
         else if (streq(v, "started"))
                 *ret = NOTIFY_READY_STARTED;
         else if (a)
-                return errorf(reterr, EINVAL, "config.json: annotations[\"" NOTIFY_READY_ANNOTATION "\"]: \"%s\" is not "
-                              "\"container\" or \"started\"", a);
+                return errorf(reterr, EINVAL,
+                              "config.json: annotations[\"" NOTIFY_READY_ANNOTATION "\"]: \"%s\" is not "
+                              "\"container\" or \"started\"",
+                              a);
         else
                 return errorf(reterr, EINVAL, NOTIFY_READY_ENV "=%s: not \"container\" or \"started\"", e);
         return 0;
@@ -58,8 +61,10 @@ int notify_timeout_from_config(const OciConfig *c, uint64_t *ret, char **reterr)
         errno = 0;
         v = strtoul(a, &end, 10);
         if (errno || !*a || *end || a[0] == '-' || v == 0 || v > 24UL * 3600)
-                return errorf(reterr, EINVAL, "config.json: annotations[\"" NOTIFY_TIMEOUT_ANNOTATION "\"]: \"%s\" "
-                              "is not a number of seconds (1..86400)", a);
+                return errorf(reterr, EINVAL,
+                              "config.json: annotations[\"" NOTIFY_TIMEOUT_ANNOTATION "\"]: \"%s\" "
+                              "is not a number of seconds (1..86400)",
+                              a);
         *ret = v * USEC_PER_SEC;
         return 0;
 }
@@ -77,7 +82,7 @@ int notify_setup_config(OciConfig *c, const char *host_dir) {
                 return -ENOMEM;
         c->mounts = m;
         m = &c->mounts[c->n_mounts];
-        *m = (OciMount) {};
+        *m = (OciMount){};
         m->destination = strdup(NOTIFY_CONTAINER_DIR);
         m->type = strdup("bind");
         m->source = strdup(host_dir);
@@ -119,8 +124,9 @@ int notify_bind(int dir_fd, int *ret_fd, char **reterr) {
 }
 
 static const char *const forwarded[] = {
-        "READY=",       "STATUS=", "RELOADING=", "STOPPING=",       "WATCHDOG=",
-        "WATCHDOG_USEC=", "EXTEND_TIMEOUT_USEC=", "ERRNO=", "MONOTONIC_USEC=",
+        "READY=",          "STATUS=",        "RELOADING=",           "STOPPING=",
+        "WATCHDOG=",       "WATCHDOG_USEC=", "EXTEND_TIMEOUT_USEC=", "ERRNO=",
+        "MONOTONIC_USEC=",
 };
 
 static bool line_forwarded(const char *line, size_t n) {
@@ -254,8 +260,8 @@ int notify_forward(int fd, const char *host, pid_t mainpid, bool *ret_ready, uin
         return 0;
 }
 
-int notify_wait_ready(int fd, int pidfd, const char *id, const char *host, pid_t mainpid, uint64_t timeout_usec,
-                      char **reterr) {
+int notify_wait_ready(int fd, int pidfd, const char *id, const char *host, pid_t mainpid,
+                      uint64_t timeout_usec, char **reterr) {
         uint64_t deadline = now_usec(CLOCK_MONOTONIC) + timeout_usec;
         int r;
 
@@ -272,7 +278,8 @@ int notify_wait_ready(int fd, int pidfd, const char *id, const char *host, pid_t
 
                 if (now >= deadline)
                         return errorf(reterr, ETIMEDOUT,
-                                      "container \"%s\" did not send READY=1 to its NOTIFY_SOCKET in time", id);
+                                      "container \"%s\" did not send READY=1 to its NOTIFY_SOCKET in time",
+                                      id);
                 uint64_t left_ms = (deadline - now + 999) / 1000;
                 if (poll(p, 2, (int) MIN(left_ms, (uint64_t) INT32_MAX)) < 0) {
                         if (errno == EINTR)
@@ -283,14 +290,16 @@ int notify_wait_ready(int fd, int pidfd, const char *id, const char *host, pid_t
                 if (p[0].revents & POLLIN) {
                         r = notify_forward(fd, host, mainpid, &ready, &extend);
                         if (r < 0)
-                                return errorf(reterr, r, "read the notify socket of \"%s\": %s", id, strerror(-r));
+                                return errorf(reterr, r, "read the notify socket of \"%s\": %s", id,
+                                              strerror(-r));
                         if (ready)
                                 return 0;
                         if (extend > 0)
                                 deadline = MAX(deadline, now_usec(CLOCK_MONOTONIC) + extend);
                 }
                 if (p[1].revents)
-                        return errorf(reterr, ECHILD, "container \"%s\" exited before it sent READY=1 to its NOTIFY_SOCKET",
+                        return errorf(reterr, ECHILD,
+                                      "container \"%s\" exited before it sent READY=1 to its NOTIFY_SOCKET",
                                       id);
         }
 }

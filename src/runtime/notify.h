@@ -62,5 +62,5 @@ int notify_forward(int fd, const char *host, pid_t mainpid, bool *ret_ready, uin
 
 /* Forward until READY=1; the container's death (pidfd) or timeout_usec passing without READY=1 (each
  * EXTEND_TIMEOUT_USEC= moves the deadline) ends the wait with an error. */
-int notify_wait_ready(int fd, int pidfd, const char *id, const char *host, pid_t mainpid, uint64_t timeout_usec,
-                      char **reterr);
+int notify_wait_ready(int fd, int pidfd, const char *id, const char *host, pid_t mainpid,
+                      uint64_t timeout_usec, char **reterr);

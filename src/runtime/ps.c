@@ -88,7 +88,8 @@ static int pid_column(const char *header) {
 
         if (!copy)
                 return -1;
-        for (char *save, *tok = strtok_r(copy, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save), col++)
+        for (char *save, *tok = strtok_r(copy, " \t\n", &save); tok;
+             tok = strtok_r(NULL, " \t\n", &save), col++)
                 if (streq(tok, "PID"))
                         found = col;
         return found;
@@ -100,7 +101,8 @@ static bool row_has_pid(const char *line, int pid_col, const pid_t *pids, size_t
 
         if (!copy)
                 return false;
-        for (char *save, *tok = strtok_r(copy, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save), col++)
+        for (char *save, *tok = strtok_r(copy, " \t\n", &save); tok;
+             tok = strtok_r(NULL, " \t\n", &save), col++)
                 if (col == pid_col) {
                         int p = atoi(tok);
                         for (size_t i = 0; i < n; i++)

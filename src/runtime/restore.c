@@ -224,7 +224,8 @@ static int check_existing(const RestoreOptions *o, char **reterr) {
                 (void) unlinkat(old->dir_fd, CRIU_ROOT, AT_REMOVEDIR);
                 return container_remove(old);
         }
-        return errorf(reterr, EEXIST, "container \"%s\" already exists (%s)", o->id, container_status_to_string(st));
+        return errorf(reterr, EEXIST, "container \"%s\" already exists (%s)", o->id,
+                      container_status_to_string(st));
 }
 
 static int resolve_rootfs(const char *bundle, const OciConfig *c, char **ret, char **reterr) {
@@ -262,8 +263,8 @@ static int prepare_mount_points(const char *rootfs, const CriuExtMount *ext, siz
                         continue;
                 int r = mkdir_p_in_root(root_fd, mp, 0755, !ext[i].is_dir, &fd);
                 if (r < 0)
-                        return errorf(reterr, r, "mounts: create the mount point \"%s\" in the rootfs: %s", mp,
-                                      strerror(-r));
+                        return errorf(reterr, r, "mounts: create the mount point \"%s\" in the rootfs: %s",
+                                      mp, strerror(-r));
         }
         return 0;
 }
@@ -273,9 +274,9 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
         _cleanup_(container_freep) Container *ct = NULL;
         _cleanup_(sdunit_bus_closep) SdUnitBus *bus = NULL;
         _cleanup_free_ char *bundle = NULL, *rootfs = NULL, *raw = NULL, *slice = NULL, *unit = NULL,
-                            *description = NULL, *cgroup = NULL, *criu = NULL, *version = NULL, *image = NULL,
-                            *work = NULL, *log_path = NULL, *criu_root = NULL, *pid_path = NULL,
-                            *hook_script = NULL, *pidtext = NULL;
+                            *description = NULL, *cgroup = NULL, *criu = NULL, *version = NULL,
+                            *image = NULL, *work = NULL, *log_path = NULL, *criu_root = NULL,
+                            *pid_path = NULL, *hook_script = NULL, *pidtext = NULL;
         _cleanup_(unit_property_list_done) UnitPropertyList props = {};
         _cleanup_(cgroup_file_writes_done) CgroupFileWrites writes = {};
         _cleanup_(strv_builder_done) StrvBuilder args = {};
@@ -292,10 +293,12 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
 
         assert(o);
         if (o->common.lazy_pages)
-                return errorf(reterr, EOPNOTSUPP, "--lazy-pages: not supported by sdrun (see sdrun-restore(8))");
-        if (o->console_socket)
                 return errorf(reterr, EOPNOTSUPP,
-                              "--console-socket: sdrun cannot restore a container's terminal (see sdrun-restore(8))");
+                              "--lazy-pages: not supported by sdrun (see sdrun-restore(8))");
+        if (o->console_socket)
+                return errorf(
+                        reterr, EOPNOTSUPP,
+                        "--console-socket: sdrun cannot restore a container's terminal (see sdrun-restore(8))");
         r = container_id_validate(o->id, reterr);
         if (r < 0)
                 return r;
@@ -307,7 +310,8 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
                 return errorf(reterr, -errno, "--bundle: \"%s\": %s", bundle, strerror(errno));
         r = read_full_file_at(bundle_fd, "config.json", 16U << 20, &raw, &raw_len);
         if (r < 0)
-                return errorf(reterr, r, "config.json: cannot read \"%s/config.json\": %s", bundle, strerror(-r));
+                return errorf(reterr, r, "config.json: cannot read \"%s/config.json\": %s", bundle,
+                              strerror(-r));
         {
                 _cleanup_free_ char *perr = NULL;
                 r = oci_config_parse(raw, raw_len, &c, &perr);
@@ -318,8 +322,9 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
         if (r < 0)
                 return r;
         if (c->has_process && c->process.terminal && !o->common.shell_job)
-                return errorf(reterr, EOPNOTSUPP,
-                              "config.json: process.terminal is true: sdrun cannot restore a container's terminal");
+                return errorf(
+                        reterr, EOPNOTSUPP,
+                        "config.json: process.terminal is true: sdrun cannot restore a container's terminal");
 
         r = criu_resolve_dirs(&o->common, false, &image, &work, reterr);
         if (r < 0)
@@ -328,13 +333,17 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
                     _cleanup_free_ char *inv = NULL;
                     asprintf(&inv, "%s/inventory.img", image) >= 0 && access(inv, F_OK) >= 0;
             }))
-                return errorf(reterr, ENOENT, "--image-path: \"%s\" holds no checkpoint (no inventory.img)", image);
+                return errorf(reterr, ENOENT, "--image-path: \"%s\" holds no checkpoint (no inventory.img)",
+                              image);
         r = criu_get_version(o->common.criu, &criu, &version);
         if (r == -ENOENT)
-                return errorf(reterr, r, "CRIU is not installed (no \"%s\" found; install the criu package or give "
-                              "--criu PATH)", o->common.criu ?: "criu");
+                return errorf(reterr, r,
+                              "CRIU is not installed (no \"%s\" found; install the criu package or give "
+                              "--criu PATH)",
+                              o->common.criu ?: "criu");
         if (r < 0)
-                return errorf(reterr, r, "\"%s --version\" failed: %s", o->common.criu ?: "criu", strerror(-r));
+                return errorf(reterr, r, "\"%s --version\" failed: %s", o->common.criu ?: "criu",
+                              strerror(-r));
 
         r = sdunit_scope_name_from_cgroups_path(c->linux_.cgroups_path, o->id, &slice, &unit, reterr);
         if (r < 0)
@@ -342,7 +351,8 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
         log_set_context(o->id, unit);
         r = cgroup_detect_layout(&layout);
         if (r < 0)
-                return errorf(reterr, r, "cannot determine the cgroup layout of /sys/fs/cgroup: %s", strerror(-r));
+                return errorf(reterr, r, "cannot determine the cgroup layout of /sys/fs/cgroup: %s",
+                              strerror(-r));
         r = build_scope_properties(c, layout, &props, &writes, reterr);
         if (r < 0)
                 return errorf(reterr, r, "config.json: %s", reterr && *reterr ? *reterr : strerror(-r));
@@ -351,8 +361,9 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
                 if (oci_config_has_namespace(c, OCI_NS_NETWORK, &netns_path) && netns_path) {
                         netns_fd = open(netns_path, O_RDONLY | O_CLOEXEC);
                         if (netns_fd < 0)
-                                return errorf(reterr, -errno, "linux.namespaces: network namespace \"%s\": %s",
-                                              netns_path, strerror(errno));
+                                return errorf(reterr, -errno,
+                                              "linux.namespaces: network namespace \"%s\": %s", netns_path,
+                                              strerror(errno));
                 }
         }
         r = criu_external_mounts(c, bundle, 0, &ext, &n_ext);
@@ -381,8 +392,10 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
         ct->unit = strdup(unit);
         ct->slice = strdup(slice);
         container_record_owner_and_annotations(ct, c);
-        if (!ct->bundle || !ct->rootfs || !ct->unit || !ct->slice || container_path(ct, CRIU_ROOT, &criu_root) < 0 ||
-            container_path(ct, "restore.pid", &pid_path) < 0 || asprintf(&log_path, "%s/restore.log", work) < 0) {
+        if (!ct->bundle || !ct->rootfs || !ct->unit || !ct->slice ||
+            container_path(ct, CRIU_ROOT, &criu_root) < 0 ||
+            container_path(ct, "restore.pid", &pid_path) < 0 ||
+            asprintf(&log_path, "%s/restore.log", work) < 0) {
                 r = -ENOMEM;
                 goto fail;
         }
@@ -436,7 +449,8 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
                                 r = -ENOMEM;
                 }
         if (r >= 0 && netns_fd >= 0 &&
-            (!strv_builder_add(&args, "--inherit-fd") || !strv_builder_addf(&args, "fd[%d]:extRootNetNS", NETNS_FD)))
+            (!strv_builder_add(&args, "--inherit-fd") ||
+             !strv_builder_addf(&args, "fd[%d]:extRootNetNS", NETNS_FD)))
                 r = -ENOMEM;
         if (r >= 0 && hook_script &&
             (!strv_builder_add(&args, "--action-script") || !strv_builder_add(&args, hook_script)))
@@ -470,7 +484,8 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
                 r = -ENOMEM;
                 goto fail;
         }
-        r = sdunit_start_scope(bus, unit, slice, description, criu_pid, &props, SCOPE_JOB_TIMEOUT_USEC, reterr);
+        r = sdunit_start_scope(bus, unit, slice, description, criu_pid, &props, SCOPE_JOB_TIMEOUT_USEC,
+                               reterr);
         if (r < 0)
                 goto fail;
         unit_started = true;
@@ -483,7 +498,8 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
         if (writes.n_items > 0) {
                 r = cgroup_apply_file_writes(&writes, cgroup, layout, reterr);
                 if (r < 0) {
-                        errorf(reterr, r, "config.json: linux.resources: %s", reterr && *reterr ? *reterr : strerror(-r));
+                        errorf(reterr, r, "config.json: linux.resources: %s",
+                               reterr && *reterr ? *reterr : strerror(-r));
                         goto fail;
                 }
         }
@@ -563,9 +579,10 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
                         dfd = open(*dir ? dir : "/", O_DIRECTORY | O_CLOEXEC | O_RDONLY);
                 }
                 snprintf(buf, sizeof buf, "%d", (int) pid);
-                r = slash && dfd < 0 ? -errno
-                                     : write_file_atomic_at(slash ? dfd : AT_FDCWD, slash ? slash + 1 : o->pid_file, buf,
-                                                            strlen(buf), 0644);
+                r = slash && dfd < 0
+                            ? -errno
+                            : write_file_atomic_at(slash ? dfd : AT_FDCWD, slash ? slash + 1 : o->pid_file,
+                                                   buf, strlen(buf), 0644);
                 if (r < 0) {
                         errorf(reterr, r, "--pid-file: write \"%s\": %s", o->pid_file, strerror(-r));
                         goto fail;
@@ -600,7 +617,8 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
         criu_external_mounts_free(ext, n_ext);
         for (int i = 0; i < 3; i++)
                 free(descriptors[i]);
-        log_info("restored container %s from %s in %s (init pid %d, criu %s)", o->id, image, unit, (int) pid, version);
+        log_info("restored container %s from %s in %s (init pid %d, criu %s)", o->id, image, unit, (int) pid,
+                 version);
         if (ret_pid)
                 *ret_pid = pid;
         if (ret_pidfd)

@@ -63,7 +63,8 @@ static int format_map(const OciIdMapping *m, size_t n, char **ret) {
         if (!f)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++)
-                fprintf(f, "%" PRIu32 " %" PRIu32 " %" PRIu32 "\n", m[i].container_id, m[i].host_id, m[i].size);
+                fprintf(f, "%" PRIu32 " %" PRIu32 " %" PRIu32 "\n", m[i].container_id, m[i].host_id,
+                        m[i].size);
         if (fclose(f) != 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(buf);
@@ -116,9 +117,10 @@ static int run_map_helper(const char *helper, pid_t pid, const OciIdMapping *m, 
                 if (errno != EINTR)
                         return -errno;
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-                return errorf(reterr, EPERM, "%s %s failed (%s %d): are the ranges in /etc/sub%cid?", helper, pidbuf,
-                              WIFEXITED(status) ? "exit status" : "signal",
-                              WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), helper[3] == 'u' ? 'u' : 'g');
+                return errorf(reterr, EPERM, "%s %s failed (%s %d): are the ranges in /etc/sub%cid?", helper,
+                              pidbuf, WIFEXITED(status) ? "exit status" : "signal",
+                              WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
+                              helper[3] == 'u' ? 'u' : 'g');
         return 0;
 }
 
@@ -131,7 +133,8 @@ int userns_write_id_maps(pid_t pid, const OciConfig *c, char **reterr) {
         if (privileged || is_single_self_mapping(l->uid_mappings, l->n_uid_mappings, geteuid())) {
                 r = write_map_file(pid, "uid_map", l->uid_mappings, l->n_uid_mappings);
                 if (r < 0)
-                        return errorf(reterr, r, "linux.uidMappings: write the uid map of the init: %s", strerror(-r));
+                        return errorf(reterr, r, "linux.uidMappings: write the uid map of the init: %s",
+                                      strerror(-r));
         } else {
                 r = run_map_helper("newuidmap", pid, l->uid_mappings, l->n_uid_mappings, reterr);
                 if (r < 0)
@@ -153,14 +156,15 @@ int userns_write_id_maps(pid_t pid, const OciConfig *c, char **reterr) {
                         return errwrap(reterr, r, "linux.gidMappings");
         }
         if (r < 0)
-                return errorf(reterr, r, "linux.gidMappings: write the gid map of the init: %s", strerror(-r));
+                return errorf(reterr, r, "linux.gidMappings: write the gid map of the init: %s",
+                              strerror(-r));
         return 0;
 }
 
 /* Filesystems the kernel lets the root of a user namespace mount (FS_USERNS_MOUNT). cgroup: rootfs.c binds
  * the container's own cgroup where a fresh one cannot be mounted. */
 static bool type_mountable_in_userns(const char *type) {
-        static const char *const ok[] = { "proc",   "sysfs", "tmpfs",  "devpts",  "mqueue", "cgroup",
+        static const char *const ok[] = { "proc",    "sysfs", "tmpfs",   "devpts", "mqueue", "cgroup",
                                           "cgroup2", "ramfs", "overlay", "fuse",   "binder" };
 
         FOREACH_ARRAY(t, ok, ELEMENTSOF(ok))
@@ -176,10 +180,11 @@ int rootless_validate_config(const OciConfig *c, char **reterr) {
                 const OciMount *m = &c->mounts[i];
                 if (oci_mount_is_bind(m) || !m->type || type_mountable_in_userns(m->type))
                         continue;
-                return errorf(reterr, EPERM,
-                              "mounts[%zu]: type \"%s\" on \"%s\" needs CAP_SYS_ADMIN on the host, which a rootless "
-                              "container does not have (bind-mount it from the host instead)", i, m->type,
-                              strna(m->destination));
+                return errorf(
+                        reterr, EPERM,
+                        "mounts[%zu]: type \"%s\" on \"%s\" needs CAP_SYS_ADMIN on the host, which a rootless "
+                        "container does not have (bind-mount it from the host instead)",
+                        i, m->type, strna(m->destination));
         }
 
         /* Root of a user namespace already (Podman's): the container may share it. */
@@ -188,12 +193,15 @@ int rootless_validate_config(const OciConfig *c, char **reterr) {
         if (!oci_config_has_namespace(c, OCI_NS_USER, &path))
                 return errorf(reterr, EPERM,
                               "linux.namespaces: running rootless (uid %u), a user namespace is required "
-                              "(`sdrun spec --rootless` writes one)", (unsigned) geteuid());
+                              "(`sdrun spec --rootless` writes one)",
+                              (unsigned) geteuid());
         if (!path) {
                 if (c->linux_.n_uid_mappings == 0)
-                        return errorf(reterr, EINVAL, "linux.uidMappings: required for a new user namespace when rootless");
+                        return errorf(reterr, EINVAL,
+                                      "linux.uidMappings: required for a new user namespace when rootless");
                 if (c->linux_.n_gid_mappings == 0)
-                        return errorf(reterr, EINVAL, "linux.gidMappings: required for a new user namespace when rootless");
+                        return errorf(reterr, EINVAL,
+                                      "linux.gidMappings: required for a new user namespace when rootless");
         }
         /* A new network namespace has only lo (Podman connects it with slirp4netns or pasta); one joined by
          * path is whatever its creator made. Devices are bound from the host (devices_create), never
@@ -225,11 +233,13 @@ const char *unit_property_controller(const char *name) {
                 const char *prefix;
                 const char *controller;
         } table[] = {
-                { "MemoryAccounting", NULL }, { "Memory", "memory" },   { "TasksAccounting", NULL },
-                { "TasksMax", "pids" },       { "CPUAccounting", NULL }, { "CPU", "cpu" },
-                { "IOAccounting", NULL },     { "IO", "io" },           { "BlockIOAccounting", NULL },
-                { "BlockIO", "io" },          { "AllowedCPUs", "cpuset" }, { "AllowedMemoryNodes", "cpuset" },
-                { "DeviceAllow", "devices" }, { "DevicePolicy", "devices" },
+                { "MemoryAccounting", NULL },  { "Memory", "memory" },
+                { "TasksAccounting", NULL },   { "TasksMax", "pids" },
+                { "CPUAccounting", NULL },     { "CPU", "cpu" },
+                { "IOAccounting", NULL },      { "IO", "io" },
+                { "BlockIOAccounting", NULL }, { "BlockIO", "io" },
+                { "AllowedCPUs", "cpuset" },   { "AllowedMemoryNodes", "cpuset" },
+                { "DeviceAllow", "devices" },  { "DevicePolicy", "devices" },
         };
 
         FOREACH_ARRAY(t, table, ELEMENTSOF(table))
@@ -250,7 +260,8 @@ static bool word_in_list(const char *list, const char *word) {
         return false;
 }
 
-int rootless_filter_properties(UnitPropertyList *props, const char *delegated, CgroupLayout layout, char **reterr) {
+int rootless_filter_properties(UnitPropertyList *props, const char *delegated, CgroupLayout layout,
+                               char **reterr) {
         for (size_t i = 0; i < props->n_items;) {
                 const char *name = props->items[i].name;
                 const char *ctl = unit_property_controller(name);
@@ -263,12 +274,16 @@ int rootless_filter_properties(UnitPropertyList *props, const char *delegated, C
                         log_debug("rootless: %s= not applied: a user manager has no device cgroup", name);
                 else if (layout == CGROUP_LAYOUT_UNIFIED)
                         /* Under Podman a warning would be lost in conmon's log: refuse, as runc does. */
-                        return errorf(reterr, EOPNOTSUPP,
-                                      "linux.resources: %s= needs the %s controller, which is not delegated to the "
-                                      "user manager (it has \"%s\"): not applied", name, ctl, strempty(delegated));
+                        return errorf(
+                                reterr, EOPNOTSUPP,
+                                "linux.resources: %s= needs the %s controller, which is not delegated to the "
+                                "user manager (it has \"%s\"): not applied",
+                                name, ctl, strempty(delegated));
                 else
-                        log_warning("linux.resources: %s= needs the %s controller: on cgroup v1 nothing is delegated "
-                                    "to a user manager: not applied", name, ctl);
+                        log_warning(
+                                "linux.resources: %s= needs the %s controller: on cgroup v1 nothing is delegated "
+                                "to a user manager: not applied",
+                                name, ctl);
                 _cleanup_free_ char *copy = strdup(name);
                 if (!copy)
                         return -ENOMEM;

@@ -49,7 +49,8 @@ int rootless_delegated_controllers(const char *manager_cgroup, CgroupLayout layo
  * nothing is delegated to a user manager, a warning, and the property is dropped. Device rules are dropped
  * with a debug message only: a user's manager has no device cgroup, and in the user namespace device access
  * is the host's file permissions on bound nodes. Accounting switches (...Accounting=) are kept. */
-int rootless_filter_properties(UnitPropertyList *props, const char *delegated, CgroupLayout layout, char **reterr);
+int rootless_filter_properties(UnitPropertyList *props, const char *delegated, CgroupLayout layout,
+                               char **reterr);
 
 /* Both of the above for the user manager behind bus (its ControlGroup asked over the bus). */
 int rootless_filter_resources(SdUnitBus *bus, CgroupLayout layout, UnitPropertyList *props, char **reterr);

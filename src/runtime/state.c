@@ -28,11 +28,8 @@
 #define LOCK_TIMEOUT_USEC (30 * USEC_PER_SEC)
 
 static const char *const status_table[_CONTAINER_STATUS_MAX] = {
-        [CONTAINER_CREATING] = "creating",
-        [CONTAINER_CREATED] = "created",
-        [CONTAINER_RUNNING] = "running",
-        [CONTAINER_PAUSED] = "paused",
-        [CONTAINER_STOPPED] = "stopped",
+        [CONTAINER_CREATING] = "creating", [CONTAINER_CREATED] = "created", [CONTAINER_RUNNING] = "running",
+        [CONTAINER_PAUSED] = "paused",     [CONTAINER_STOPPED] = "stopped",
 };
 
 const char *container_status_to_string(ContainerStatus s) {
@@ -57,12 +54,15 @@ int container_id_validate(const char *id, char **reterr) {
         if (n > 1024)
                 return errorf(reterr, EINVAL, "container id is too long (%zu characters, at most 1024)", n);
         if (id[0] == '.' || id[0] == '-')
-                return errorf(reterr, EINVAL, "invalid container id \"%s\": must not start with \".\" or \"-\"", id);
+                return errorf(reterr, EINVAL,
+                              "invalid container id \"%s\": must not start with \".\" or \"-\"", id);
         for (const char *p = id; *p; p++)
                 if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
                       strchr("_.+-", *p)))
-                        return errorf(reterr, EINVAL,
-                                      "invalid container id \"%s\": only letters, digits and _.+- are allowed", id);
+                        return errorf(
+                                reterr, EINVAL,
+                                "invalid container id \"%s\": only letters, digits and _.+- are allowed",
+                                id);
         return 0;
 }
 
@@ -169,7 +169,8 @@ static void sweep_stale_temporaries(int root_fd) {
         while ((de = readdir(d))) {
                 if (!strneq(de->d_name, TEMP_PREFIX, STRLEN(TEMP_PREFIX)))
                         continue;
-                _cleanup_close_ int dfd = openat(root_fd, de->d_name, O_DIRECTORY | O_CLOEXEC | O_RDONLY | O_NOFOLLOW);
+                _cleanup_close_ int dfd =
+                        openat(root_fd, de->d_name, O_DIRECTORY | O_CLOEXEC | O_RDONLY | O_NOFOLLOW);
                 struct stat st;
                 if (dfd < 0 || fstat(dfd, &st) < 0)
                         continue;
@@ -250,7 +251,8 @@ int container_new(const char *root, const char *id, Container **ret, char **rete
                 if (r == -EEXIST)
                         (void) errorf(reterr, r, "container \"%s\" already exists", id);
                 else
-                        (void) errorf(reterr, r, "cannot write state of container \"%s\": %s", id, strerror(-r));
+                        (void) errorf(reterr, r, "cannot write state of container \"%s\": %s", id,
+                                      strerror(-r));
                 remove_dir_contents(c->dir_fd);
                 (void) unlinkat(root_fd, tmp, AT_REMOVEDIR);
                 return r;
@@ -291,8 +293,10 @@ static int container_parse_state(Container *c, const char *buf, size_t size) {
                         return -EBADMSG;
                 c->pid = (pid_t) v->valuedouble;
         }
-        if ((r = json_dup_string(j, "bundle", &c->bundle)) < 0 || (r = json_dup_string(j, "rootfs", &c->rootfs)) < 0 ||
-            (r = json_dup_string(j, "created", &c->created)) < 0 || (r = json_dup_string(j, "owner", &c->owner)) < 0)
+        if ((r = json_dup_string(j, "bundle", &c->bundle)) < 0 ||
+            (r = json_dup_string(j, "rootfs", &c->rootfs)) < 0 ||
+            (r = json_dup_string(j, "created", &c->created)) < 0 ||
+            (r = json_dup_string(j, "owner", &c->owner)) < 0)
                 return r;
         v = cJSON_GetObjectItemCaseSensitive(j, "annotations");
         if (cJSON_IsObject(v)) {
@@ -302,7 +306,8 @@ static int container_parse_state(Container *c, const char *buf, size_t size) {
         }
         sd = cJSON_GetObjectItemCaseSensitive(j, "sdrun");
         if (cJSON_IsObject(sd)) {
-                if ((r = json_dup_string(sd, "unit", &c->unit)) < 0 || (r = json_dup_string(sd, "slice", &c->slice)) < 0 ||
+                if ((r = json_dup_string(sd, "unit", &c->unit)) < 0 ||
+                    (r = json_dup_string(sd, "slice", &c->slice)) < 0 ||
                     (r = json_dup_string(sd, "cgroup", &c->cgroup)) < 0 ||
                     (r = json_dup_string(sd, "machine", &c->machine)) < 0)
                         return r;
@@ -317,7 +322,8 @@ static int container_parse_state(Container *c, const char *buf, size_t size) {
         return 0;
 }
 
-static int load(const char *root, const char *id, ContainerLock lock, bool salvage, Container **ret, char **reterr) {
+static int load(const char *root, const char *id, ContainerLock lock, bool salvage, Container **ret,
+                char **reterr) {
         _cleanup_(container_freep) Container *c = NULL;
         _cleanup_free_ char *buf = NULL;
         _cleanup_close_ int root_fd = -EBADF;
@@ -346,7 +352,8 @@ static int load(const char *root, const char *id, ContainerLock lock, bool salva
                         r = -errno;
                         if (r == -ENOENT)
                                 return errorf(reterr, r, "container \"%s\" does not exist", id);
-                        return errorf(reterr, r, "cannot open lock of container \"%s\": %s", id, strerror(errno));
+                        return errorf(reterr, r, "cannot open lock of container \"%s\": %s", id,
+                                      strerror(errno));
                 }
                 r = lock_exclusive(c->lock_fd, LOCK_TIMEOUT_USEC);
                 if (r < 0)
@@ -377,7 +384,8 @@ static int load(const char *root, const char *id, ContainerLock lock, bool salva
                         c = TAKE_PTR(n);
                 } else if (r < 0)
                         return errorf(reterr, r,
-                                      "state of container \"%s\" is corrupt (%s/%s/" STATE_FILE "): use delete --force",
+                                      "state of container \"%s\" is corrupt (%s/%s/" STATE_FILE
+                                      "): use delete --force",
                                       id, root, id);
         }
         *ret = TAKE_PTR(c);
@@ -388,7 +396,8 @@ int container_load(const char *root, const char *id, ContainerLock lock, Contain
         return load(root, id, lock, false, ret, reterr);
 }
 
-int container_load_salvage(const char *root, const char *id, ContainerLock lock, Container **ret, char **reterr) {
+int container_load_salvage(const char *root, const char *id, ContainerLock lock, Container **ret,
+                           char **reterr) {
         return load(root, id, lock, true, ret, reterr);
 }
 
@@ -424,7 +433,8 @@ int container_save(Container *c) {
             (c->slice && !cJSON_AddStringToObject(sd, "slice", c->slice)) ||
             (c->cgroup && !cJSON_AddStringToObject(sd, "cgroup", c->cgroup)) ||
             (c->machine && !cJSON_AddStringToObject(sd, "machine", c->machine)) ||
-            !cJSON_AddStringToObject(sd, "pidStartTime", buf) || !cJSON_AddBoolToObject(sd, "userBus", c->user_bus))
+            !cJSON_AddStringToObject(sd, "pidStartTime", buf) ||
+            !cJSON_AddBoolToObject(sd, "userBus", c->user_bus))
                 return -ENOMEM;
 
         s = json_print(j);
@@ -500,8 +510,8 @@ bool container_is_frozen(Container *c) {
         /* The cgroup v2 freezer (unified layout, or the unified hierarchy of a hybrid one: systemd's
          * FreezeUnit and our fallback both use it). */
         if (layout != CGROUP_LAYOUT_LEGACY && cgroup_unified_dir(c->cgroup, &dir) >= 0 &&
-            asprintf(&path, "%s/cgroup.events", dir) >= 0 && read_full_file_at(AT_FDCWD, path, 4096, &buf, NULL) >= 0 &&
-            strstr(buf, "frozen 1"))
+            asprintf(&path, "%s/cgroup.events", dir) >= 0 &&
+            read_full_file_at(AT_FDCWD, path, 4096, &buf, NULL) >= 0 && strstr(buf, "frozen 1"))
                 return true;
         if (layout == CGROUP_LAYOUT_UNIFIED)
                 return false;
@@ -639,10 +649,11 @@ int container_remove(Container *c) {
         if (!d)
                 return -errno;
         while ((de = readdir(d)))
-                if (!streq(de->d_name, ".") && !streq(de->d_name, "..") && unlinkat(c->dir_fd, de->d_name, 0) < 0 &&
-                    errno == EISDIR) {
+                if (!streq(de->d_name, ".") && !streq(de->d_name, "..") &&
+                    unlinkat(c->dir_fd, de->d_name, 0) < 0 && errno == EISDIR) {
                         /* notify/ (NOTIFY_SOCKET): one level of files. */
-                        _cleanup_close_ int sub = openat(c->dir_fd, de->d_name, O_DIRECTORY | O_CLOEXEC | O_RDONLY | O_NOFOLLOW);
+                        _cleanup_close_ int sub = openat(c->dir_fd, de->d_name,
+                                                         O_DIRECTORY | O_CLOEXEC | O_RDONLY | O_NOFOLLOW);
                         if (sub >= 0)
                                 remove_dir_contents(sub);
                         (void) unlinkat(c->dir_fd, de->d_name, AT_REMOVEDIR);

@@ -47,7 +47,7 @@ typedef struct Container {
         char *owner;
         char *unit;
         char *slice;
-        char *cgroup; /* the unit's ControlGroup, e.g. /machine.slice/sdrun-x.scope */
+        char *cgroup;  /* the unit's ControlGroup, e.g. /machine.slice/sdrun-x.scope */
         char *machine; /* the name systemd-machined accepted for it, NULL when not registered */
         bool user_bus;
         cJSON *annotations; /* object, owned */
@@ -66,7 +66,8 @@ int container_new(const char *root, const char *id, Container **ret, char **rete
 int container_load(const char *root, const char *id, ContainerLock lock, Container **ret, char **reterr);
 /* The same, but a state.json that cannot be parsed still gives a Container (corrupt = true, recorded
  * stopped, nothing else known) for `list` and `delete --force`. */
-int container_load_salvage(const char *root, const char *id, ContainerLock lock, Container **ret, char **reterr);
+int container_load_salvage(const char *root, const char *id, ContainerLock lock, Container **ret,
+                           char **reterr);
 void container_free(Container *c);
 static inline void container_freep(Container **c) {
         if (*c)

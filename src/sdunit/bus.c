@@ -130,7 +130,8 @@ int sdunit_bus_open(bool user, SdUnitBus **ret, char **reterr) {
         if (!bus) {
                 r = user ? sd_bus_open_user(&bus) : sd_bus_open_system(&bus);
                 if (r < 0)
-                        return sdunit_fail(reterr, r, NULL, "connect to the %s bus", user ? "user" : "system");
+                        return sdunit_fail(reterr, r, NULL, "connect to the %s bus",
+                                           user ? "user" : "system");
         }
 
         b->n_ref = 1;
@@ -189,13 +190,15 @@ int sdunit_bus_watch_jobs(SdUnitBus *b, char **reterr) {
                 r = sd_bus_match_signal(b->bus, &b->job_removed_slot, b->direct ? NULL : SD_DEST, SD_PATH,
                                         SD_IFACE_MANAGER, "JobRemoved", on_job_removed, b);
                 if (r < 0)
-                        return sdunit_fail(reterr, r, NULL, "install a match for systemd's JobRemoved signal");
+                        return sdunit_fail(reterr, r, NULL,
+                                           "install a match for systemd's JobRemoved signal");
         }
 
         /* PID 1 sends its signals to direct connections unconditionally, but through the broker only while
          * some client is subscribed: subscribe once per connection to be sure. */
         if (!b->direct && !b->subscribed) {
-                r = sd_bus_call_method(b->bus, SD_DEST, SD_PATH, SD_IFACE_MANAGER, "Subscribe", &e, NULL, NULL);
+                r = sd_bus_call_method(b->bus, SD_DEST, SD_PATH, SD_IFACE_MANAGER, "Subscribe", &e, NULL,
+                                       NULL);
                 if (r < 0 && !sd_bus_error_has_name(&e, "org.freedesktop.systemd1.AlreadySubscribed"))
                         return sdunit_fail(reterr, r, &e, "subscribe to systemd's signals");
                 b->subscribed = true;

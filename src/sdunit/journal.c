@@ -15,11 +15,12 @@ void sdunit_journal_sink(int level, const char *container_id, const char *unit, 
          * processes. */
         if (container_id && unit)
                 (void) sd_journal_send("MESSAGE=%s", msg, "PRIORITY=%d", level, "SYSLOG_IDENTIFIER=sdrun",
-                                       "CONTAINER_ID=%s", container_id, "OBJECT_SYSTEMD_UNIT=%s", unit, "UNIT=%s", unit,
-                                       NULL);
+                                       "CONTAINER_ID=%s", container_id, "OBJECT_SYSTEMD_UNIT=%s", unit,
+                                       "UNIT=%s", unit, NULL);
         else if (container_id)
                 (void) sd_journal_send("MESSAGE=%s", msg, "PRIORITY=%d", level, "SYSLOG_IDENTIFIER=sdrun",
                                        "CONTAINER_ID=%s", container_id, NULL);
         else
-                (void) sd_journal_send("MESSAGE=%s", msg, "PRIORITY=%d", level, "SYSLOG_IDENTIFIER=sdrun", NULL);
+                (void) sd_journal_send("MESSAGE=%s", msg, "PRIORITY=%d", level, "SYSLOG_IDENTIFIER=sdrun",
+                                       NULL);
 }

@@ -49,8 +49,8 @@ int sdunit_machine_name(const char *id, char **ret) {
          * is kept only between two letters or digits ("a..b" would otherwise give "a.-b", which machined
          * refuses); a '-' at either end becomes '0'. */
         for (char *p = name; *p; p++) {
-                bool ldh = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-                        *p == '-';
+                bool ldh = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                           (*p >= '0' && *p <= '9') || *p == '-';
                 if (*p == '.' && p != name && is_alnum(p[-1]) && is_alnum(p[1]))
                         continue;
                 if (!ldh)
@@ -64,7 +64,8 @@ int sdunit_machine_name(const char *id, char **ret) {
         return 0;
 }
 
-int sdunit_register_machine(bool user, const char *name, pid_t leader, const char *root_directory, char **reterr) {
+int sdunit_register_machine(bool user, const char *name, pid_t leader, const char *root_directory,
+                            char **reterr) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
         int r;
@@ -75,11 +76,13 @@ int sdunit_register_machine(bool user, const char *name, pid_t leader, const cha
         if (r < 0)
                 return sdunit_fail(reterr, r, NULL, "connect to the system bus");
         r = sd_bus_call_method(bus, "org.freedesktop.machine1", "/org/freedesktop/machine1",
-                               "org.freedesktop.machine1.Manager", "RegisterMachine", &e, NULL, "sayssus", name,
-                               (size_t) 0, "sdrun", "container", (uint32_t) leader, strempty(root_directory));
+                               "org.freedesktop.machine1.Manager", "RegisterMachine", &e, NULL, "sayssus",
+                               name, (size_t) 0, "sdrun", "container", (uint32_t) leader,
+                               strempty(root_directory));
         if (r < 0) {
                 if (sd_bus_error_has_names(&e, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER,
-                                           "org.freedesktop.systemd1.NoSuchUnit", "org.freedesktop.DBus.Error.FileNotFound"))
+                                           "org.freedesktop.systemd1.NoSuchUnit",
+                                           "org.freedesktop.DBus.Error.FileNotFound"))
                         return sdunit_fail(reterr, -ENOTCONN, &e, "systemd-machined is not available");
                 return sdunit_fail(reterr, r, &e, "register machine \"%s\" with systemd-machined", name);
         }
@@ -102,8 +105,8 @@ int sdunit_unregister_machine(const char *name, char **reterr) {
         r = sd_bus_call_method(shared ?: own, "org.freedesktop.machine1", "/org/freedesktop/machine1",
                                "org.freedesktop.machine1.Manager", "UnregisterMachine", &e, NULL, "s", name);
         if (r < 0) {
-                if (sd_bus_error_has_names(&e, "org.freedesktop.machine1.NoSuchMachine", SD_BUS_ERROR_SERVICE_UNKNOWN,
-                                           SD_BUS_ERROR_NAME_HAS_NO_OWNER))
+                if (sd_bus_error_has_names(&e, "org.freedesktop.machine1.NoSuchMachine",
+                                           SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER))
                         return 0;
                 return sdunit_fail(reterr, r, &e, "unregister machine \"%s\" from systemd-machined", name);
         }
@@ -174,10 +177,10 @@ int sdunit_register_machine_begin(bool user, const char *name, pid_t leader, con
                 sdunit_machine_call_free(c);
                 return sdunit_fail(reterr, r, NULL, "connect to the system bus");
         }
-        r = sd_bus_call_method_async(c->bus, &c->slot, "org.freedesktop.machine1", "/org/freedesktop/machine1",
-                                     "org.freedesktop.machine1.Manager", "RegisterMachine", on_register_reply, c,
-                                     "sayssus", name, (size_t) 0, "sdrun", "container", (uint32_t) leader,
-                                     strempty(root_directory));
+        r = sd_bus_call_method_async(c->bus, &c->slot, "org.freedesktop.machine1",
+                                     "/org/freedesktop/machine1", "org.freedesktop.machine1.Manager",
+                                     "RegisterMachine", on_register_reply, c, "sayssus", name, (size_t) 0,
+                                     "sdrun", "container", (uint32_t) leader, strempty(root_directory));
         if (r >= 0)
                 r = sd_bus_flush(c->bus); /* on its way: machined works while we do */
         if (r < 0) {
@@ -197,22 +200,28 @@ int sdunit_register_machine_end(SdUnitMachineCall *c, uint64_t timeout_usec, cha
         while (!c->done) {
                 r = sd_bus_process(c->bus, NULL);
                 if (r < 0)
-                        return sdunit_fail(reterr, r, NULL, "register machine \"%s\" with systemd-machined", c->name);
+                        return sdunit_fail(reterr, r, NULL, "register machine \"%s\" with systemd-machined",
+                                           c->name);
                 if (r > 0)
                         continue;
                 uint64_t now = sdunit_now_usec();
                 if (now >= deadline)
-                        return sdunit_fail(reterr, -ETIMEDOUT, NULL, "register machine \"%s\" with systemd-machined",
-                                           c->name);
+                        return sdunit_fail(reterr, -ETIMEDOUT, NULL,
+                                           "register machine \"%s\" with systemd-machined", c->name);
                 r = sd_bus_wait(c->bus, deadline - now);
                 if (r < 0)
-                        return sdunit_fail(reterr, r, NULL, "register machine \"%s\" with systemd-machined", c->name);
+                        return sdunit_fail(reterr, r, NULL, "register machine \"%s\" with systemd-machined",
+                                           c->name);
         }
         if (c->r < 0) {
-                if (sd_bus_error_has_names(&c->error, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER,
-                                           "org.freedesktop.systemd1.NoSuchUnit", "org.freedesktop.DBus.Error.FileNotFound"))
-                        return sdunit_fail(reterr, -ENOTCONN, &c->error, "systemd-machined is not available");
-                return sdunit_fail(reterr, c->r, &c->error, "register machine \"%s\" with systemd-machined", c->name);
+                if (sd_bus_error_has_names(&c->error, SD_BUS_ERROR_SERVICE_UNKNOWN,
+                                           SD_BUS_ERROR_NAME_HAS_NO_OWNER,
+                                           "org.freedesktop.systemd1.NoSuchUnit",
+                                           "org.freedesktop.DBus.Error.FileNotFound"))
+                        return sdunit_fail(reterr, -ENOTCONN, &c->error,
+                                           "systemd-machined is not available");
+                return sdunit_fail(reterr, c->r, &c->error, "register machine \"%s\" with systemd-machined",
+                                   c->name);
         }
         return 0;
 }

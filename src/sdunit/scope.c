@@ -16,7 +16,7 @@
 
 static bool valid_unit_char(char c) {
         return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == ':' ||
-                c == '_' || c == '.' || c == '-';
+               c == '_' || c == '.' || c == '-';
 }
 
 /* Escape s for use in a unit name: characters outside [A-Za-z0-9:_.-], a leading '.', and '\' become
@@ -95,8 +95,9 @@ static int scope_name_from_cgroupfs_path(const char *path, char **ret, char **re
         }
         if (n == 0)
                 return errorf(reterr, -EINVAL,
-                        "linux.cgroupsPath: \"%s\" names the root cgroup; a container needs a cgroup "
-                        "of its own", path);
+                              "linux.cgroupsPath: \"%s\" names the root cgroup; a container needs a cgroup "
+                              "of its own",
+                              path);
         for (size_t i = 0; i < n; i++)
                 len += strlen(comp[i]) * 4 + 1;
         out = malloc(len + STRLEN(".scope") + 1);
@@ -138,7 +139,7 @@ int sdunit_scope_name_from_cgroups_path(const char *cgroups_path, const char *id
         if (isempty(cgroups_path)) {
                 if (isempty(id))
                         return errorf(reterr, -EINVAL,
-                                "linux.cgroupsPath is empty and no container id was given");
+                                      "linux.cgroupsPath is empty and no container id was given");
                 r = unit_name_escape_part(id, &en);
                 if (r < 0)
                         return r;
@@ -174,17 +175,17 @@ int sdunit_scope_name_from_cgroups_path(const char *cgroups_path, const char *id
                 s = "machine.slice";
         if (!slice_name_is_valid(s))
                 return errorf(reterr, -EINVAL,
-                        "linux.cgroupsPath: \"%s\": \"%s\" is not a valid slice name (it must end in "
-                        "\".slice\", use only [A-Za-z0-9:_.-] and no leading, trailing or double '-')",
-                        cgroups_path, s);
+                              "linux.cgroupsPath: \"%s\": \"%s\" is not a valid slice name (it must end in "
+                              "\".slice\", use only [A-Za-z0-9:_.-] and no leading, trailing or double '-')",
+                              cgroups_path, s);
         if (isempty(name))
                 return errorf(reterr, -EINVAL, "linux.cgroupsPath: \"%s\": the name part is empty",
-                        cgroups_path);
+                              cgroups_path);
         if (endswith(name, ".slice"))
                 return errorf(reterr, -EINVAL,
-                        "linux.cgroupsPath: \"%s\": the name is a slice; sdrun puts every container "
-                        "in a scope of its own and supports only scope names",
-                        cgroups_path);
+                              "linux.cgroupsPath: \"%s\": the name is a slice; sdrun puts every container "
+                              "in a scope of its own and supports only scope names",
+                              cgroups_path);
 
         /* "x.scope" as the name means the scope x: do not double the suffix. */
         base = strdup(name);
@@ -194,7 +195,7 @@ int sdunit_scope_name_from_cgroups_path(const char *cgroups_path, const char *id
                 base[strlen(base) - STRLEN(".scope")] = 0;
         if (isempty(base))
                 return errorf(reterr, -EINVAL, "linux.cgroupsPath: \"%s\": the name part is empty",
-                        cgroups_path);
+                              cgroups_path);
 
         r = unit_name_escape_part(base, &en);
         if (r < 0)
@@ -217,14 +218,15 @@ check:
         if (strlen(unit) > UNIT_NAME_MAX_LEN) {
                 if (isempty(cgroups_path))
                         /* The unit name came from the id alone: blame the id, not a field nobody set. */
-                        return errorf(reterr, -EINVAL,
+                        return errorf(
+                                reterr, -EINVAL,
                                 "container id \"%.40s...\" (%zu characters) is too long for its systemd unit "
                                 "name (sdrun-ID.scope, at most %d characters once escaped): use a shorter id "
                                 "or name the scope with linux.cgroupsPath",
                                 id, strlen(id), UNIT_NAME_MAX_LEN);
                 return errorf(reterr, -EINVAL,
-                        "linux.cgroupsPath: unit name \"%s\" is longer than %d characters", unit,
-                        UNIT_NAME_MAX_LEN);
+                              "linux.cgroupsPath: unit name \"%s\" is longer than %d characters", unit,
+                              UNIT_NAME_MAX_LEN);
         }
         *ret_slice = TAKE_PTR(slice);
         *ret_unit = TAKE_PTR(unit);
@@ -239,8 +241,8 @@ static int job_result_to_errno(const char *result) {
         return -EIO;
 }
 
-static int start_transient(SdUnitBus *b, const char *unit, const char *slice, const char *description, pid_t pid,
-                           const UnitPropertyList *extra, uint64_t timeout_usec, sd_bus_error *e,
+static int start_transient(SdUnitBus *b, const char *unit, const char *slice, const char *description,
+                           pid_t pid, const UnitPropertyList *extra, uint64_t timeout_usec, sd_bus_error *e,
                            sd_bus_message **ret_reply, char **reterr) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         _cleanup_free_ char *desc = NULL;
@@ -253,7 +255,8 @@ static int start_transient(SdUnitBus *b, const char *unit, const char *slice, co
                 description = desc;
         }
 
-        r = sd_bus_message_new_method_call(b->bus, &m, SD_DEST, SD_PATH, SD_IFACE_MANAGER, "StartTransientUnit");
+        r = sd_bus_message_new_method_call(b->bus, &m, SD_DEST, SD_PATH, SD_IFACE_MANAGER,
+                                           "StartTransientUnit");
         if (r < 0)
                 goto fail;
         r = sd_bus_message_append(m, "ss", unit, "fail");
@@ -262,13 +265,13 @@ static int start_transient(SdUnitBus *b, const char *unit, const char *slice, co
         r = sd_bus_message_open_container(m, 'a', "(sv)");
         if (r < 0)
                 goto fail;
-        r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)", "Description", "s", description, "Slice", "s", slice,
-                                  "Delegate", "b", 1, "DefaultDependencies", "b", 0, "CollectMode", "s",
-                                  "inactive-or-failed");
+        r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)", "Description", "s", description, "Slice", "s",
+                                  slice, "Delegate", "b", 1, "DefaultDependencies", "b", 0, "CollectMode",
+                                  "s", "inactive-or-failed");
         if (r < 0)
                 goto fail;
-        r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)", "MemoryAccounting", "b", 1, "TasksAccounting", "b", 1,
-                                  "CPUAccounting", "b", 1, "IOAccounting", "b", 1);
+        r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)", "MemoryAccounting", "b", 1, "TasksAccounting", "b",
+                                  1, "CPUAccounting", "b", 1, "IOAccounting", "b", 1);
         if (r < 0)
                 goto fail;
         r = sd_bus_message_append(m, "(sv)", "PIDs", "au", 1, upid);
@@ -314,8 +317,10 @@ int sdunit_start_scope(SdUnitBus *b, const char *unit, const char *slice, const 
 
                 /* The JobRemoved match was installed above; signals that arrive while sd_bus_call() waits
                  * for the reply are queued and only dispatched by sdunit_job_wait_run(). */
-                r = start_transient(b, unit, slice, description, pid, extra, deadline - now, &e, &reply, reterr);
-                if (r < 0 && sd_bus_error_has_name(&e, "org.freedesktop.systemd1.UnitExists") && attempt == 0) {
+                r = start_transient(b, unit, slice, description, pid, extra, deadline - now, &e, &reply,
+                                    reterr);
+                if (r < 0 && sd_bus_error_has_name(&e, "org.freedesktop.systemd1.UnitExists") &&
+                    attempt == 0) {
                         _cleanup_free_ char *state = NULL;
                         _cleanup_free_ char *err2 = NULL;
 
@@ -327,8 +332,8 @@ int sdunit_start_scope(SdUnitBus *b, const char *unit, const char *slice, const 
                                 return sdunit_fail(reterr, -EEXIST, &e, "start transient scope %s", unit);
                         if (!streq(state, "failed") && !streq(state, "inactive"))
                                 return errorf(reterr, -EEXIST,
-                                        "start transient scope %s: unit %s already exists and is %s",
-                                        unit, unit, state);
+                                              "start transient scope %s: unit %s already exists and is %s",
+                                              unit, unit, state);
                         r = sdunit_reset_failed_unit(b, unit, reterr);
                         if (r < 0 && r != -ENOENT)
                                 return r;

@@ -20,15 +20,15 @@
 
 /* The result of one job, filled by the JobRemoved handler. */
 typedef struct SdUnitJobWait {
-        char *job_path;  /* what we wait for */
+        char *job_path; /* what we wait for */
         bool done;
-        char *result;    /* "done", "failed", "canceled", "timeout", "dependency", "skipped", ... */
+        char *result; /* "done", "failed", "canceled", "timeout", "dependency", "skipped", ... */
         struct SdUnitJobWait *next;
 } SdUnitJobWait;
 
 struct SdUnitBus {
         unsigned n_ref;
-        pid_t pid;       /* the process that opened it: sd-bus connections do not survive fork() */
+        pid_t pid; /* the process that opened it: sd-bus connections do not survive fork() */
         bool user;
         bool direct;     /* peer-to-peer connection to the manager's private socket (no broker) */
         bool subscribed; /* Manager.Subscribe() done (needed for signals through the broker) */

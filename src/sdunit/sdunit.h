@@ -64,7 +64,8 @@ int sdunit_get_property_string(SdUnitBus *b, const char *unit, const char *inter
 int sdunit_machine_name(const char *id, char **ret);
 /* RegisterMachine(name, service "sdrun", class "container", leader, root): machined binds the machine to the
  * scope the leader is in. -ENOTCONN when machined is not available. */
-int sdunit_register_machine(bool user, const char *name, pid_t leader, const char *root_directory, char **reterr);
+int sdunit_register_machine(bool user, const char *name, pid_t leader, const char *root_directory,
+                            char **reterr);
 /* UnregisterMachine(name): machined forgets the machine without touching its unit. `delete` calls it before
  * stopping the scope: machined otherwise stops the machine's unit *by name* when it collects a dead machine,
  * which may be after a new container of the same id has created its scope. 0 also when machined does not

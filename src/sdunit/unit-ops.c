@@ -43,8 +43,8 @@ static int get_loaded_unit_path(SdUnitBus *b, const char *unit, char **ret, char
         return 0;
 }
 
-static int get_string_at(SdUnitBus *b, const char *path, const char *unit, const char *iface, const char *prop,
-                         char **ret, char **reterr) {
+static int get_string_at(SdUnitBus *b, const char *path, const char *unit, const char *iface,
+                         const char *prop, char **ret, char **reterr) {
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
         int r;
 
@@ -109,12 +109,13 @@ int sdunit_get_manager_control_group(SdUnitBus *b, char **ret, char **reterr) {
         return 0;
 }
 
-int sdunit_attach_processes(SdUnitBus *b, const char *unit, const char *subcgroup, pid_t pid, char **reterr) {
+int sdunit_attach_processes(SdUnitBus *b, const char *unit, const char *subcgroup, pid_t pid,
+                            char **reterr) {
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
         int r;
 
-        r = sd_bus_call_method(b->bus, SD_DEST, SD_PATH, SD_IFACE_MANAGER, "AttachProcessesToUnit", &e, NULL, "ssau",
-                               unit, strempty(subcgroup), 1, (uint32_t) pid);
+        r = sd_bus_call_method(b->bus, SD_DEST, SD_PATH, SD_IFACE_MANAGER, "AttachProcessesToUnit", &e, NULL,
+                               "ssau", unit, strempty(subcgroup), 1, (uint32_t) pid);
         if (r < 0)
                 return sdunit_fail(reterr, r, &e, "attach process %d to unit %s", (int) pid, unit);
         return 0;
@@ -158,7 +159,8 @@ static int simple_manager_call(SdUnitBus *b, const char *method, const char *wha
 int sdunit_kill_unit(SdUnitBus *b, const char *unit, int sig, char **reterr) {
         assert(b);
         assert(unit);
-        return simple_manager_call(b, "KillUnit", "kill unit", unit, reterr, "ssi", unit, "all", (int32_t) sig);
+        return simple_manager_call(b, "KillUnit", "kill unit", unit, reterr, "ssi", unit, "all",
+                                   (int32_t) sig);
 }
 
 /* FreezeUnit/ThawUnit reply once the cgroup reached the state (or right away when it already was).
@@ -179,7 +181,8 @@ int sdunit_thaw_unit(SdUnitBus *b, const char *unit, char **reterr) {
 int sdunit_reset_failed_unit(SdUnitBus *b, const char *unit, char **reterr) {
         assert(b);
         assert(unit);
-        return simple_manager_call(b, "ResetFailedUnit", "reset failed state of unit", unit, reterr, "s", unit);
+        return simple_manager_call(b, "ResetFailedUnit", "reset failed state of unit", unit, reterr, "s",
+                                   unit);
 }
 
 int sdunit_set_properties(SdUnitBus *b, const char *unit, const UnitPropertyList *props, char **reterr) {
@@ -190,7 +193,8 @@ int sdunit_set_properties(SdUnitBus *b, const char *unit, const UnitPropertyList
         assert(b);
         assert(unit);
 
-        r = sd_bus_message_new_method_call(b->bus, &m, SD_DEST, SD_PATH, SD_IFACE_MANAGER, "SetUnitProperties");
+        r = sd_bus_message_new_method_call(b->bus, &m, SD_DEST, SD_PATH, SD_IFACE_MANAGER,
+                                           "SetUnitProperties");
         if (r >= 0)
                 r = sd_bus_message_append(m, "sb", unit, 1);
         if (r >= 0)
@@ -237,8 +241,8 @@ int sdunit_stop_unit(SdUnitBus *b, const char *unit, uint64_t timeout_usec, char
         if (r < 0)
                 return r;
 
-        r = sd_bus_call_method(b->bus, SD_DEST, SD_PATH, SD_IFACE_MANAGER, "StopUnit", &e, &reply, "ss", unit,
-                               "replace");
+        r = sd_bus_call_method(b->bus, SD_DEST, SD_PATH, SD_IFACE_MANAGER, "StopUnit", &e, &reply, "ss",
+                               unit, "replace");
         if (r < 0) {
                 if (error_is_no_such_unit(&e))
                         r = -ENOENT;
@@ -267,8 +271,8 @@ int sdunit_stop_unit(SdUnitBus *b, const char *unit, uint64_t timeout_usec, char
                         return 0;
                 if (sdunit_now_usec() >= deadline)
                         return sdunit_fail(reterr, -ETIMEDOUT, NULL,
-                                           "stop unit %s: still %s after the stop job ended (%s)", unit, state,
-                                           w.result);
+                                           "stop unit %s: still %s after the stop job ended (%s)", unit,
+                                           state, w.result);
                 /* The state changes are signalled as PropertiesChanged on the unit; a short wait on the bus
                  * wakes up as soon as anything arrives. */
                 r = sd_bus_wait(b->bus, MIN(10 * USEC_PER_MSEC << MIN(i, 5u), deadline - sdunit_now_usec()));
@@ -299,8 +303,8 @@ int sdunit_get_property_string(SdUnitBus *b, const char *unit, const char *inter
         if (r < 0)
                 return sdunit_fail(reterr, r, NULL, "unit %s: object path", unit);
 
-        r = sd_bus_call_method(b->bus, SD_DEST, path, "org.freedesktop.DBus.Properties", "Get", &e, &reply, "ss",
-                               interface, property);
+        r = sd_bus_call_method(b->bus, SD_DEST, path, "org.freedesktop.DBus.Properties", "Get", &e, &reply,
+                               "ss", interface, property);
         if (r < 0) {
                 if (error_is_no_such_unit(&e))
                         r = -ENOENT;
@@ -364,9 +368,10 @@ int sdunit_get_property_string(SdUnitBus *b, const char *unit, const char *inter
                 if (r >= 0 && !s)
                         return -ENOMEM;
         } else
-                return sdunit_fail(reterr, -EOPNOTSUPP, NULL,
-                                   "unit %s: property %s.%s has D-Bus type %s, which cannot be shown as text", unit,
-                                   interface, property, contents);
+                return sdunit_fail(
+                        reterr, -EOPNOTSUPP, NULL,
+                        "unit %s: property %s.%s has D-Bus type %s, which cannot be shown as text", unit,
+                        interface, property, contents);
         if (r < 0)
                 goto fail;
 

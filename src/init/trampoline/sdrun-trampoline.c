@@ -27,7 +27,10 @@
 static long sys5(long n, long a, long b, long c, long d, long e) {
         register long r10 __asm__("r10") = d, r8 __asm__("r8") = e;
         long r;
-        __asm__ volatile("syscall" : "=a"(r) : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8) : "rcx", "r11", "memory");
+        __asm__ volatile("syscall"
+                         : "=a"(r)
+                         : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8)
+                         : "rcx", "r11", "memory");
         return r;
 }
 __asm__(".text\n.global _start\n_start:\n\txor %rbp, %rbp\n\tmov %rsp, %rdi\n\tand $-16, %rsp\n"
@@ -35,7 +38,7 @@ __asm__(".text\n.global _start\n_start:\n\txor %rbp, %rbp\n\tmov %rsp, %rdi\n\ta
 #elif defined(__aarch64__)
 static long sys5(long n, long a, long b, long c, long d, long e) {
         register long x8 __asm__("x8") = n, x0 __asm__("x0") = a, x1 __asm__("x1") = b, x2 __asm__("x2") = c,
-                      x3 __asm__("x3") = d, x4 __asm__("x4") = e;
+                         x3 __asm__("x3") = d, x4 __asm__("x4") = e;
         __asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4) : "memory");
         return x0;
 }
