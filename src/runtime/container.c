@@ -824,11 +824,15 @@ static int create_setup_init(CreateRun *cr, char **reterr) {
                 } else if (m.type == SYNC_PREPARED) {
                         _cleanup_free_ char *st_runtime = NULL, *st_container = NULL;
                         sync_msg_done(&m);
+                        bool container_hooks = cr->c->hooks.n_hooks[OCI_HOOK_CREATE_CONTAINER] > 0;
+                        /* The init needs the state only for createContainer hooks: without them, none
+                         * is built or sent. */
                         if ((r = container_hook_state_string(cr->ct, CONTAINER_CREATING, ip->pid,
                                                              &st_runtime)) < 0 ||
-                            (r = container_hook_state_string(cr->ct, CONTAINER_CREATING,
-                                                             container_ns_pid(cr->c, ip->pid),
-                                                             &st_container)) < 0)
+                            (container_hooks &&
+                             (r = container_hook_state_string(cr->ct, CONTAINER_CREATING,
+                                                              container_ns_pid(cr->c, ip->pid),
+                                                              &st_container)) < 0))
                                 return r;
                         test_stop_at("prepared");
                         r = hooks_run(cr->c, OCI_HOOK_PRESTART, st_runtime, cr->bundle, reterr);
@@ -837,10 +841,19 @@ static int create_setup_init(CreateRun *cr, char **reterr) {
                                               reterr);
                         if (r < 0)
                                 return r;
-                        r = sync_send(ip->sync_fd, SYNC_CONTINUE, 0, st_container, strlen(st_container) + 1,
-                                      -EBADF);
-                        if (r < 0)
+                        r = sync_send(ip->sync_fd, SYNC_CONTINUE, 0, st_container,
+                                      st_container ? strlen(st_container) + 1 : 0, -EBADF);
+                        if (r == -EPIPE || r == -ECONNRESET)
                                 continue; /* the init died: the next receive says how */
+                        if (r == -E2BIG)
+                                return errorf(
+                                        reterr, r,
+                                        "the container's state for its createContainer hooks is %zu bytes, "
+                                        "more than the 1 MiB the runtime passes to its init (annotations?)",
+                                        strlen(st_container) + 1);
+                        if (r < 0)
+                                return errorf(reterr, r, "send the state to the container init: %s",
+                                              strerror(-r));
                 } else if (m.type == SYNC_CONSOLE) {
                         if (o->ret_console_master) {
                                 /* Sized before the process can ask: our caller proxies it to its terminal. */

@@ -261,9 +261,24 @@ bundle_set "$B" '.annotations = ([range(0; 256)] | map({key: "io.test.big\(.)", 
 id=$(new_id bigstate); track_container "$id"
 rm -f "$OUT/big.size"
 # (output through a file: the init inherits create's stdio and would hold a pipe open)
-rc=0; sd create --bundle "$B" "$id" >"$OUT/big.create" 2>&1 || rc=$?
+# (bounded: a runtime that cannot pass the state on must fail, not wait)
+rc=0; timeout -k 5 120 "$SDRUN" --root "$SDRUN_ROOT" create --bundle "$B" "$id" >"$OUT/big.create" 2>&1 || rc=$?
 is "$rc" 0 "create with 256 KiB of annotations and a createContainer hook: $(tail -n 3 "$OUT/big.create")"
 ok_desc "the hook read the whole state ($(cat "$OUT/big.size" 2>/dev/null) bytes)" test "$(cat "$OUT/big.size" 2>/dev/null || echo 0)" -gt 262144
+sd delete --force "$id" >/dev/null 2>&1
+no_leftovers "$id"
+# 1.2 MiB of annotations: more than the runtime passes to its init; create fails at once and says why
+bundle_set "$B" '.annotations = ([range(0; 1200)] | map({key: "io.test.big\(.)", value: ("x" * 1024)}) | from_entries)'
+id=$(new_id hugestate); track_container "$id"
+rc=0; timeout -k 5 120 "$SDRUN" --root "$SDRUN_ROOT" create --bundle "$B" "$id" >"$OUT/huge.create" 2>&1 || rc=$?
+is "$rc" 1 "create with 1.2 MiB of annotations and a createContainer hook fails (exit 1, not a hang)"
+like "$(cat "$OUT/huge.create")" "more than the 1 MiB" "... and says why: $(tail -n 1 "$OUT/huge.create" | cut -c1-200)"
+no_leftovers "$id"
+# the same without a createContainer hook: the init needs no state then, and create works (as runc's)
+bundle_set "$B" 'del(.hooks.createContainer)'
+id=$(new_id hugenohook); track_container "$id"
+rc=0; timeout -k 5 120 "$SDRUN" --root "$SDRUN_ROOT" create --bundle "$B" "$id" >"$OUT/huge2.create" 2>&1 || rc=$?
+is "$rc" 0 "create with 1.2 MiB of annotations and no createContainer hook works: $(tail -n 1 "$OUT/huge2.create" | cut -c1-200)"
 sd delete --force "$id" >/dev/null 2>&1
 no_leftovers "$id"
 
