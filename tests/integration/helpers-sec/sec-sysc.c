@@ -79,9 +79,12 @@ static int do_call(int argc, char **argv) {
 }
 
 static void *thread_main(void *arg) {
-        (void) arg;
+        int ready_fd = *(int *) arg;
         printf("thread alive\n");
         fflush(stdout);
+        /* Tell the main thread: it makes its syscall only after this line is out (no sleep can promise that on
+         * a loaded machine). */
+        (void) !write(ready_fd, "x", 1);
         for (;;)
                 pause();
         return NULL;
@@ -131,13 +134,22 @@ int main(int argc, char **argv) {
         if (strcmp(argv[1], "call") == 0)
                 return do_call(argc - 2, argv + 2);
         if (strcmp(argv[1], "thread") == 0) {
+                static int ready[2];
                 pthread_t t;
-                int r = pthread_create(&t, NULL, thread_main, NULL);
+                char c;
+                if (pipe(ready) < 0) {
+                        perror("pipe");
+                        return 1;
+                }
+                int r = pthread_create(&t, NULL, thread_main, &ready[1]);
                 if (r != 0) {
                         fprintf(stderr, "pthread_create: %s\n", strerror(r));
                         return 1;
                 }
-                usleep(200 * 1000); /* let the thread print first */
+                if (read(ready[0], &c, 1) != 1) { /* the thread has printed */
+                        perror("read");
+                        return 1;
+                }
                 return do_call(argc - 2, argv + 2);
         }
         if (strcmp(argv[1], "sleep-call") == 0 && argc >= 4) {
