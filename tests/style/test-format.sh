@@ -31,12 +31,17 @@ n=0 failed=0
 for d in "${dirs[@]}"; do
         n=$((n + 1))
         bad=()
+        files=()
         for f in "$d"/*.[ch]; do
-                [ -f "$f" ] || continue
-                if ! "$CLANG_FORMAT" --style=file --dry-run --Werror "$f" >/dev/null 2>&1; then
-                        bad+=("$f")
-                fi
+                [ -f "$f" ] && files+=("$f")
         done
+        # One clang-format for the whole folder; only when it objects, one per file to name them.
+        if [ ${#files[@]} -gt 0 ] && ! "$CLANG_FORMAT" --style=file --dry-run --Werror "${files[@]}" >/dev/null 2>&1; then
+                for f in "${files[@]}"; do
+                        "$CLANG_FORMAT" --style=file --dry-run --Werror "$f" >/dev/null 2>&1 || bad+=("$f")
+                done
+                [ ${#bad[@]} -gt 0 ] || bad=("(clang-format failed on the folder as a whole)")
+        fi
         if [ ${#bad[@]} = 0 ]; then
                 echo "ok $n - $d is formatted"
         else
