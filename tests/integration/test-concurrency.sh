@@ -79,26 +79,32 @@ worker() {
         done
 }
 
+# wait_workers: wait for the background jobs in pids (started at t0); one still running after
+# TOTAL_TIMEOUT is stuck: it is killed and hung=1.
+wait_workers() {
+        local p
+        hung=0
+        for p in "${pids[@]}"; do
+                while kill -0 "$p" 2>/dev/null; do
+                        if ((SECONDS - t0 > TOTAL_TIMEOUT)); then
+                                hung=1
+                                pkill -KILL -P "$p" 2>/dev/null
+                                kill -KILL "$p" 2>/dev/null
+                                break
+                        fi
+                        sleep 0.1
+                done
+                wait "$p" 2>/dev/null
+        done
+}
+
 t0=$SECONDS
 pids=()
 for ((w = 0; w < WORKERS; w++)); do
         worker "$w" &
         pids+=($!)
 done
-# Watchdog: a worker still running after TOTAL_TIMEOUT is stuck.
-hung=0
-for p in "${pids[@]}"; do
-        while kill -0 "$p" 2>/dev/null; do
-                if ((SECONDS - t0 > TOTAL_TIMEOUT)); then
-                        hung=1
-                        pkill -KILL -P "$p" 2>/dev/null
-                        kill -KILL "$p" 2>/dev/null
-                        break
-                fi
-                sleep 0.1
-        done
-        wait "$p" 2>/dev/null
-done
+wait_workers
 elapsed=$((SECONDS - t0))
 diag "$N containers, $WORKERS workers: ${elapsed}s"
 
@@ -143,19 +149,7 @@ for ((l = 0; l < RUN_LOOPS; l++)); do
         runloop "$l" &
         pids+=($!)
 done
-hung=0
-for p in "${pids[@]}"; do
-        while kill -0 "$p" 2>/dev/null; do
-                if ((SECONDS - t0 > TOTAL_TIMEOUT)); then
-                        hung=1
-                        pkill -KILL -P "$p" 2>/dev/null
-                        kill -KILL "$p" 2>/dev/null
-                        break
-                fi
-                sleep 0.1
-        done
-        wait "$p" 2>/dev/null
-done
+wait_workers
 diag "$RUN_LOOPS concurrent run loops x $RUNS_PER_LOOP runs: $((SECONDS - t0))s"
 errors=$(cat "$TEST_TMPDIR"/runloop-[0-9]*.log 2>/dev/null)
 [ -z "$errors" ] || printf '%s\n' "$errors" | head -20 | while IFS= read -r l; do diag "$l"; done
