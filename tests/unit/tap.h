@@ -3,6 +3,7 @@
 
 /* A tiny TAP producer for the unit tests: plan-less, "ok N - desc" lines, a trailing "1..N". */
 
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,4 +46,22 @@ static int tap_n, tap_failed;
 static inline int tap_done(void) {
         printf("1..%d\n", tap_n);
         return tap_failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+/* Test helpers more than one test uses. */
+static inline void *mfree(void *p) {
+        free(p);
+        return NULL;
+}
+
+static inline int rm_rf_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+        (void) st;
+        (void) flag;
+        (void) ftw;
+        return remove(path) < 0 ? -1 : 0;
+}
+
+/* Remove a scratch tree (best effort, without following symlinks). */
+static inline void rm_rf(const char *path) {
+        (void) nftw(path, rm_rf_one, 16, FTW_DEPTH | FTW_PHYS);
 }

@@ -36,18 +36,6 @@ static void sink(int level, const char *container_id, const char *unit, const ch
         snprintf(logged + n, sizeof logged - n, "%s\n", msg);
 }
 
-static void *mfree_(void *p) {
-        free(p);
-        return NULL;
-}
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-        (void) st;
-        (void) flag;
-        (void) ftw;
-        return remove(path) < 0 ? -1 : 0;
-}
-
 static char *path_in_tmp(const char *name) {
         char *p;
         if (asprintf(&p, "%s/%s", tmp, name) < 0)
@@ -127,12 +115,12 @@ static void test_ok(void) {
                    "a hook writing its argv and env");
         out = slurp("argv");
         tap_is_str(out, "sh|-c|tr '\\0' '|' </proc/$$/cmdline >$T/argv; env | sort >$T/env|", "args reach the hook as given");
-        out = mfree_(out);
+        out = mfree(out);
         out = slurp("env");
         tap_ok(out && strstr(out, "PATH=/usr/bin:/bin\n") && strstr(out, "T=/tmp/test-hooks-"),
                "the hook's env holds what it was given");
         tap_ok(out && !strstr(out, "SDRUN_TEST_LEAK") && !strstr(out, "HOME="), "and nothing of the runtime's environment");
-        out = mfree_(out);
+        out = mfree(out);
 
         /* No args: argv is [path]. No env: an empty environment. */
         put_file("noargs.sh", "#!/bin/sh\nprintf '%s %s %s' \"$0\" \"$#\" \"$(env | grep -c SDRUN_TEST_LEAK)\" >\"${0%/*}/noargs.out\"\n",
@@ -144,7 +132,7 @@ static void test_ok(void) {
                 abort();
         out = slurp("noargs.out");
         tap_is_str(out, want, "argv is [path], no arguments, the runtime's environment is not passed");
-        out = mfree_(out);
+        out = mfree(out);
         hook_done(&h);
         unsetenv("SDRUN_TEST_LEAK");
 }
@@ -156,7 +144,7 @@ static void test_stdin(void) {
         tap_is_int(run_one("cat >$T/stdin", state, &err), 0, "a hook reading its stdin");
         out = slurp("stdin");
         tap_is_str(out, state, "the state arrives on stdin, whole, nothing more");
-        out = mfree_(out);
+        out = mfree(out);
 
         /* More than a pipe's buffer: fed while the hook reads. */
         size_t n = 1U << 20;
@@ -167,7 +155,7 @@ static void test_stdin(void) {
         tap_is_int(run_one("cat >$T/stdin", big, &err), 0, "a hook reading 1 MiB of state");
         out = slurp("stdin");
         tap_ok(out && strlen(out) == n && streq(out, big), "1 MiB arrives whole (%zu bytes)", out ? strlen(out) : 0);
-        out = mfree_(out);
+        out = mfree(out);
 
         /* A hook that never reads a large state: no SIGPIPE kills us, and its status counts. */
         tap_is_int(run_one("exit 0", big, &err), 0, "a hook that ignores 1 MiB of stdin and exits 0: 0");
@@ -193,11 +181,11 @@ static void test_cwd_inherit(void) {
         if (asprintf(&want, "%s\n", tmp) < 0)
                 abort();
         tap_is_str(out, want, "it runs in that cwd");
-        out = mfree_(out);
+        out = mfree(out);
         tap_is_int(run_hooks(&h, 1, "{}", "/nonexistent/dir", &err), 0, "a hook with a missing cwd still runs");
         out = slurp("cwd");
         tap_is_str(out, "/\n", "in / then");
-        out = mfree_(out);
+        out = mfree(out);
         hook_done(&h);
 
         /* An fd of ours without O_CLOEXEC and a blocked signal: neither reaches the hook. ls prints its fds
@@ -304,7 +292,7 @@ static void test_order(void) {
         tap_is_int(run_hooks(hs, 4, "{}", NULL, &err), -EIO, "four hooks, the third fails: -EIO");
         out = slurp("order");
         tap_is_str(out, "012", "they run in order, and none after the failing one");
-        out = mfree_(out);
+        out = mfree(out);
         tap_ok(err && strstr(err, "prestart hook [2] ") && strstr(err, "exit status 9"), "the message names index 2: %s",
                strna(err));
 
@@ -352,6 +340,6 @@ int main(void) {
         test_order();
         test_grandchild();
 
-        (void) nftw(tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+        rm_rf(tmp);
         return tap_done();
 }

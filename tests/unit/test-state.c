@@ -29,22 +29,6 @@
 static char tmp[] = "/tmp/test-state-XXXXXX";
 static char root[sizeof tmp + 32];
 
-static void *mfree(void *p) {
-        free(p);
-        return NULL;
-}
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-        (void) st;
-        (void) flag;
-        (void) ftw;
-        return remove(path) < 0 ? -1 : 0;
-}
-
-static void rm_rf(const char *path) {
-        (void) nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 static char *state_path(const char *id, const char *name) {
         char *p;
         if (asprintf(&p, "%s/%s/%s", root, id, name) < 0)
