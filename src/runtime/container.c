@@ -986,35 +986,51 @@ struct sdrun_pidfd_info {
 
 /* How the (dead) init ended: waitid when it is our child (`run`), PIDFD_GET_INFO when someone else reaped
  * it (`start` after `create`). Bounded: the start connection reports EOF before the exit is notified. */
+/* The wait status of a zombie its parent has not reaped yet: field 52 of /proc/PID/stat. */
+static int zombie_wait_status(pid_t pid, int pidfd, int *ret) {
+        _cleanup_free_ char *buf = NULL;
+        char path[64], *f;
+
+        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
+        if (read_full_file_at(AT_FDCWD, path, 4096, &buf, NULL) < 0 || pidfd_send_sig(pidfd, 0) == -ESRCH ||
+            !(f = strrchr(buf, ')')) || !strneq(f, ") Z ", 4))
+                return -ENODATA;
+        f += 2; /* field 3, the state */
+        for (int n = 3; n < 52 && f; n++)
+                if ((f = strchr(f, ' ')))
+                        f++;
+        if (!f)
+                return -ENODATA;
+        *ret = (int) strtol(f, NULL, 10);
+        return 0;
+}
+
 static int init_exit_status(pid_t pid, int pidfd, siginfo_t *ret) {
-        struct sdrun_pidfd_info info = { .mask = SDRUN_PIDFD_INFO_EXIT };
         siginfo_t si = {};
+        int status = 0;
 
         (void) pidfd_wait_exit(pidfd, 5 * USEC_PER_SEC);
         if (waitid(P_PIDFD, (id_t) pidfd, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid > 0) {
                 *ret = si;
                 return 0;
         }
-        if (ioctl(pidfd, SDRUN_PIDFD_GET_INFO, &info) < 0 || !(info.mask & SDRUN_PIDFD_INFO_EXIT)) {
-                /* A zombie its parent has not reaped yet: field 52 of /proc/PID/stat is its wait status. */
-                _cleanup_free_ char *buf = NULL;
-                char path[64], *f;
-
-                snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
-                if (read_full_file_at(AT_FDCWD, path, 4096, &buf, NULL) < 0 ||
-                    pidfd_send_sig(pidfd, 0) == -ESRCH || !(f = strrchr(buf, ')')) || !strneq(f, ") Z ", 4))
+        /* Someone else's child: the pidfd tells its status once it is reaped, /proc while it is a zombie.
+         * The parent (conmon, systemd) may reap it between the two looks, so look again, briefly. */
+        for (int attempt = 0;; attempt++) {
+                struct sdrun_pidfd_info info = { .mask = SDRUN_PIDFD_INFO_EXIT };
+                if (ioctl(pidfd, SDRUN_PIDFD_GET_INFO, &info) >= 0 && (info.mask & SDRUN_PIDFD_INFO_EXIT)) {
+                        status = info.exit_code;
+                        break;
+                }
+                if (zombie_wait_status(pid, pidfd, &status) >= 0)
+                        break;
+                if (attempt >= 50)
                         return -ENODATA;
-                f += 2; /* field 3, the state */
-                for (int n = 3; n < 52 && f; n++)
-                        if ((f = strchr(f, ' ')))
-                                f++;
-                if (!f)
-                        return -ENODATA;
-                info.exit_code = (int32_t) strtol(f, NULL, 10);
+                (void) usleep(2000);
         }
         *ret = (siginfo_t){};
-        ret->si_code = WIFEXITED(info.exit_code) ? CLD_EXITED : CLD_KILLED;
-        ret->si_status = WIFEXITED(info.exit_code) ? WEXITSTATUS(info.exit_code) : WTERMSIG(info.exit_code);
+        ret->si_code = WIFEXITED(status) ? CLD_EXITED : CLD_KILLED;
+        ret->si_status = WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status);
         return 0;
 }
 
