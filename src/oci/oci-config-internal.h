@@ -28,22 +28,38 @@ typedef struct NameValue {
         int value;
 } NameValue;
 
-typedef int (*KeyCheckFn)(const char *key, const OciJsonPath *p, char **reterr);
+/* Arrays of structs, parsed by oci_json_dispatch() itself: member is the pointer, n_member the count. */
+#define FIELD_ARRAY(name, elem_fn, type, member, n_member, flags)                  \
+        {                                                                          \
+                name, elem_fn, offsetof(type, member), OCI_JSON_NO_HAS, flags,     \
+                        sizeof(*((type *) NULL)->member), offsetof(type, n_member) \
+        }
 
 /* oci-config-fields.c: value parsers used by more than one section */
+/* A string out of table (stored as an int); the error says "unknown <what> "<string>"". */
 int get_enum(const cJSON *v, const OciJsonPath *p, const NameValue *table, size_t n, const char *what,
-             int *ret, char **reterr);
+             void *ret /* int * */, char **reterr);
+/* The same for a table of names indexed by value (NULL entries are gaps). */
+int get_enum_index(const cJSON *v, const OciJsonPath *p, const char *const *names, size_t n,
+                   const char *what, void *ret /* int * */, char **reterr);
+/* An array of names out of table, whose values are ORed and stored in the integer of size bytes at ret. */
+int get_flags(const cJSON *v, const OciJsonPath *p, const NameValue *table, size_t n, const char *what,
+              void *ret, size_t size, char **reterr);
+/* A device type: one letter out of types; expected lists them for the message ("c, b, u or p"). */
+int get_device_type(const cJSON *v, const OciJsonPath *p, const char *types, const char *expected,
+                    void *ret /* char * */, char **reterr);
 int field_cpu_list(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr);
 int field_env(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr);
-int check_no_duplicate_keys(const cJSON *obj, const OciJsonPath *p, char **reterr);
-/* An unsigned integer no larger than max, stored as uint32_t (modes: umask, fileMode). */
-int field_uint32_up_to(const cJSON *v, const OciJsonPath *p, uint64_t max, void *dst, char **reterr);
-/* A JSON object used as a map: an object, non-empty unique keys; *ret_n = its size. */
-int check_map(const cJSON *v, const OciJsonPath *p, size_t *ret_n, char **reterr);
+/* A mode no larger than max of which the bits in keep are stored as uint32_t (umask, fileMode). */
+int field_mode_bits(const cJSON *v, const OciJsonPath *p, uint64_t max, uint32_t keep, void *dst,
+                    char **reterr);
 int parse_string_map(const cJSON *v, const OciJsonPath *p, OciKeyValue **ret, size_t *ret_n,
-                     KeyCheckFn check, char **reterr);
+                     OciJsonStringCheckFn check, char **reterr);
 int parse_id_mapping(const cJSON *v, const OciJsonPath *p, void *elem, char **reterr);
 int field_device_number(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr);
+/* The first entry of an array of structs whose int member at key_offset equals an earlier entry's: its
+ * index (the earlier one's in *ret_earlier), or n when there is none. */
+size_t find_duplicate(const void *array, size_t n, size_t elem_size, size_t key_offset, size_t *ret_earlier);
 
 /* oci-config-process.c */
 int parse_process_object(const cJSON *v, const OciJsonPath *p, OciProcess *proc, char **reterr);

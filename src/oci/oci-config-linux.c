@@ -135,27 +135,17 @@ const char *oci_seccomp_op_to_string(OciSeccompOp o) {
         return o >= 0 && o < _OCI_SECCOMP_OP_MAX ? oci_seccomp_op_names[o] : NULL;
 }
 
-static int strv_index(const char *const *names, size_t n, const char *s) {
+static bool in_names(const char *const *names, size_t n, const char *s) {
         for (size_t i = 0; i < n; i++)
                 if (names[i] && streq(names[i], s))
-                        return (int) i;
-        return -1;
+                        return true;
+        return false;
 }
 
 /* ---- linux: namespaces, mappings, devices ---- */
 
 static int field_namespace_type(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        const char *s;
-        int r, i;
-
-        r = oci_json_get_string(v, p, &s, reterr);
-        if (r < 0)
-                return r;
-        i = strv_index(namespace_names, _OCI_NS_MAX, s);
-        if (i < 0)
-                return oci_json_error(reterr, p, "unknown namespace \"%s\"", s);
-        *(OciNamespaceType *) dst = (OciNamespaceType) i;
-        return 0;
+        return get_enum_index(v, p, namespace_names, _OCI_NS_MAX, "namespace", dst, reterr);
 }
 
 static int parse_namespace(const cJSON *v, const OciJsonPath *p, void *elem, char **reterr) {
@@ -169,61 +159,34 @@ static int parse_namespace(const cJSON *v, const OciJsonPath *p, void *elem, cha
 
 static int parse_namespaces(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
         OciLinux *l = dst;
+        size_t i, j;
         int r;
 
-        r = oci_json_parse_array(v, p, sizeof(OciNamespace), (void **) &l->namespaces, &l->n_namespaces,
-                                 parse_namespace, reterr);
+        r = oci_json_parse_array(v, p, sizeof(OciNamespace), /* extra= */ 0, (void **) &l->namespaces,
+                                 &l->n_namespaces, parse_namespace, reterr);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < l->n_namespaces; i++)
-                for (size_t j = 0; j < i; j++)
-                        if (l->namespaces[i].type == l->namespaces[j].type) {
-                                const OciJsonPath ep = OCI_JSON_INDEX(p, i), tp = OCI_JSON_KEY(&ep, "type");
-                                return oci_json_error(reterr, &tp,
-                                                      "duplicate namespace \"%s\" (also in entry %zu)",
-                                                      namespace_names[l->namespaces[i].type], j);
-                        }
+        i = find_duplicate(l->namespaces, l->n_namespaces, sizeof(OciNamespace),
+                           offsetof(OciNamespace, type), &j);
+        if (i < l->n_namespaces) {
+                const OciJsonPath ep = OCI_JSON_INDEX(p, i), tp = OCI_JSON_KEY(&ep, "type");
+                return oci_json_error(reterr, &tp, "duplicate namespace \"%s\" (also in entry %zu)",
+                                      namespace_names[l->namespaces[i].type], j);
+        }
         return 0;
-}
-
-static int parse_linux_uid_mappings(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        OciLinux *l = dst;
-        return oci_json_parse_array(v, p, sizeof(OciIdMapping), (void **) &l->uid_mappings,
-                                    &l->n_uid_mappings, parse_id_mapping, reterr);
-}
-
-static int parse_linux_gid_mappings(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        OciLinux *l = dst;
-        return oci_json_parse_array(v, p, sizeof(OciIdMapping), (void **) &l->gid_mappings,
-                                    &l->n_gid_mappings, parse_id_mapping, reterr);
 }
 
 static int field_device_type(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        const char *s;
-        int r;
-
-        r = oci_json_get_string(v, p, &s, reterr);
-        if (r < 0)
-                return r;
-        if (strlen(s) != 1 || !strchr("cbup", s[0]))
-                return oci_json_error(reterr, p, "unknown device type \"%s\" (expected c, b, u or p)", s);
-        *(char *) dst = s[0];
-        return 0;
+        return get_device_type(v, p, "cbup", "c, b, u or p", dst, reterr);
 }
 
 /* Device numbers: int64 in the schema; Linux dev_t holds 32-bit majors and minors. */
 
 static int field_file_mode(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        int r;
-
         /* Decimal in JSON. Podman passes the host node's raw st_mode, file-type bits included (020666 for a
          * character device): as runc and crun, only the permission bits and setuid/setgid/sticky are kept
          * (the type comes from "type"). Anything beyond the 16 bits of a mode_t is refused. */
-        r = field_uint32_up_to(v, p, 0177777, dst, reterr);
-        if (r < 0)
-                return r;
-        *(uint32_t *) dst &= 07777;
-        return 0;
+        return field_mode_bits(v, p, 0177777, 07777, dst, reterr);
 }
 
 static int parse_device(const cJSON *v, const OciJsonPath *p, void *elem, char **reterr) {
@@ -249,12 +212,6 @@ static int parse_device(const cJSON *v, const OciJsonPath *p, void *elem, char *
                 return oci_json_error(reterr, &mp, "required for device type '%c'", d->type);
         }
         return 0;
-}
-
-static int parse_devices(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        OciLinux *l = dst;
-        return oci_json_parse_array(v, p, sizeof(OciDevice), (void **) &l->devices, &l->n_devices,
-                                    parse_device, reterr);
 }
 
 /* ---- linux: sysctl, seccomp, the rest ---- */
@@ -287,47 +244,13 @@ static int parse_sysctl(const cJSON *v, const OciJsonPath *p, void *dst, char **
 }
 
 static int field_seccomp_action(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        const char *s;
-        int r, i;
-
-        r = oci_json_get_string(v, p, &s, reterr);
-        if (r < 0)
-                return r;
-        i = strv_index(oci_seccomp_action_names, _OCI_SECCOMP_ACTION_MAX, s);
-        if (i < 0)
-                return oci_json_error(reterr, p, "unknown seccomp action \"%s\"", s);
-        *(OciSeccompAction *) dst = (OciSeccompAction) i;
-        return 0;
+        return get_enum_index(v, p, oci_seccomp_action_names, _OCI_SECCOMP_ACTION_MAX, "seccomp action", dst,
+                              reterr);
 }
 
 static int field_seccomp_op(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        const char *s;
-        int r, i;
-
-        r = oci_json_get_string(v, p, &s, reterr);
-        if (r < 0)
-                return r;
-        i = strv_index(oci_seccomp_op_names, _OCI_SECCOMP_OP_MAX, s);
-        if (i < 0)
-                return oci_json_error(reterr, p, "unknown seccomp operator \"%s\"", s);
-        *(OciSeccompOp *) dst = (OciSeccompOp) i;
-        return 0;
-}
-
-static int field_enum_strv(const cJSON *v, const OciJsonPath *p, char ***dst, const char *const *names,
-                           size_t n, const char *what, char **reterr) {
-        size_t i = 0;
-        int r;
-
-        r = oci_json_field_strv(v, p, dst, reterr);
-        if (r < 0)
-                return r;
-        for (char **s = *dst; *s; s++, i++)
-                if (strv_index(names, n, *s) < 0) {
-                        const OciJsonPath ep = OCI_JSON_INDEX(p, i);
-                        return oci_json_error(reterr, &ep, "unknown %s \"%s\"", what, *s);
-                }
-        return 0;
+        return get_enum_index(v, p, oci_seccomp_op_names, _OCI_SECCOMP_OP_MAX, "seccomp operator", dst,
+                              reterr);
 }
 
 const OciSeccompArch *oci_seccomp_arch_find(const char *name) {
@@ -337,56 +260,46 @@ const OciSeccompArch *oci_seccomp_arch_find(const char *name) {
         return NULL;
 }
 
-static int field_seccomp_arches(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        size_t i = 0;
-        int r;
+static int check_seccomp_arch(const char *s, const OciJsonPath *p, char **reterr) {
+        return oci_seccomp_arch_find(s)
+                       ? 0
+                       : oci_json_error(reterr, p, "unknown seccomp architecture \"%s\"", s);
+}
 
-        r = oci_json_field_strv(v, p, dst, reterr);
-        if (r < 0)
-                return r;
-        for (char **s = *(char ***) dst; *s; s++, i++)
-                if (!oci_seccomp_arch_find(*s)) {
-                        const OciJsonPath ep = OCI_JSON_INDEX(p, i);
-                        return oci_json_error(reterr, &ep, "unknown seccomp architecture \"%s\"", *s);
-                }
+static int field_seccomp_arches(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        return oci_json_field_strv_checked(v, p, dst, check_seccomp_arch, reterr);
+}
+
+static int check_seccomp_flag(const char *s, const OciJsonPath *p, char **reterr) {
+        if (!in_names(seccomp_flag_names, ELEMENTSOF(seccomp_flag_names), s))
+                return oci_json_error(reterr, p, "unknown seccomp flag \"%s\"", s);
         return 0;
 }
 
 static int field_seccomp_flags(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        return field_enum_strv(v, p, dst, seccomp_flag_names, ELEMENTSOF(seccomp_flag_names), "seccomp flag",
-                               reterr);
+        return oci_json_field_strv_checked(v, p, dst, check_seccomp_flag, reterr);
+}
+
+static int check_syscall_name(const char *s, const OciJsonPath *p, char **reterr) {
+        return isempty(s) ? oci_json_error(reterr, p, "empty system call name") : 0;
 }
 
 static int field_syscall_names(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        size_t i = 0;
         int r;
 
-        r = oci_json_field_strv(v, p, dst, reterr);
+        r = oci_json_field_strv_checked(v, p, dst, check_syscall_name, reterr);
         if (r < 0)
                 return r;
         if (!(*(char ***) dst)[0]) {
                 /* runc and crun accept a rule without names; it matches nothing. */
                 _cleanup_free_ char *path = oci_json_path_to_string(p);
                 log_warning("%s: no system call names, the rule has no effect.", strna(path));
-                return 0;
         }
-        for (char **s = *(char ***) dst; *s; s++, i++)
-                if (isempty(*s)) {
-                        const OciJsonPath ep = OCI_JSON_INDEX(p, i);
-                        return oci_json_error(reterr, &ep, "empty system call name");
-                }
         return 0;
 }
 
 static int field_seccomp_arg_index(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        uint64_t u;
-        int r;
-
-        r = oci_json_get_unsigned(v, p, 5, &u, reterr);
-        if (r < 0)
-                return r;
-        *(uint32_t *) dst = (uint32_t) u;
-        return 0;
+        return oci_json_store_unsigned(v, p, 5, dst, sizeof(uint32_t), reterr);
 }
 
 static int parse_seccomp_arg(const cJSON *v, const OciJsonPath *p, void *elem, char **reterr) {
@@ -400,12 +313,6 @@ static int parse_seccomp_arg(const cJSON *v, const OciJsonPath *p, void *elem, c
         return oci_json_dispatch(v, p, table, elem, reterr);
 }
 
-static int parse_seccomp_args(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        OciSyscall *s = dst;
-        return oci_json_parse_array(v, p, sizeof(OciSeccompArg), (void **) &s->args, &s->n_args,
-                                    parse_seccomp_arg, reterr);
-}
-
 static bool seccomp_action_takes_errno(OciSeccompAction a) {
         return a == OCI_SECCOMP_ERRNO || a == OCI_SECCOMP_TRACE;
 }
@@ -415,7 +322,7 @@ static int parse_syscall(const cJSON *v, const OciJsonPath *p, void *elem, char 
                 FIELD("names", field_syscall_names, OciSyscall, names, OCI_JSON_MANDATORY),
                 FIELD("action", field_seccomp_action, OciSyscall, action, OCI_JSON_MANDATORY),
                 FIELD_HAS("errnoRet", oci_json_field_uint32, OciSyscall, errno_ret, has_errno_ret, 0),
-                FIELD_SELF("args", parse_seccomp_args, 0),
+                FIELD_ARRAY("args", parse_seccomp_arg, OciSyscall, args, n_args, 0),
                 {},
         };
         OciSyscall *s = elem;
@@ -433,12 +340,6 @@ static int parse_syscall(const cJSON *v, const OciJsonPath *p, void *elem, char 
         return 0;
 }
 
-static int parse_syscalls(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        OciSeccomp *s = dst;
-        return oci_json_parse_array(v, p, sizeof(OciSyscall), (void **) &s->syscalls, &s->n_syscalls,
-                                    parse_syscall, reterr);
-}
-
 static int parse_seccomp(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
         static const OciJsonField table[] = {
                 FIELD("defaultAction", field_seccomp_action, OciSeccomp, default_action, OCI_JSON_MANDATORY),
@@ -448,7 +349,7 @@ static int parse_seccomp(const cJSON *v, const OciJsonPath *p, void *dst, char *
                 FIELD("flags", field_seccomp_flags, OciSeccomp, flags, 0),
                 FIELD("listenerPath", oci_json_field_absolute_path, OciSeccomp, listener_path, 0),
                 FIELD("listenerMetadata", oci_json_field_string, OciSeccomp, listener_metadata, 0),
-                FIELD_SELF("syscalls", parse_syscalls, 0),
+                FIELD_ARRAY("syscalls", parse_syscall, OciSeccomp, syscalls, n_syscalls, 0),
                 {},
         };
         OciSeccomp *s = dst;
@@ -487,30 +388,28 @@ static int parse_seccomp(const cJSON *v, const OciJsonPath *p, void *dst, char *
         return 0;
 }
 
-static int field_rootfs_propagation(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        int r;
-
-        r = oci_json_field_string(v, p, dst, reterr);
-        if (r < 0)
-                return r;
-        if (strv_index(rootfs_propagation_names, ELEMENTSOF(rootfs_propagation_names), *(char **) dst) < 0)
+static int check_rootfs_propagation(const char *s, const OciJsonPath *p, char **reterr) {
+        if (!in_names(rootfs_propagation_names, ELEMENTSOF(rootfs_propagation_names), s))
                 return oci_json_error(
                         reterr, p,
                         "unknown propagation \"%s\" (expected [r]private, [r]shared, [r]slave or "
                         "[r]unbindable)",
-                        *(char **) dst);
+                        s);
+        return 0;
+}
+
+static int field_rootfs_propagation(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        return oci_json_field_string_checked(v, p, dst, check_rootfs_propagation, reterr);
+}
+
+static int check_mem_bw_schema(const char *s, const OciJsonPath *p, char **reterr) {
+        if (!strneq(s, "MB:", 3) || strchr(s, '\n'))
+                return oci_json_error(reterr, p, "must start with \"MB:\" and be a single line");
         return 0;
 }
 
 static int field_mem_bw_schema(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        int r;
-
-        r = oci_json_field_string(v, p, dst, reterr);
-        if (r < 0)
-                return r;
-        if (!strneq(*(char **) dst, "MB:", 3) || strchr(*(char **) dst, '\n'))
-                return oci_json_error(reterr, p, "must start with \"MB:\" and be a single line");
-        return 0;
+        return oci_json_field_string_checked(v, p, dst, check_mem_bw_schema, reterr);
 }
 
 static int parse_intel_rdt(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
@@ -532,23 +431,8 @@ static int field_mpol_mode(const cJSON *v, const OciJsonPath *p, void *dst, char
 }
 
 static int field_mpol_flags(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        const cJSON *e;
-        size_t i = 0;
-        int r;
-
-        r = oci_json_check_type(v, p, cJSON_Array, reterr);
-        if (r < 0)
-                return r;
-        cJSON_ArrayForEach(e, v) {
-                const OciJsonPath ep = OCI_JSON_INDEX(p, i++);
-                int bit;
-                r = get_enum(e, &ep, mpol_flag_table, ELEMENTSOF(mpol_flag_table), "memory policy flag",
-                             &bit, reterr);
-                if (r < 0)
-                        return r;
-                *(unsigned *) dst |= (unsigned) bit;
-        }
-        return 0;
+        return get_flags(v, p, mpol_flag_table, ELEMENTSOF(mpol_flag_table), "memory policy flag", dst,
+                         sizeof(unsigned), reterr);
 }
 
 static int parse_memory_policy(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
@@ -625,14 +509,7 @@ static int parse_personality(const cJSON *v, const OciJsonPath *p, void *dst, ch
 }
 
 static int field_nanosecs(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        uint64_t u;
-        int r;
-
-        r = oci_json_get_unsigned(v, p, 999999999, &u, reterr);
-        if (r < 0)
-                return r;
-        *(uint32_t *) dst = (uint32_t) u;
-        return 0;
+        return oci_json_store_unsigned(v, p, 999999999, dst, sizeof(uint32_t), reterr);
 }
 
 static int parse_time_offset(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
@@ -675,76 +552,56 @@ static int check_ifname(const char *name, const OciJsonPath *p, char **reterr) {
         return 0;
 }
 
-static int parse_net_devices(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+static int parse_net_device(const cJSON *v, const OciJsonPath *p, void *elem, char **reterr) {
         static const OciJsonField table[] = {
                 FIELD("name", oci_json_field_string, OciKeyValue, value, 0),
                 {},
         };
-        OciLinux *l = dst;
-        const cJSON *m;
-        size_t n = 0, i = 0;
+        OciKeyValue *kv = elem;
         int r;
 
-        r = check_map(v, p, &n, reterr);
+        kv->key = strdup(v->string);
+        if (!kv->key)
+                return -ENOMEM;
+        r = oci_json_dispatch(v, p, table, kv, reterr);
         if (r < 0)
                 return r;
-        if (n == 0)
-                return 0;
-        l->net_devices = calloc(n, sizeof(OciKeyValue));
-        if (!l->net_devices)
-                return -ENOMEM;
-        l->n_net_devices = n;
-        cJSON_ArrayForEach(m, v) {
-                const OciJsonPath kp = OCI_JSON_KEY(p, m->string);
-                OciKeyValue *kv = &l->net_devices[i++];
-
-                r = check_ifname(m->string, &kp, reterr);
-                if (r < 0)
-                        return r;
-                kv->key = strdup(m->string);
-                if (!kv->key)
-                        return -ENOMEM;
-                r = oci_json_dispatch(m, &kp, table, kv, reterr);
-                if (r < 0)
-                        return r;
-                if (kv->value && !isempty(kv->value)) {
-                        const OciJsonPath np = OCI_JSON_KEY(&kp, "name");
-                        r = check_ifname(kv->value, &np, reterr);
-                        if (r < 0)
-                                return r;
-                }
+        if (kv->value && !isempty(kv->value)) {
+                const OciJsonPath np = OCI_JSON_KEY(p, "name");
+                return check_ifname(kv->value, &np, reterr);
         }
         return 0;
 }
 
+static int parse_net_devices(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        OciLinux *l = dst;
+        return oci_json_parse_map(v, p, sizeof(OciKeyValue), (void **) &l->net_devices, &l->n_net_devices,
+                                  check_ifname, parse_net_device, reterr);
+}
+
 /* maskedPaths/readonlyPaths: runc and crun accept a relative path and read it relative to the container's
  * "/" (where sdrun resolves every entry anyway, inside the root): warned about. Empty stays an error. */
-static int field_container_path_strv(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        size_t i = 0;
-        int r;
-
-        r = oci_json_field_strv(v, p, dst, reterr);
-        if (r < 0)
-                return r;
-        for (char **s = *(char ***) dst; *s; s++, i++) {
-                const OciJsonPath ep = OCI_JSON_INDEX(p, i);
-                if (isempty(*s))
-                        return oci_json_error(reterr, &ep, "\"\" is not an absolute path");
-                if ((*s)[0] != '/') {
-                        _cleanup_free_ char *path = oci_json_path_to_string(&ep);
-                        log_warning("%s: \"%s\" is not an absolute path, reading it relative to \"/\".",
-                                    strna(path), *s);
-                }
+static int check_container_path(const char *s, const OciJsonPath *p, char **reterr) {
+        if (isempty(s))
+                return oci_json_error(reterr, p, "\"\" is not an absolute path");
+        if (s[0] != '/') {
+                _cleanup_free_ char *path = oci_json_path_to_string(p);
+                log_warning("%s: \"%s\" is not an absolute path, reading it relative to \"/\".", strna(path),
+                            s);
         }
         return 0;
+}
+
+static int field_container_path_strv(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        return oci_json_field_strv_checked(v, p, dst, check_container_path, reterr);
 }
 
 int parse_linux(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
         static const OciJsonField table[] = {
                 FIELD_SELF("namespaces", parse_namespaces, 0),
-                FIELD_SELF("uidMappings", parse_linux_uid_mappings, 0),
-                FIELD_SELF("gidMappings", parse_linux_gid_mappings, 0),
-                FIELD_SELF("devices", parse_devices, 0),
+                FIELD_ARRAY("uidMappings", parse_id_mapping, OciLinux, uid_mappings, n_uid_mappings, 0),
+                FIELD_ARRAY("gidMappings", parse_id_mapping, OciLinux, gid_mappings, n_gid_mappings, 0),
+                FIELD_ARRAY("devices", parse_device, OciLinux, devices, n_devices, 0),
                 FIELD_SELF("netDevices", parse_net_devices, 0),
                 FIELD("cgroupsPath", oci_json_field_string, OciLinux, cgroups_path, 0),
                 FIELD("resources", parse_resources, OciLinux, resources, 0),

@@ -76,39 +76,16 @@ static int parse_console_size(const cJSON *v, const OciJsonPath *p, void *dst, c
         return oci_json_dispatch(v, p, table, dst, reterr);
 }
 
-static int parse_additional_gids(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        OciUser *u = dst;
-        const cJSON *e;
-        size_t n = 0, i = 0;
-        int r;
-
-        r = oci_json_array_size(v, p, &n, reterr);
-        if (r < 0)
-                return r;
-        free(u->additional_gids);
-        u->additional_gids = calloc(MAX(n, (size_t) 1), sizeof(uint32_t));
-        if (!u->additional_gids)
-                return -ENOMEM;
-        cJSON_ArrayForEach(e, v) {
-                const OciJsonPath ep = OCI_JSON_INDEX(p, i);
-                r = oci_json_field_uint32(e, &ep, &u->additional_gids[i], reterr);
-                if (r < 0)
-                        return r;
-                i++;
-        }
-        u->n_additional_gids = n;
-        return 0;
+static int field_umask(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        /* umask(2) keeps the 0777 bits; runc and crun accept the setuid/setgid/sticky bits and apply that. */
+        return field_mode_bits(v, p, 07777, 0777, dst, reterr);
 }
 
-static int field_umask(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        int r;
-
-        /* umask(2) keeps the 0777 bits; runc and crun accept the setuid/setgid/sticky bits and apply that. */
-        r = field_uint32_up_to(v, p, 07777, dst, reterr);
-        if (r < 0)
-                return r;
-        *(uint32_t *) dst &= 0777;
-        return 0;
+/* An array of uint32_t with one more 0 at the end, so that an empty array is not NULL. */
+static int parse_additional_gids(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        OciUser *u = dst;
+        return oci_json_parse_array(v, p, sizeof(uint32_t), /* extra= */ 1, (void **) &u->additional_gids,
+                                    &u->n_additional_gids, oci_json_field_uint32, reterr);
 }
 
 static int parse_user(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
@@ -124,36 +101,38 @@ static int parse_user(const cJSON *v, const OciJsonPath *p, void *dst, char **re
         return oci_json_dispatch(v, p, table, dst, reterr);
 }
 
-static int parse_cap_list(const cJSON *v, const OciJsonPath *p, int **ret, size_t *ret_n, char **reterr) {
-        const cJSON *e;
-        size_t n = 0, i = 0, k = 0;
+/* A capability number, or -1 for a name that sdrun does not know. */
+static int parse_cap(const cJSON *v, const OciJsonPath *p, void *elem, char **reterr) {
+        const char *name;
+        cap_value_t cap;
         int r;
 
-        r = oci_json_array_size(v, p, &n, reterr);
+        r = oci_json_get_string(v, p, &name, reterr);
         if (r < 0)
                 return r;
-        free(*ret);
-        *ret = calloc(MAX(n, (size_t) 1), sizeof(int));
-        if (!*ret)
-                return -ENOMEM;
-        cJSON_ArrayForEach(e, v) {
-                const OciJsonPath ep = OCI_JSON_INDEX(p, k++);
-                const char *name;
-                cap_value_t cap;
-
-                r = oci_json_get_string(e, &ep, &name, reterr);
-                if (r < 0)
-                        return r;
-                if (!strneq(name, "CAP_", 4) || cap_from_name(name, &cap) < 0) {
-                        /* runtime-spec config.md: an unknown capability "MUST be logged as a warning by the
-                         * runtime" and "SHOULD NOT fail"; runc and crun skip it. */
-                        _cleanup_free_ char *path = oci_json_path_to_string(&ep);
-                        log_warning("%s: unknown capability \"%s\", ignoring it.", strna(path), name);
-                        continue;
-                }
-                (*ret)[i++] = (int) cap;
+        if (!strneq(name, "CAP_", 4) || cap_from_name(name, &cap) < 0) {
+                /* runtime-spec config.md: an unknown capability "MUST be logged as a warning by the runtime"
+                 * and "SHOULD NOT fail"; runc and crun skip it. */
+                _cleanup_free_ char *path = oci_json_path_to_string(p);
+                log_warning("%s: unknown capability \"%s\", ignoring it.", strna(path), name);
+                cap = -1;
         }
-        *ret_n = i;
+        *(int *) elem = (int) cap;
+        return 0;
+}
+
+static int parse_cap_list(const cJSON *v, const OciJsonPath *p, int **ret, size_t *ret_n, char **reterr) {
+        size_t n = 0, k = 0;
+        int r;
+
+        /* One element more, so that an empty list is not NULL; the unknown names are dropped after. */
+        r = oci_json_parse_array(v, p, sizeof(int), /* extra= */ 1, (void **) ret, &n, parse_cap, reterr);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++)
+                if ((*ret)[i] >= 0)
+                        (*ret)[k++] = (*ret)[i];
+        *ret_n = k;
         return 0;
 }
 
@@ -208,19 +187,18 @@ static int parse_rlimit(const cJSON *v, const OciJsonPath *p, void *elem, char *
 
 static int parse_rlimits(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
         OciProcess *proc = dst;
+        size_t i, j;
         int r;
 
-        r = oci_json_parse_array(v, p, sizeof(OciRlimit), (void **) &proc->rlimits, &proc->n_rlimits,
-                                 parse_rlimit, reterr);
+        r = oci_json_parse_array(v, p, sizeof(OciRlimit), /* extra= */ 0, (void **) &proc->rlimits,
+                                 &proc->n_rlimits, parse_rlimit, reterr);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < proc->n_rlimits; i++)
-                for (size_t j = 0; j < i; j++)
-                        if (proc->rlimits[i].type == proc->rlimits[j].type) {
-                                const OciJsonPath ep = OCI_JSON_INDEX(p, i), tp = OCI_JSON_KEY(&ep, "type");
-                                return oci_json_error(reterr, &tp,
-                                                      "duplicate resource limit (also in entry %zu)", j);
-                        }
+        i = find_duplicate(proc->rlimits, proc->n_rlimits, sizeof(OciRlimit), offsetof(OciRlimit, type), &j);
+        if (i < proc->n_rlimits) {
+                const OciJsonPath ep = OCI_JSON_INDEX(p, i), tp = OCI_JSON_KEY(&ep, "type");
+                return oci_json_error(reterr, &tp, "duplicate resource limit (also in entry %zu)", j);
+        }
         return 0;
 }
 
@@ -230,23 +208,8 @@ static int field_sched_policy(const cJSON *v, const OciJsonPath *p, void *dst, c
 }
 
 static int field_sched_flags(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        const cJSON *e;
-        size_t i = 0;
-        int r;
-
-        r = oci_json_check_type(v, p, cJSON_Array, reterr);
-        if (r < 0)
-                return r;
-        cJSON_ArrayForEach(e, v) {
-                const OciJsonPath ep = OCI_JSON_INDEX(p, i++);
-                int bit;
-                r = get_enum(e, &ep, sched_flag_table, ELEMENTSOF(sched_flag_table), "scheduler flag", &bit,
-                             reterr);
-                if (r < 0)
-                        return r;
-                *(uint64_t *) dst |= (uint64_t) bit;
-        }
-        return 0;
+        return get_flags(v, p, sched_flag_table, ELEMENTSOF(sched_flag_table), "scheduler flag", dst,
+                         sizeof(uint64_t), reterr);
 }
 
 static int parse_scheduler(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
@@ -314,14 +277,7 @@ static int parse_exec_cpu_affinity(const cJSON *v, const OciJsonPath *p, void *d
 }
 
 static int field_oom_score_adj(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        int64_t s;
-        int r;
-
-        r = oci_json_get_signed(v, p, -1000, 1000, &s, reterr);
-        if (r < 0)
-                return r;
-        *(int *) dst = (int) s;
-        return 0;
+        return oci_json_store_signed(v, p, -1000, 1000, dst, sizeof(int), reterr);
 }
 
 static int field_args(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {

@@ -19,28 +19,12 @@
 #include "oci-json.h"
 
 static int field_cgroup_device_type(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        const char *s;
-        int r;
-
-        r = oci_json_get_string(v, p, &s, reterr);
-        if (r < 0)
-                return r;
-        if (strlen(s) != 1 || !strchr("acb", s[0]))
-                return oci_json_error(reterr, p, "unknown device type \"%s\" (expected a, c or b)", s);
-        *(char *) dst = s[0];
-        return 0;
+        return get_device_type(v, p, "acb", "a, c or b", dst, reterr);
 }
 
 /* major/minor of a device rule: a device number, or -1 for "all" (the '*' of the cgroup v1 syntax). */
 static int field_cgroup_device_number(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        int64_t s;
-        int r;
-
-        r = oci_json_get_signed(v, p, -1, UINT32_MAX, &s, reterr);
-        if (r < 0)
-                return r;
-        *(int64_t *) dst = s;
-        return 0;
+        return oci_json_get_signed(v, p, -1, UINT32_MAX, dst, reterr);
 }
 
 static int field_cgroup_device_access(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
@@ -97,22 +81,9 @@ static int parse_cgroup_device(const cJSON *v, const OciJsonPath *p, void *elem,
         return oci_json_dispatch(v, p, table, elem, reterr);
 }
 
-static int parse_resources_devices(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        OciResources *res = dst;
-        return oci_json_parse_array(v, p, sizeof(OciDeviceCgroup), (void **) &res->devices, &res->n_devices,
-                                    parse_cgroup_device, reterr);
-}
-
 /* Memory amounts: bytes, or -1 for unlimited. */
 static int field_memory_amount(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        int64_t s;
-        int r;
-
-        r = oci_json_get_signed(v, p, -1, INT64_MAX, &s, reterr);
-        if (r < 0)
-                return r;
-        *(int64_t *) dst = s;
-        return 0;
+        return oci_json_get_signed(v, p, -1, INT64_MAX, dst, reterr);
 }
 
 static int field_swappiness(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
@@ -256,27 +227,20 @@ static int parse_throttle_device(const cJSON *v, const OciJsonPath *p, void *ele
         return oci_json_dispatch(v, p, table, elem, reterr);
 }
 
-#define DEFINE_BLKIO_ARRAY(fn, member, elem_fn)                                                   \
-        static int fn(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {           \
-                OciBlockIo *b = dst;                                                              \
-                return oci_json_parse_array(v, p, sizeof(OciBlockIoDevice), (void **) &b->member, \
-                                            &b->n_##member, elem_fn, reterr);                     \
-        }
-DEFINE_BLKIO_ARRAY(parse_weight_devices, weight_device, parse_weight_device)
-DEFINE_BLKIO_ARRAY(parse_throttle_read_bps, throttle_read_bps, parse_throttle_device)
-DEFINE_BLKIO_ARRAY(parse_throttle_write_bps, throttle_write_bps, parse_throttle_device)
-DEFINE_BLKIO_ARRAY(parse_throttle_read_iops, throttle_read_iops, parse_throttle_device)
-DEFINE_BLKIO_ARRAY(parse_throttle_write_iops, throttle_write_iops, parse_throttle_device)
-
 static int parse_block_io(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
         static const OciJsonField table[] = {
                 FIELD_HAS("weight", field_blkio_weight, OciBlockIo, weight, has_weight, 0),
                 FIELD_HAS("leafWeight", field_blkio_weight, OciBlockIo, leaf_weight, has_leaf_weight, 0),
-                FIELD_SELF("weightDevice", parse_weight_devices, 0),
-                FIELD_SELF("throttleReadBpsDevice", parse_throttle_read_bps, 0),
-                FIELD_SELF("throttleWriteBpsDevice", parse_throttle_write_bps, 0),
-                FIELD_SELF("throttleReadIOPSDevice", parse_throttle_read_iops, 0),
-                FIELD_SELF("throttleWriteIOPSDevice", parse_throttle_write_iops, 0),
+                FIELD_ARRAY("weightDevice", parse_weight_device, OciBlockIo, weight_device, n_weight_device,
+                            0),
+                FIELD_ARRAY("throttleReadBpsDevice", parse_throttle_device, OciBlockIo, throttle_read_bps,
+                            n_throttle_read_bps, 0),
+                FIELD_ARRAY("throttleWriteBpsDevice", parse_throttle_device, OciBlockIo, throttle_write_bps,
+                            n_throttle_write_bps, 0),
+                FIELD_ARRAY("throttleReadIOPSDevice", parse_throttle_device, OciBlockIo, throttle_read_iops,
+                            n_throttle_read_iops, 0),
+                FIELD_ARRAY("throttleWriteIOPSDevice", parse_throttle_device, OciBlockIo,
+                            throttle_write_iops, n_throttle_write_iops, 0),
                 {},
         };
         OciBlockIo *b = dst;
@@ -318,12 +282,6 @@ static int parse_hugepage_limit(const cJSON *v, const OciJsonPath *p, void *elem
         return oci_json_dispatch(v, p, table, elem, reterr);
 }
 
-static int parse_hugepage_limits(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        OciResources *res = dst;
-        return oci_json_parse_array(v, p, sizeof(OciHugepageLimit), (void **) &res->hugepage_limits,
-                                    &res->n_hugepage_limits, parse_hugepage_limit, reterr);
-}
-
 static int parse_net_priority(const cJSON *v, const OciJsonPath *p, void *elem, char **reterr) {
         static const OciJsonField table[] = {
                 FIELD("name", oci_json_field_nonempty_string, OciNetPriority, name, OCI_JSON_MANDATORY),
@@ -333,30 +291,28 @@ static int parse_net_priority(const cJSON *v, const OciJsonPath *p, void *elem, 
         return oci_json_dispatch(v, p, table, elem, reterr);
 }
 
-static int parse_net_priorities(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        OciNetwork *n = dst;
-        return oci_json_parse_array(v, p, sizeof(OciNetPriority), (void **) &n->priorities, &n->n_priorities,
-                                    parse_net_priority, reterr);
-}
-
 static int parse_network(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
         static const OciJsonField table[] = {
                 FIELD_HAS("classID", oci_json_field_uint32, OciNetwork, class_id, has_class_id, 0),
-                FIELD_SELF("priorities", parse_net_priorities, 0),
+                FIELD_ARRAY("priorities", parse_net_priority, OciNetwork, priorities, n_priorities, 0),
                 {},
         };
         ((OciNetwork *) dst)->present = true;
         return oci_json_dispatch(v, p, table, dst, reterr);
 }
 
-static int parse_rdma_entry(const cJSON *v, const OciJsonPath *p, OciRdma *e, char **reterr) {
+static int parse_rdma_entry(const cJSON *v, const OciJsonPath *p, void *elem, char **reterr) {
         static const OciJsonField table[] = {
                 FIELD_HAS("hcaHandles", oci_json_field_uint32, OciRdma, hca_handles, has_hca_handles, 0),
                 FIELD_HAS("hcaObjects", oci_json_field_uint32, OciRdma, hca_objects, has_hca_objects, 0),
                 {},
         };
+        OciRdma *e = elem;
         int r;
 
+        e->device = strdup(v->string);
+        if (!e->device)
+                return -ENOMEM;
         r = oci_json_dispatch(v, p, table, e, reterr);
         if (r < 0)
                 return r;
@@ -368,30 +324,8 @@ static int parse_rdma_entry(const cJSON *v, const OciJsonPath *p, OciRdma *e, ch
 
 static int parse_rdma(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
         OciResources *res = dst;
-        const cJSON *m;
-        size_t n = 0, i = 0;
-        int r;
-
-        r = check_map(v, p, &n, reterr);
-        if (r < 0)
-                return r;
-        if (n == 0)
-                return 0;
-        res->rdma = calloc(n, sizeof(OciRdma));
-        if (!res->rdma)
-                return -ENOMEM;
-        res->n_rdma = n;
-        cJSON_ArrayForEach(m, v) {
-                const OciJsonPath kp = OCI_JSON_KEY(p, m->string);
-                res->rdma[i].device = strdup(m->string);
-                if (!res->rdma[i].device)
-                        return -ENOMEM;
-                r = parse_rdma_entry(m, &kp, &res->rdma[i], reterr);
-                if (r < 0)
-                        return r;
-                i++;
-        }
-        return 0;
+        return oci_json_parse_map(v, p, sizeof(OciRdma), (void **) &res->rdma, &res->n_rdma, NULL,
+                                  parse_rdma_entry, reterr);
 }
 
 /* unified: keys name files in the container's cgroup directory; refuse anything that could leave it. */
@@ -408,12 +342,13 @@ static int parse_unified(const cJSON *v, const OciJsonPath *p, void *dst, char *
 
 int parse_resources(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
         static const OciJsonField table[] = {
-                FIELD_SELF("devices", parse_resources_devices, 0),
+                FIELD_ARRAY("devices", parse_cgroup_device, OciResources, devices, n_devices, 0),
                 FIELD("memory", parse_memory, OciResources, memory, 0),
                 FIELD("cpu", parse_cpu, OciResources, cpu, 0),
                 FIELD("pids", parse_pids, OciResources, pids, 0),
                 FIELD("blockIO", parse_block_io, OciResources, block_io, 0),
-                FIELD_SELF("hugepageLimits", parse_hugepage_limits, 0),
+                FIELD_ARRAY("hugepageLimits", parse_hugepage_limit, OciResources, hugepage_limits,
+                            n_hugepage_limits, 0),
                 FIELD("network", parse_network, OciResources, network, 0),
                 FIELD_SELF("rdma", parse_rdma, 0),
                 FIELD_SELF("unified", parse_unified, 0),

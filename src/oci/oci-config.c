@@ -126,18 +126,6 @@ static int parse_root(const cJSON *v, const OciJsonPath *p, void *dst, char **re
         return oci_json_dispatch(v, p, table, dst, reterr);
 }
 
-static int parse_mount_uid_mappings(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        OciMount *m = dst;
-        return oci_json_parse_array(v, p, sizeof(OciIdMapping), (void **) &m->uid_mappings,
-                                    &m->n_uid_mappings, parse_id_mapping, reterr);
-}
-
-static int parse_mount_gid_mappings(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        OciMount *m = dst;
-        return oci_json_parse_array(v, p, sizeof(OciIdMapping), (void **) &m->gid_mappings,
-                                    &m->n_gid_mappings, parse_id_mapping, reterr);
-}
-
 static int parse_mount(const cJSON *v, const OciJsonPath *p, void *elem, char **reterr) {
         static const OciJsonField table[] = {
                 /* Linux: SHOULD be absolute; relative (deprecated) means relative to "/". Kept as written. */
@@ -146,8 +134,8 @@ static int parse_mount(const cJSON *v, const OciJsonPath *p, void *elem, char **
                 FIELD("type", oci_json_field_string, OciMount, type, 0),
                 FIELD("source", oci_json_field_string, OciMount, source, 0),
                 FIELD("options", oci_json_field_strv, OciMount, options, 0),
-                FIELD_SELF("uidMappings", parse_mount_uid_mappings, 0),
-                FIELD_SELF("gidMappings", parse_mount_gid_mappings, 0),
+                FIELD_ARRAY("uidMappings", parse_id_mapping, OciMount, uid_mappings, n_uid_mappings, 0),
+                FIELD_ARRAY("gidMappings", parse_id_mapping, OciMount, gid_mappings, n_gid_mappings, 0),
                 {},
         };
         OciMount *m = elem;
@@ -163,12 +151,6 @@ static int parse_mount(const cJSON *v, const OciJsonPath *p, void *elem, char **
                 return oci_json_error(reterr, &mp, "requires the \"idmap\" or \"ridmap\" mount option");
         }
         return 0;
-}
-
-static int parse_mounts(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        OciConfig *c = dst;
-        return oci_json_parse_array(v, p, sizeof(OciMount), (void **) &c->mounts, &c->n_mounts, parse_mount,
-                                    reterr);
 }
 
 static int field_hook_timeout(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
@@ -195,27 +177,16 @@ static int parse_hook(const cJSON *v, const OciJsonPath *p, void *elem, char **r
         return oci_json_dispatch(v, p, table, elem, reterr);
 }
 
-#define DEFINE_HOOK_FIELD(fn, kind)                                                           \
-        static int fn(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {       \
-                OciHooks *h = dst;                                                            \
-                return oci_json_parse_array(v, p, sizeof(OciHook), (void **) &h->hooks[kind], \
-                                            &h->n_hooks[kind], parse_hook, reterr);           \
-        }
-DEFINE_HOOK_FIELD(parse_hooks_prestart, OCI_HOOK_PRESTART)
-DEFINE_HOOK_FIELD(parse_hooks_create_runtime, OCI_HOOK_CREATE_RUNTIME)
-DEFINE_HOOK_FIELD(parse_hooks_create_container, OCI_HOOK_CREATE_CONTAINER)
-DEFINE_HOOK_FIELD(parse_hooks_start_container, OCI_HOOK_START_CONTAINER)
-DEFINE_HOOK_FIELD(parse_hooks_poststart, OCI_HOOK_POSTSTART)
-DEFINE_HOOK_FIELD(parse_hooks_poststop, OCI_HOOK_POSTSTOP)
+#define HOOK_FIELD(name, kind) FIELD_ARRAY(name, parse_hook, OciHooks, hooks[kind], n_hooks[kind], 0)
 
 static int parse_hooks(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
         static const OciJsonField table[] = {
-                FIELD_SELF("prestart", parse_hooks_prestart, 0),
-                FIELD_SELF("createRuntime", parse_hooks_create_runtime, 0),
-                FIELD_SELF("createContainer", parse_hooks_create_container, 0),
-                FIELD_SELF("startContainer", parse_hooks_start_container, 0),
-                FIELD_SELF("poststart", parse_hooks_poststart, 0),
-                FIELD_SELF("poststop", parse_hooks_poststop, 0),
+                HOOK_FIELD("prestart", OCI_HOOK_PRESTART),
+                HOOK_FIELD("createRuntime", OCI_HOOK_CREATE_RUNTIME),
+                HOOK_FIELD("createContainer", OCI_HOOK_CREATE_CONTAINER),
+                HOOK_FIELD("startContainer", OCI_HOOK_START_CONTAINER),
+                HOOK_FIELD("poststart", OCI_HOOK_POSTSTART),
+                HOOK_FIELD("poststop", OCI_HOOK_POSTSTOP),
                 {},
         };
         return oci_json_dispatch(v, p, table, dst, reterr);
@@ -229,7 +200,7 @@ static int parse_annotations(const cJSON *v, const OciJsonPath *p, void *dst, ch
 static const OciJsonField config_table[] = {
         FIELD("ociVersion", field_oci_version, OciConfig, oci_version, OCI_JSON_MANDATORY),
         FIELD_SELF("root", parse_root, OCI_JSON_MANDATORY), /* REQUIRED on every platform but Windows */
-        FIELD_SELF("mounts", parse_mounts, 0),
+        FIELD_ARRAY("mounts", parse_mount, OciConfig, mounts, n_mounts, 0),
         FIELD_HAS("process", field_process, OciConfig, process, has_process, 0),
         FIELD("hostname", oci_json_field_string, OciConfig, hostname, 0),
         FIELD("domainname", oci_json_field_string, OciConfig, domainname, 0),
@@ -494,10 +465,19 @@ void oci_config_free(OciConfig *c) {
 
 /* ---- entry points ---- */
 
-int oci_config_parse(const char *json, size_t len, OciConfig **ret, char **reterr_message) {
+/* A whole document: strict JSON, then kind->parse into a new zeroed object of kind->size bytes. On error the
+ * message, which names the JSON path, goes to *reterr_message. */
+typedef struct DocumentKind {
+        size_t size;
+        int (*parse)(const cJSON *j, void *obj, char **reterr);
+        void (*free)(void *obj);
+} DocumentKind;
+
+static int parse_document(const char *json, size_t len, const DocumentKind *kind, void **ret,
+                          char **reterr_message) {
         _cleanup_json_ cJSON *j = NULL;
-        _cleanup_oci_config_ OciConfig *c = NULL;
         _cleanup_free_ char *msg = NULL;
+        void *obj = NULL;
         int r;
 
         assert(json || len == 0);
@@ -505,55 +485,62 @@ int oci_config_parse(const char *json, size_t len, OciConfig **ret, char **reter
 
         r = oci_json_parse_strict(json, len, &j, &msg);
         if (r >= 0) {
-                c = calloc(1, sizeof(OciConfig));
-                if (!c)
+                obj = calloc(1, kind->size);
+                if (!obj)
                         return -ENOMEM;
-                if (!cJSON_IsObject(j))
-                        r = oci_json_error(&msg, NULL, "expected a JSON object at the top level");
-                else
-                        r = oci_json_dispatch(j, NULL, config_table, c, &msg);
+                r = kind->parse(j, obj, &msg);
         }
-        if (r >= 0)
-                r = validate_config(c, &msg);
-        if (r >= 0)
-                r = check_unsupported(c, c->has_process ? &c->process : NULL, &msg);
         if (r < 0) {
+                kind->free(obj);
                 if (reterr_message)
                         *reterr_message = TAKE_PTR(msg);
                 return r;
         }
 
-        *ret = TAKE_PTR(c);
+        *ret = obj;
         return 0;
 }
 
-int oci_process_parse(const char *json, size_t len, OciProcess **ret, char **reterr_message) {
-        _cleanup_json_ cJSON *j = NULL;
-        _cleanup_oci_process_ OciProcess *p = NULL;
-        _cleanup_free_ char *msg = NULL;
+static int parse_config_document(const cJSON *j, void *obj, char **reterr) {
+        OciConfig *c = obj;
+        int r;
+
+        if (!cJSON_IsObject(j))
+                return oci_json_error(reterr, NULL, "expected a JSON object at the top level");
+        r = oci_json_dispatch(j, NULL, config_table, c, reterr);
+        if (r >= 0)
+                r = validate_config(c, reterr);
+        if (r >= 0)
+                r = check_unsupported(c, c->has_process ? &c->process : NULL, reterr);
+        return r;
+}
+
+static void config_free(void *obj) {
+        oci_config_free(obj);
+}
+
+int oci_config_parse(const char *json, size_t len, OciConfig **ret, char **reterr_message) {
+        static const DocumentKind kind = { sizeof(OciConfig), parse_config_document, config_free };
+        return parse_document(json, len, &kind, (void **) ret, reterr_message);
+}
+
+static int parse_process_document(const cJSON *j, void *obj, char **reterr) {
         const OciJsonPath root = OCI_JSON_KEY(NULL, "process");
         int r;
 
-        assert(json || len == 0);
-        assert(ret);
-
-        r = oci_json_parse_strict(json, len, &j, &msg);
-        if (r >= 0) {
-                p = calloc(1, sizeof(OciProcess));
-                if (!p)
-                        return -ENOMEM;
-                r = parse_process_object(j, &root, p, &msg);
-        }
+        r = parse_process_object(j, &root, obj, reterr);
         if (r >= 0)
-                r = check_unsupported(NULL, p, &msg);
-        if (r < 0) {
-                if (reterr_message)
-                        *reterr_message = TAKE_PTR(msg);
-                return r;
-        }
+                r = check_unsupported(NULL, obj, reterr);
+        return r;
+}
 
-        *ret = TAKE_PTR(p);
-        return 0;
+static void process_free(void *obj) {
+        oci_process_free(obj);
+}
+
+int oci_process_parse(const char *json, size_t len, OciProcess **ret, char **reterr_message) {
+        static const DocumentKind kind = { sizeof(OciProcess), parse_process_document, process_free };
+        return parse_document(json, len, &kind, (void **) ret, reterr_message);
 }
 
 int oci_config_load(int bundle_dir_fd, OciConfig **ret, char **reterr_message) {

@@ -471,7 +471,13 @@ int oci_json_dispatch(const cJSON *obj, const OciJsonPath *p, const OciJsonField
                         return oci_json_error(reterr, &fp, "duplicate key");
                 seen |= bit;
 
-                r = f->parse(m, &fp, (uint8_t *) base + f->offset, reterr);
+                void *dst = (uint8_t *) base + f->offset;
+                if (f->elem_size > 0)
+                        r = oci_json_parse_array(m, &fp, f->elem_size, /* extra= */ 0, dst,
+                                                 (size_t *) ((uint8_t *) base + f->n_offset), f->parse,
+                                                 reterr);
+                else
+                        r = f->parse(m, &fp, dst, reterr);
                 if (r < 0)
                         return r;
                 if (f->has_offset != OCI_JSON_NO_HAS)
@@ -502,26 +508,30 @@ int oci_json_field_string(const cJSON *v, const OciJsonPath *p, void *dst, char 
         return 0;
 }
 
-int oci_json_field_nonempty_string(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+int oci_json_field_string_checked(const cJSON *v, const OciJsonPath *p, void *dst,
+                                  OciJsonStringCheckFn check, char **reterr) {
         int r;
 
         r = oci_json_field_string(v, p, dst, reterr);
         if (r < 0)
                 return r;
-        if (isempty(*(char **) dst))
-                return oci_json_error(reterr, p, "must not be empty");
-        return 0;
+        return check(*(char **) dst, p, reterr);
+}
+
+static int check_nonempty(const char *s, const OciJsonPath *p, char **reterr) {
+        return isempty(s) ? oci_json_error(reterr, p, "must not be empty") : 0;
+}
+
+int oci_json_field_nonempty_string(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        return oci_json_field_string_checked(v, p, dst, check_nonempty, reterr);
+}
+
+static int check_absolute_path(const char *s, const OciJsonPath *p, char **reterr) {
+        return s[0] != '/' ? oci_json_error(reterr, p, "\"%s\" is not an absolute path", s) : 0;
 }
 
 int oci_json_field_absolute_path(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        int r;
-
-        r = oci_json_field_string(v, p, dst, reterr);
-        if (r < 0)
-                return r;
-        if ((*(char **) dst)[0] != '/')
-                return oci_json_error(reterr, p, "\"%s\" is not an absolute path", *(char **) dst);
-        return 0;
+        return oci_json_field_string_checked(v, p, dst, check_absolute_path, reterr);
 }
 
 int oci_json_array_size(const cJSON *v, const OciJsonPath *p, size_t *ret_n, char **reterr) {
@@ -538,27 +548,26 @@ int oci_json_array_size(const cJSON *v, const OciJsonPath *p, size_t *ret_n, cha
         return 0;
 }
 
-int oci_json_field_strv(const cJSON *v, const OciJsonPath *p, void *dst_, char **reterr) {
-        char ***dst = dst_;
-        const cJSON *e;
-        size_t n = 0, i = 0;
+int oci_json_field_strv(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        strv_free(*(char ***) dst);
+        *(char ***) dst = NULL;
+        return oci_json_parse_array(v, p, sizeof(char *), /* extra= */ 1, dst, NULL, oci_json_field_string,
+                                    reterr);
+}
+
+int oci_json_field_strv_checked(const cJSON *v, const OciJsonPath *p, void *dst, OciJsonStringCheckFn check,
+                                char **reterr) {
+        size_t i = 0;
         int r;
 
-        r = oci_json_array_size(v, p, &n, reterr);
+        r = oci_json_field_strv(v, p, dst, reterr);
         if (r < 0)
                 return r;
-
-        strv_free(*dst);
-        *dst = calloc(n + 1, sizeof(char *));
-        if (!*dst)
-                return -ENOMEM;
-
-        cJSON_ArrayForEach(e, v) {
+        for (char **s = *(char ***) dst; *s; s++, i++) {
                 const OciJsonPath ep = OCI_JSON_INDEX(p, i);
-                r = oci_json_field_string(e, &ep, &(*dst)[i], reterr);
+                r = check(*s, &ep, reterr);
                 if (r < 0)
                         return r;
-                i++;
         }
         return 0;
 }
@@ -567,59 +576,171 @@ int oci_json_field_bool(const cJSON *v, const OciJsonPath *p, void *dst, char **
         return oci_json_get_bool(v, p, dst, reterr);
 }
 
-#define DEFINE_UNSIGNED_FIELD(name, type, max)                                                      \
-        int oci_json_field_##name(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) { \
-                uint64_t u;                                                                         \
-                int r = oci_json_get_unsigned(v, p, (max), &u, reterr);                             \
-                if (r < 0)                                                                          \
-                        return r;                                                                   \
-                *(type *) dst = (type) u;                                                           \
-                return 0;                                                                           \
+void oci_json_store_integer(void *dst, size_t size, uint64_t value) {
+        /* Two's complement: an in-range signed value converted to uint64_t truncates to itself. */
+        switch (size) {
+        case sizeof(uint8_t):
+                *(uint8_t *) dst = (uint8_t) value;
+                break;
+        case sizeof(uint16_t):
+                *(uint16_t *) dst = (uint16_t) value;
+                break;
+        case sizeof(uint32_t):
+                *(uint32_t *) dst = (uint32_t) value;
+                break;
+        default:
+                assert(size == sizeof(uint64_t));
+                *(uint64_t *) dst = value;
         }
+}
 
-#define DEFINE_SIGNED_FIELD(name, type, min, max)                                                   \
-        int oci_json_field_##name(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) { \
-                int64_t s;                                                                          \
-                int r = oci_json_get_signed(v, p, (min), (max), &s, reterr);                        \
-                if (r < 0)                                                                          \
-                        return r;                                                                   \
-                *(type *) dst = (type) s;                                                           \
-                return 0;                                                                           \
-        }
-
-DEFINE_UNSIGNED_FIELD(uint32, uint32_t, UINT32_MAX)
-DEFINE_UNSIGNED_FIELD(uint64, uint64_t, UINT64_MAX)
-DEFINE_SIGNED_FIELD(int32, int32_t, INT32_MIN, INT32_MAX)
-DEFINE_SIGNED_FIELD(int64, int64_t, INT64_MIN, INT64_MAX)
-
-int oci_json_parse_array(const cJSON *v, const OciJsonPath *p, size_t elem_size, void **ret, size_t *ret_n,
-                         int (*parse_elem)(const cJSON *e, const OciJsonPath *p, void *elem, char **reterr),
-                         char **reterr) {
-        const cJSON *e;
-        size_t n = 0, i = 0;
-        uint8_t *a;
+int oci_json_store_unsigned(const cJSON *v, const OciJsonPath *p, uint64_t max, void *dst, size_t size,
+                            char **reterr) {
+        uint64_t u;
         int r;
 
-        assert(!*ret); /* the field is parsed once (oci_json_dispatch() rejects duplicate keys) */
-
-        r = oci_json_array_size(v, p, &n, reterr);
+        r = oci_json_get_unsigned(v, p, max, &u, reterr);
         if (r < 0)
                 return r;
-        if (n == 0)
-                return 0;
+        oci_json_store_integer(dst, size, u);
+        return 0;
+}
 
-        a = calloc(n, elem_size);
-        if (!a)
-                return -ENOMEM;
-        *ret = a;
-        *ret_n = n;
+int oci_json_store_signed(const cJSON *v, const OciJsonPath *p, int64_t min, int64_t max, void *dst,
+                          size_t size, char **reterr) {
+        int64_t s;
+        int r;
+
+        r = oci_json_get_signed(v, p, min, max, &s, reterr);
+        if (r < 0)
+                return r;
+        oci_json_store_integer(dst, size, (uint64_t) s);
+        return 0;
+}
+
+int oci_json_field_uint32(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        return oci_json_store_unsigned(v, p, UINT32_MAX, dst, sizeof(uint32_t), reterr);
+}
+
+int oci_json_field_uint64(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        return oci_json_get_unsigned(v, p, UINT64_MAX, dst, reterr);
+}
+
+int oci_json_field_int32(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        return oci_json_store_signed(v, p, INT32_MIN, INT32_MAX, dst, sizeof(int32_t), reterr);
+}
+
+int oci_json_field_int64(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        return oci_json_get_signed(v, p, INT64_MIN, INT64_MAX, dst, reterr);
+}
+
+/* The elements of an array or the members of an object, each with its path, given to parse into the
+ * elements of the array at a. */
+static int parse_members(const cJSON *v, const OciJsonPath *p, uint8_t *a, size_t elem_size,
+                         OciJsonStringCheckFn check_key, OciJsonFieldFn parse, char **reterr) {
+        const cJSON *e;
+        size_t i = 0;
+        int r;
 
         cJSON_ArrayForEach(e, v) {
-                const OciJsonPath ep = OCI_JSON_INDEX(p, i);
-                r = parse_elem(e, &ep, a + i * elem_size, reterr);
+                const OciJsonPath ep = cJSON_IsObject(v) ? OCI_JSON_KEY(p, e->string) : OCI_JSON_INDEX(p, i);
+                if (check_key) {
+                        r = check_key(e->string, &ep, reterr);
+                        if (r < 0)
+                                return r;
+                }
+                r = parse(e, &ep, a + i * elem_size, reterr);
                 if (r < 0)
                         return r;
                 i++;
         }
         return 0;
+}
+
+static int alloc_elements(size_t n, size_t elem_size, size_t extra, void **ret, size_t *ret_n) {
+        assert(!*ret); /* the field is parsed once (oci_json_dispatch() rejects duplicate keys) */
+
+        if (n + extra == 0)
+                return 0;
+        *ret = calloc(n + extra, elem_size);
+        if (!*ret)
+                return -ENOMEM;
+        if (ret_n)
+                *ret_n = n;
+        return 0;
+}
+
+int oci_json_parse_array(const cJSON *v, const OciJsonPath *p, size_t elem_size, size_t extra, void **ret,
+                         size_t *ret_n, OciJsonFieldFn parse_elem, char **reterr) {
+        size_t n = 0;
+        int r;
+
+        r = oci_json_array_size(v, p, &n, reterr);
+        if (r < 0)
+                return r;
+        r = alloc_elements(n, elem_size, extra, ret, ret_n);
+        if (r < 0)
+                return r;
+        return parse_members(v, p, *ret, elem_size, NULL, parse_elem, reterr);
+}
+
+static int cmp_string_ptr(const void *a, const void *b) {
+        return strcmp(*(const char *const *) a, *(const char *const *) b);
+}
+
+/* cJSON keeps duplicate keys; JSON maps with duplicates are ambiguous, so refuse them. O(n log n). */
+static int check_no_duplicate_keys(const cJSON *obj, const OciJsonPath *p, size_t n, char **reterr) {
+        _cleanup_free_ const char **keys = NULL;
+        const cJSON *m;
+        size_t i = 0;
+
+        if (n < 2)
+                return 0;
+        keys = malloc(n * sizeof(char *));
+        if (!keys)
+                return -ENOMEM;
+        cJSON_ArrayForEach(m, obj)
+                keys[i++] = m->string;
+        qsort(keys, n, sizeof(char *), cmp_string_ptr);
+        for (i = 1; i < n; i++)
+                if (streq(keys[i - 1], keys[i])) {
+                        const OciJsonPath kp = OCI_JSON_KEY(p, keys[i]);
+                        return oci_json_error(reterr, &kp, "duplicate key");
+                }
+        return 0;
+}
+
+int oci_json_check_map(const cJSON *v, const OciJsonPath *p, size_t *ret_n, char **reterr) {
+        const cJSON *m;
+        size_t n = 0;
+        int r;
+
+        r = oci_json_check_type(v, p, cJSON_Object, reterr);
+        if (r < 0)
+                return r;
+        cJSON_ArrayForEach(m, v) {
+                r = oci_json_check_key(m, p, /* require_nonempty= */ true, reterr);
+                if (r < 0)
+                        return r;
+                n++;
+        }
+        r = check_no_duplicate_keys(v, p, n, reterr);
+        if (r < 0)
+                return r;
+        *ret_n = n;
+        return 0;
+}
+
+int oci_json_parse_map(const cJSON *v, const OciJsonPath *p, size_t elem_size, void **ret, size_t *ret_n,
+                       OciJsonStringCheckFn check_key, OciJsonFieldFn parse_entry, char **reterr) {
+        size_t n = 0;
+        int r;
+
+        r = oci_json_check_map(v, p, &n, reterr);
+        if (r < 0)
+                return r;
+        r = alloc_elements(n, elem_size, /* extra= */ 0, ret, ret_n);
+        if (r < 0)
+                return r;
+        return parse_members(v, p, *ret, elem_size, check_key, parse_entry, reterr);
 }
