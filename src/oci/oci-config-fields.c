@@ -182,45 +182,29 @@ int field_mode_bits(const cJSON *v, const OciJsonPath *p, uint64_t max, uint32_t
         return 0;
 }
 
-static int parse_string_entry(const cJSON *v, const OciJsonPath *p, void *elem, char **reterr) {
-        OciKeyValue *kv = elem;
-        int r;
-
-        r = oci_json_field_string(v, p, &kv->value, reterr);
-        if (r < 0)
-                return r;
-        kv->key = strdup(v->string);
-        return kv->key ? 0 : -ENOMEM;
-}
-
 int parse_string_map(const cJSON *v, const OciJsonPath *p, OciKeyValue **ret, size_t *ret_n,
                      OciJsonStringCheckFn check, char **reterr) {
-        return oci_json_parse_map(v, p, sizeof(OciKeyValue), (void **) ret, ret_n, check, parse_string_entry,
-                                  reterr);
+        static const OciJsonField value = { .parse = oci_json_field_string,
+                                            .offset = offsetof(OciKeyValue, value) };
+        return oci_json_parse_map(v, p, sizeof(OciKeyValue), (void **) ret, ret_n, check,
+                                  offsetof(OciKeyValue, key), &value, reterr);
 }
 
-int parse_id_mapping(const cJSON *v, const OciJsonPath *p, void *elem, char **reterr) {
-        static const OciJsonField table[] = {
-                FIELD("containerID", oci_json_field_uint32, OciIdMapping, container_id, OCI_JSON_MANDATORY),
-                FIELD("hostID", oci_json_field_uint32, OciIdMapping, host_id, OCI_JSON_MANDATORY),
-                FIELD("size", oci_json_field_uint32, OciIdMapping, size, OCI_JSON_MANDATORY),
-                {},
-        };
-        OciIdMapping *m = elem;
-        int r;
+const OciJsonField id_mapping_fields[] = {
+        FIELD("containerID", oci_json_field_uint32, OciIdMapping, container_id, OCI_JSON_MANDATORY),
+        FIELD("hostID", oci_json_field_uint32, OciIdMapping, host_id, OCI_JSON_MANDATORY),
+        FIELD("size", oci_json_field_uint32, OciIdMapping, size, OCI_JSON_MANDATORY),
+        {},
+};
 
-        r = oci_json_dispatch(v, p, table, elem, reterr);
-        if (r < 0)
-                return r;
-        if (m->size == 0) {
-                const OciJsonPath sp = OCI_JSON_KEY(p, "size");
-                return oci_json_error(reterr, &sp, "must be at least 1");
-        }
+int check_id_mapping(const cJSON *v, const OciJsonPath *p, void *obj, char **reterr) {
+        const OciIdMapping *m = obj;
+
+        if (m->size == 0)
+                return oci_json_error_at(reterr, p, "size", "must be at least 1");
         if ((uint64_t) m->container_id + m->size > UINT64_C(1) << 32 ||
-            (uint64_t) m->host_id + m->size > UINT64_C(1) << 32) {
-                const OciJsonPath sp = OCI_JSON_KEY(p, "size");
-                return oci_json_error(reterr, &sp, "range exceeds the 32-bit ID space");
-        }
+            (uint64_t) m->host_id + m->size > UINT64_C(1) << 32)
+                return oci_json_error_at(reterr, p, "size", "range exceeds the 32-bit ID space");
         return 0;
 }
 

@@ -28,6 +28,25 @@ typedef struct NameValue {
         int value;
 } NameValue;
 
+/* Nested objects, read by oci_json_dispatch() itself with their own table of fields, then given to check
+ * (NULL: none) for the checks across their fields. _HAS sets a bool (often member.present) once parsed;
+ * FIELD_SELF_OBJECT reads the object's fields into the parent struct itself. */
+#define FIELD_OBJECT(name, fields_, check_, type, member, flags) \
+        { name, NULL, offsetof(type, member), OCI_JSON_NO_HAS, flags, .fields = fields_, .check = check_ }
+#define FIELD_OBJECT_HAS(name, fields_, check_, type, member, has, flags)                          \
+        {                                                                                          \
+                name, NULL, offsetof(type, member), offsetof(type, has), flags, .fields = fields_, \
+                                                                                .check = check_    \
+        }
+#define FIELD_SELF_OBJECT(name, fields_, flags) \
+        { name, NULL, 0, OCI_JSON_NO_HAS, flags, .fields = fields_ }
+/* Arrays of objects read the same way. */
+#define FIELD_ARRAY_OF(name, fields_, check_, type, member, n_member, flags)                        \
+        {                                                                                           \
+                name, NULL, offsetof(type, member), OCI_JSON_NO_HAS, flags,                         \
+                        sizeof(*((type *) NULL)->member), offsetof(type, n_member), fields_, check_ \
+        }
+
 /* Arrays of structs, parsed by oci_json_dispatch() itself: member is the pointer, n_member the count. */
 #define FIELD_ARRAY(name, elem_fn, type, member, n_member, flags)                  \
         {                                                                          \
@@ -55,7 +74,9 @@ int field_mode_bits(const cJSON *v, const OciJsonPath *p, uint64_t max, uint32_t
                     char **reterr);
 int parse_string_map(const cJSON *v, const OciJsonPath *p, OciKeyValue **ret, size_t *ret_n,
                      OciJsonStringCheckFn check, char **reterr);
-int parse_id_mapping(const cJSON *v, const OciJsonPath *p, void *elem, char **reterr);
+/* linux.uidMappings and the like, and those of mounts: FIELD_ARRAY_OF(..., id_mapping_fields, check_id_mapping, ...) */
+extern const OciJsonField id_mapping_fields[];
+int check_id_mapping(const cJSON *v, const OciJsonPath *p, void *obj, char **reterr);
 int field_device_number(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr);
 /* The first entry of an array of structs whose int member at key_offset equals an earlier entry's: its
  * index (the earlier one's in *ret_earlier), or n when there is none. */
@@ -67,7 +88,7 @@ int field_process(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr
 
 /* oci-config-linux.c */
 extern const char *const namespace_names[_OCI_NS_MAX];
-int parse_linux(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr);
+extern const OciJsonField linux_fields[]; /* OciLinux */
 
 /* oci-config-resources.c */
-int parse_resources(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr);
+extern const OciJsonField resources_fields[]; /* OciResources */

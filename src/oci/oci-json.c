@@ -76,21 +76,39 @@ char *oci_json_path_to_string(const OciJsonPath *p) {
         return buf;
 }
 
-int oci_json_error(char **reterr, const OciJsonPath *p, const char *fmt, ...) {
+static int verror(char **reterr, const OciJsonPath *p, const char *fmt, va_list ap) {
         _cleanup_free_ char *path = NULL;
-        va_list ap;
 
         if (!reterr || *reterr) /* the first error wins */
                 return -EINVAL;
         path = oci_json_path_to_string(p);
         if (!path)
                 return -ENOMEM;
-        va_start(ap, fmt);
         (void) verrorf(reterr, EINVAL, fmt, ap);
-        va_end(ap);
         if (!*reterr)
                 return -ENOMEM;
         return errwrap(reterr, EINVAL, "%s", path); /* an empty path (the root) adds no prefix */
+}
+
+int oci_json_error(char **reterr, const OciJsonPath *p, const char *fmt, ...) {
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = verror(reterr, p, fmt, ap);
+        va_end(ap);
+        return r;
+}
+
+int oci_json_error_at(char **reterr, const OciJsonPath *p, const char *key, const char *fmt, ...) {
+        const OciJsonPath kp = OCI_JSON_KEY(p, key);
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = verror(reterr, &kp, fmt, ap);
+        va_end(ap);
+        return r;
 }
 
 /* ---- UTF-8 ---- */
@@ -435,6 +453,11 @@ int oci_json_get_signed(const cJSON *v, const OciJsonPath *p, int64_t min, int64
 
 /* ---- tables ---- */
 
+static int parse_value(const cJSON *v, const OciJsonPath *p, const OciJsonField *f, void *dst,
+                       char **reterr);
+static int parse_elements(const cJSON *v, const OciJsonPath *p, size_t elem_size, size_t extra, void **ret,
+                          size_t *ret_n, const OciJsonField *how, char **reterr);
+
 int oci_json_dispatch(const cJSON *obj, const OciJsonPath *p, const OciJsonField *table, void *base,
                       char **reterr) {
         uint64_t seen = 0;
@@ -473,11 +496,10 @@ int oci_json_dispatch(const cJSON *obj, const OciJsonPath *p, const OciJsonField
 
                 void *dst = (uint8_t *) base + f->offset;
                 if (f->elem_size > 0)
-                        r = oci_json_parse_array(m, &fp, f->elem_size, /* extra= */ 0, dst,
-                                                 (size_t *) ((uint8_t *) base + f->n_offset), f->parse,
-                                                 reterr);
+                        r = parse_elements(m, &fp, f->elem_size, /* extra= */ 0, dst,
+                                           (size_t *) ((uint8_t *) base + f->n_offset), f, reterr);
                 else
-                        r = f->parse(m, &fp, dst, reterr);
+                        r = parse_value(m, &fp, f, dst, reterr);
                 if (r < 0)
                         return r;
                 if (f->has_offset != OCI_JSON_NO_HAS)
@@ -485,10 +507,8 @@ int oci_json_dispatch(const cJSON *obj, const OciJsonPath *p, const OciJsonField
         }
 
         for (const OciJsonField *f = table; f->name; f++)
-                if ((f->flags & OCI_JSON_MANDATORY) && !(seen & (UINT64_C(1) << (f - table)))) {
-                        const OciJsonPath fp = OCI_JSON_KEY(p, f->name);
-                        return oci_json_error(reterr, &fp, "required property is missing");
-                }
+                if ((f->flags & OCI_JSON_MANDATORY) && !(seen & (UINT64_C(1) << (f - table))))
+                        return oci_json_error_at(reterr, p, f->name, "required property is missing");
         return 0;
 }
 
@@ -534,18 +554,29 @@ int oci_json_field_absolute_path(const cJSON *v, const OciJsonPath *p, void *dst
         return oci_json_field_string_checked(v, p, dst, check_absolute_path, reterr);
 }
 
-int oci_json_array_size(const cJSON *v, const OciJsonPath *p, size_t *ret_n, char **reterr) {
+/* Check that v is of type (an array or an object: then with non-empty keys) and count its members. */
+static int count_members(const cJSON *v, const OciJsonPath *p, int type, size_t *ret_n, char **reterr) {
         const cJSON *e;
         size_t n = 0;
         int r;
 
-        r = oci_json_check_type(v, p, cJSON_Array, reterr);
+        r = oci_json_check_type(v, p, type, reterr);
         if (r < 0)
                 return r;
-        cJSON_ArrayForEach(e, v)
+        cJSON_ArrayForEach(e, v) {
+                if (type == cJSON_Object) {
+                        r = oci_json_check_key(e, p, /* require_nonempty= */ true, reterr);
+                        if (r < 0)
+                                return r;
+                }
                 n++;
+        }
         *ret_n = n;
         return 0;
+}
+
+int oci_json_array_size(const cJSON *v, const OciJsonPath *p, size_t *ret_n, char **reterr) {
+        return count_members(v, p, cJSON_Array, ret_n, reterr);
 }
 
 int oci_json_field_strv(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
@@ -634,22 +665,55 @@ int oci_json_field_int64(const cJSON *v, const OciJsonPath *p, void *dst, char *
         return oci_json_get_signed(v, p, INT64_MIN, INT64_MAX, dst, reterr);
 }
 
-/* The elements of an array or the members of an object, each with its path, given to parse into the
- * elements of the array at a. */
+/* Read v into dst as the field f says: with its parser, or with its table of fields and then its check. */
+static int parse_value(const cJSON *v, const OciJsonPath *p, const OciJsonField *f, void *dst,
+                       char **reterr) {
+        int r;
+
+        if (!f->fields)
+                return f->parse(v, p, dst, reterr);
+        r = oci_json_dispatch(v, p, f->fields, dst, reterr);
+        if (r < 0 || !f->check)
+                return r;
+        return f->check(v, p, dst, reterr);
+}
+
+static int copy_key(const cJSON *m, const OciJsonPath *p, void *elem, size_t key_offset,
+                    OciJsonStringCheckFn check_key, char **reterr) {
+        char *k;
+        int r;
+
+        if (check_key) {
+                r = check_key(m->string, p, reterr);
+                if (r < 0)
+                        return r;
+        }
+        k = strdup(m->string);
+        if (!k)
+                return -ENOMEM;
+        *(char **) ((uint8_t *) elem + key_offset) = k;
+        return 0;
+}
+
+/* The elements of an array, or the members of a map (see oci_json_parse_map()), each with its path, read as
+ * how says into the elements of the array at a. */
 static int parse_members(const cJSON *v, const OciJsonPath *p, uint8_t *a, size_t elem_size,
-                         OciJsonStringCheckFn check_key, OciJsonFieldFn parse, char **reterr) {
+                         OciJsonStringCheckFn check_key, size_t key_offset, const OciJsonField *how,
+                         char **reterr) {
+        const bool map = cJSON_IsObject(v);
         const cJSON *e;
         size_t i = 0;
         int r;
 
         cJSON_ArrayForEach(e, v) {
-                const OciJsonPath ep = cJSON_IsObject(v) ? OCI_JSON_KEY(p, e->string) : OCI_JSON_INDEX(p, i);
-                if (check_key) {
-                        r = check_key(e->string, &ep, reterr);
+                const OciJsonPath ep = map ? OCI_JSON_KEY(p, e->string) : OCI_JSON_INDEX(p, i);
+                uint8_t *elem = a + i * elem_size;
+                if (map) {
+                        r = copy_key(e, &ep, elem, key_offset, check_key, reterr);
                         if (r < 0)
                                 return r;
                 }
-                r = parse(e, &ep, a + i * elem_size, reterr);
+                r = parse_value(e, &ep, how, map ? elem + how->offset : elem, reterr);
                 if (r < 0)
                         return r;
                 i++;
@@ -670,8 +734,8 @@ static int alloc_elements(size_t n, size_t elem_size, size_t extra, void **ret, 
         return 0;
 }
 
-int oci_json_parse_array(const cJSON *v, const OciJsonPath *p, size_t elem_size, size_t extra, void **ret,
-                         size_t *ret_n, OciJsonFieldFn parse_elem, char **reterr) {
+static int parse_elements(const cJSON *v, const OciJsonPath *p, size_t elem_size, size_t extra, void **ret,
+                          size_t *ret_n, const OciJsonField *how, char **reterr) {
         size_t n = 0;
         int r;
 
@@ -681,7 +745,19 @@ int oci_json_parse_array(const cJSON *v, const OciJsonPath *p, size_t elem_size,
         r = alloc_elements(n, elem_size, extra, ret, ret_n);
         if (r < 0)
                 return r;
-        return parse_members(v, p, *ret, elem_size, NULL, parse_elem, reterr);
+        return parse_members(v, p, *ret, elem_size, NULL, 0, how, reterr);
+}
+
+int oci_json_parse_array(const cJSON *v, const OciJsonPath *p, size_t elem_size, size_t extra, void **ret,
+                         size_t *ret_n, OciJsonFieldFn parse_elem, char **reterr) {
+        const OciJsonField how = { .parse = parse_elem };
+        return parse_elements(v, p, elem_size, extra, ret, ret_n, &how, reterr);
+}
+
+int oci_json_parse_array_of(const cJSON *v, const OciJsonPath *p, size_t elem_size, void **ret,
+                            size_t *ret_n, const OciJsonField *fields, OciJsonFieldFn check, char **reterr) {
+        const OciJsonField how = { .fields = fields, .check = check };
+        return parse_elements(v, p, elem_size, /* extra= */ 0, ret, ret_n, &how, reterr);
 }
 
 static int cmp_string_ptr(const void *a, const void *b) {
@@ -703,27 +779,18 @@ static int check_no_duplicate_keys(const cJSON *obj, const OciJsonPath *p, size_
                 keys[i++] = m->string;
         qsort(keys, n, sizeof(char *), cmp_string_ptr);
         for (i = 1; i < n; i++)
-                if (streq(keys[i - 1], keys[i])) {
-                        const OciJsonPath kp = OCI_JSON_KEY(p, keys[i]);
-                        return oci_json_error(reterr, &kp, "duplicate key");
-                }
+                if (streq(keys[i - 1], keys[i]))
+                        return oci_json_error_at(reterr, p, keys[i], "duplicate key");
         return 0;
 }
 
 int oci_json_check_map(const cJSON *v, const OciJsonPath *p, size_t *ret_n, char **reterr) {
-        const cJSON *m;
         size_t n = 0;
         int r;
 
-        r = oci_json_check_type(v, p, cJSON_Object, reterr);
+        r = count_members(v, p, cJSON_Object, &n, reterr);
         if (r < 0)
                 return r;
-        cJSON_ArrayForEach(m, v) {
-                r = oci_json_check_key(m, p, /* require_nonempty= */ true, reterr);
-                if (r < 0)
-                        return r;
-                n++;
-        }
         r = check_no_duplicate_keys(v, p, n, reterr);
         if (r < 0)
                 return r;
@@ -732,7 +799,8 @@ int oci_json_check_map(const cJSON *v, const OciJsonPath *p, size_t *ret_n, char
 }
 
 int oci_json_parse_map(const cJSON *v, const OciJsonPath *p, size_t elem_size, void **ret, size_t *ret_n,
-                       OciJsonStringCheckFn check_key, OciJsonFieldFn parse_entry, char **reterr) {
+                       OciJsonStringCheckFn check_key, size_t key_offset, const OciJsonField *value,
+                       char **reterr) {
         size_t n = 0;
         int r;
 
@@ -742,5 +810,5 @@ int oci_json_parse_map(const cJSON *v, const OciJsonPath *p, size_t elem_size, v
         r = alloc_elements(n, elem_size, /* extra= */ 0, ret, ret_n);
         if (r < 0)
                 return r;
-        return parse_members(v, p, *ret, elem_size, check_key, parse_entry, reterr);
+        return parse_members(v, p, *ret, elem_size, check_key, key_offset, value, reterr);
 }
