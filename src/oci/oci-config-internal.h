@@ -17,9 +17,32 @@
         { name, fn, offsetof(type, member), OCI_JSON_NO_HAS, flags }
 #define FIELD_HAS(name, fn, type, member, has, flags) \
         { name, fn, offsetof(type, member), offsetof(type, has), flags }
-/* A field whose parser receives the whole parent object (arrays of structs: pointer + count). */
+/* A field whose parser receives the whole parent object (maps and arrays with their count and checks
+ * across their entries, values that set several members). */
 #define FIELD_SELF(name, fn, flags) \
         { name, fn, 0, OCI_JSON_NO_HAS, flags }
+/* Nested objects, read by oci_json_dispatch() itself with their own table of fields, then given to check
+ * (NULL: none) for the checks across their fields. _HAS sets a bool (often member.present) once parsed;
+ * FIELD_SELF_OBJECT reads the object's fields into the parent struct itself. */
+#define FIELD_OBJECT(name, fields, check, type, member, flags) \
+        { name, NULL, offsetof(type, member), OCI_JSON_NO_HAS, flags, 0, 0, fields, check }
+#define FIELD_OBJECT_HAS(name, fields, check, type, member, has, flags) \
+        { name, NULL, offsetof(type, member), offsetof(type, has), flags, 0, 0, fields, check }
+#define FIELD_SELF_OBJECT(name, fields, flags) \
+        { name, NULL, 0, OCI_JSON_NO_HAS, flags, 0, 0, fields, NULL }
+/* Arrays of structs, read by oci_json_dispatch() itself: member is the pointer, n_member the count; each
+ * element is read by elem_fn, or (_OF) by a table of fields and then check. */
+#define ELEM_SIZE(type, member) sizeof(*((type *) NULL)->member)
+#define FIELD_ARRAY(name, elem_fn, type, member, n_member, flags)                                       \
+        {                                                                                               \
+                name, elem_fn, offsetof(type, member), OCI_JSON_NO_HAS, flags, ELEM_SIZE(type, member), \
+                        offsetof(type, n_member)                                                        \
+        }
+#define FIELD_ARRAY_OF(name, fields, check, type, member, n_member, flags)                           \
+        {                                                                                            \
+                name, NULL, offsetof(type, member), OCI_JSON_NO_HAS, flags, ELEM_SIZE(type, member), \
+                        offsetof(type, n_member), fields, check                                      \
+        }
 
 #define OCI_SCHED_ISO 4 /* reserved by Linux, never implemented */
 
@@ -27,32 +50,6 @@ typedef struct NameValue {
         const char *name;
         int value;
 } NameValue;
-
-/* Nested objects, read by oci_json_dispatch() itself with their own table of fields, then given to check
- * (NULL: none) for the checks across their fields. _HAS sets a bool (often member.present) once parsed;
- * FIELD_SELF_OBJECT reads the object's fields into the parent struct itself. */
-#define FIELD_OBJECT(name, fields_, check_, type, member, flags) \
-        { name, NULL, offsetof(type, member), OCI_JSON_NO_HAS, flags, .fields = fields_, .check = check_ }
-#define FIELD_OBJECT_HAS(name, fields_, check_, type, member, has, flags)                          \
-        {                                                                                          \
-                name, NULL, offsetof(type, member), offsetof(type, has), flags, .fields = fields_, \
-                                                                                .check = check_    \
-        }
-#define FIELD_SELF_OBJECT(name, fields_, flags) \
-        { name, NULL, 0, OCI_JSON_NO_HAS, flags, .fields = fields_ }
-/* Arrays of objects read the same way. */
-#define FIELD_ARRAY_OF(name, fields_, check_, type, member, n_member, flags)                        \
-        {                                                                                           \
-                name, NULL, offsetof(type, member), OCI_JSON_NO_HAS, flags,                         \
-                        sizeof(*((type *) NULL)->member), offsetof(type, n_member), fields_, check_ \
-        }
-
-/* Arrays of structs, parsed by oci_json_dispatch() itself: member is the pointer, n_member the count. */
-#define FIELD_ARRAY(name, elem_fn, type, member, n_member, flags)                  \
-        {                                                                          \
-                name, elem_fn, offsetof(type, member), OCI_JSON_NO_HAS, flags,     \
-                        sizeof(*((type *) NULL)->member), offsetof(type, n_member) \
-        }
 
 /* oci-config-fields.c: value parsers used by more than one section */
 /* A string out of table (stored as an int); the error says "unknown <what> "<string>"". */
@@ -74,7 +71,8 @@ int field_mode_bits(const cJSON *v, const OciJsonPath *p, uint64_t max, uint32_t
                     char **reterr);
 int parse_string_map(const cJSON *v, const OciJsonPath *p, OciKeyValue **ret, size_t *ret_n,
                      OciJsonStringCheckFn check, char **reterr);
-/* linux.uidMappings and the like, and those of mounts: FIELD_ARRAY_OF(..., id_mapping_fields, check_id_mapping, ...) */
+/* ID mappings (linux.uidMappings, mounts[].gidMappings...): FIELD_ARRAY_OF(name, id_mapping_fields,
+ * check_id_mapping, ...). */
 extern const OciJsonField id_mapping_fields[];
 int check_id_mapping(const cJSON *v, const OciJsonPath *p, void *obj, char **reterr);
 int field_device_number(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr);
