@@ -20,6 +20,7 @@
 #include "fileio.h"
 #include "macro.h"
 #include "oci-config.h"
+#include "string-util.h"
 #include "unit-property.h"
 
 #define CPU_LIST_MAX 8192
@@ -61,14 +62,8 @@ int cgroup_file_writes_add(CgroupFileWrites *w, const char *controller, const ch
 
 _printf_(4, 5) static int add_writef(CgroupFileWrites *w, const char *controller, const char *file,
                                      const char *fmt, ...) {
-        _cleanup_free_ char *v = NULL;
-        va_list ap;
-        int k;
-
-        va_start(ap, fmt);
-        k = vasprintf(&v, fmt, ap);
-        va_end(ap);
-        if (k < 0)
+        _cleanup_free_ char *v = strdup_printf_args(fmt);
+        if (!v)
                 return -ENOMEM;
         return cgroup_file_writes_add(w, controller, file, v);
 }

@@ -25,6 +25,7 @@
 #include "log.h"
 #include "macro.h"
 #include "process-util.h"
+#include "string-util.h"
 
 #define CRIU_VERSION_TIMEOUT_USEC (5 * USEC_PER_SEC)
 #define CRIU_STDERR_MAX (256U << 10)
@@ -50,17 +51,9 @@ bool strv_builder_add(StrvBuilder *b, const char *s) {
 }
 
 bool strv_builder_addf(StrvBuilder *b, const char *fmt, ...) {
-        _cleanup_free_ char *s = NULL;
-        va_list ap;
-        int k;
-
-        va_start(ap, fmt);
-        k = vasprintf(&s, fmt, ap);
-        va_end(ap);
-        if (k < 0) {
-                s = NULL;
+        _cleanup_free_ char *s = strdup_printf_args(fmt);
+        if (!s)
                 return false;
-        }
         return strv_builder_add(b, s);
 }
 

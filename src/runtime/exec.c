@@ -32,6 +32,7 @@
 #include "process.h"
 #include "rootless.h"
 #include "sdunit.h"
+#include "string-util.h"
 #include "seccomp-filter.h"
 #include "state.h"
 #include "strv.h"
@@ -71,15 +72,6 @@ static int parse_cap(const char *name, int *ret) {
         if (cap_from_name(buf, &v) < 0)
                 return -EINVAL;
         *ret = (int) v;
-        return 0;
-}
-
-static int free_and_strdup(char **p, const char *s) {
-        char *n = strdup(s);
-        if (!n)
-                return -ENOMEM;
-        free(*p);
-        *p = n;
         return 0;
 }
 

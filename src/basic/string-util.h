@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdarg.h>
+#include <stdio.h>
+
+/* Replace the string *p with a copy of s; -ENOMEM leaves *p as it was. */
+int free_and_strdup(char **p, const char *s);
+
+/* In a printf-like function whose last named parameter is fmt: its "fmt, ..." formatted into a new string,
+ * NULL on out of memory. */
+#define strdup_printf_args(fmt)                       \
+        ({                                            \
+                va_list _ap_;                         \
+                char *_s_;                            \
+                va_start(_ap_, fmt);                  \
+                if (vasprintf(&_s_, (fmt), _ap_) < 0) \
+                        _s_ = NULL;                   \
+                va_end(_ap_);                         \
+                _s_;                                  \
+        })
