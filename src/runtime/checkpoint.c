@@ -137,10 +137,9 @@ int container_checkpoint(const CheckpointOptions *o, char **reterr) {
                 return errorf(reterr, EOPNOTSUPP,
                               "--lazy-pages: not supported by sdrun (see sdrun-checkpoint(8))");
 
-        r = container_load(o->root, o->id, CONTAINER_LOCK_EXCLUSIVE, &ct, reterr);
+        r = container_load_status(o->root, o->id, CONTAINER_LOCK_EXCLUSIVE, &ct, &st, reterr);
         if (r < 0)
                 return r;
-        st = container_status(ct);
         if (st != CONTAINER_RUNNING && st != CONTAINER_PAUSED)
                 return errorf(reterr, EINVAL, "cannot checkpoint container \"%s\": it is %s, not running",
                               o->id, container_status_to_string(st));

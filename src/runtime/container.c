@@ -1056,10 +1056,9 @@ int container_start_full(const char *root, const char *id, const StartOptions *s
         ContainerStatus st;
         int r;
 
-        r = container_load(root, id, CONTAINER_LOCK_EXCLUSIVE, &ct, reterr);
+        r = container_load_status(root, id, CONTAINER_LOCK_EXCLUSIVE, &ct, &st, reterr);
         if (r < 0)
                 return r;
-        st = container_status(ct);
         /* runc's wording: clients (containerd, Podman) show it, and tests grep for it. */
         if (st == CONTAINER_RUNNING)
                 return errorf(reterr, EINVAL, "cannot start an already running container");
@@ -1245,10 +1244,9 @@ int container_kill(const char *root, const char *id, int sig, bool all, char **r
         ContainerStatus st;
         int r;
 
-        r = container_load(root, id, CONTAINER_LOCK_NONE, &ct, reterr);
+        r = container_load_status(root, id, CONTAINER_LOCK_NONE, &ct, &st, reterr);
         if (r < 0)
                 return r;
-        st = container_status(ct);
 
         if (all && ct->unit) {
                 _cleanup_(sdunit_bus_closep) SdUnitBus *bus = NULL;

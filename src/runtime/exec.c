@@ -504,10 +504,9 @@ static int exec_load(ExecRun *e, char **reterr) {
         size_t raw_len = 0;
         int r;
 
-        r = container_load(o->root, o->id, CONTAINER_LOCK_NONE, &e->ct, reterr);
+        r = container_load_status(o->root, o->id, CONTAINER_LOCK_NONE, &e->ct, &e->st, reterr);
         if (r < 0)
                 return r;
-        e->st = container_status(e->ct);
         if (e->st == CONTAINER_PAUSED && !o->ignore_paused)
                 return errorf(reterr, EBUSY,
                               "cannot exec in a paused container (use --ignore-paused to override)");
