@@ -51,6 +51,17 @@ int console_send_master(const char *socket_path, int master_fd, char **reterr) {
         return 0;
 }
 
+int console_pass_master(int master_fd, int *ret_master, const char *socket_path, char **reterr) {
+        _cleanup_close_ int fd = master_fd;
+
+        if (ret_master) {
+                console_copy_winsize(STDIN_FILENO, fd);
+                *ret_master = TAKE_FD(fd);
+                return 0;
+        }
+        return console_send_master(socket_path, fd, reterr);
+}
+
 int console_open_pty(unsigned rows, unsigned cols, int *ret_master, int *ret_slave, char **reterr) {
         _cleanup_close_ int master = -EBADF, slave = -EBADF;
         int unlock = 0;

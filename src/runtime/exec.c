@@ -694,13 +694,9 @@ static int exec_wait(ExecRun *e, char **reterr) {
                         exec_seen = true;
                         sync_msg_done(&m);
                 } else if (m.type == SYNC_CONSOLE) {
-                        if (o->ret_console_master) {
-                                /* Sized before the process can ask: our caller proxies it to its terminal. */
-                                console_copy_winsize(STDIN_FILENO, m.fd);
-                                *o->ret_console_master = TAKE_FD(m.fd);
-                                r = 0;
-                        } else
-                                r = console_send_master(o->console_socket, m.fd, reterr);
+                        /* Sized before the process can ask. */
+                        r = console_pass_master(TAKE_FD(m.fd), o->ret_console_master, o->console_socket,
+                                                reterr);
                         sync_msg_done(&m);
                         if (r < 0)
                                 return r;
