@@ -14,18 +14,24 @@
 #include "process-util.h"
 #include "state.h"
 
+/* The cgroup directories the statistics come from: the unified one, or the v1 controllers'. */
+typedef enum StatDir {
+        DIR_UNIFIED, /* v2 dir (unified or hybrid's unified) */
+        DIR_CPU,
+        DIR_CPUACCT,
+        DIR_MEMORY,
+        DIR_PIDS,
+        _DIR_MAX,
+} StatDir;
+
 typedef struct CgroupDirs {
         CgroupLayout layout;
-        char *unified; /* v2 dir (unified or hybrid's unified) */
-        char *cpu, *cpuacct, *memory, *pids;
+        char *dir[_DIR_MAX];
 } CgroupDirs;
 
 static void cgroup_dirs_done(CgroupDirs *d) {
-        free(d->unified);
-        free(d->cpu);
-        free(d->cpuacct);
-        free(d->memory);
-        free(d->pids);
+        for (size_t i = 0; i < _DIR_MAX; i++)
+                free(d->dir[i]);
 }
 
 static bool read_u64(const char *dir, const char *file, uint64_t *ret) {
@@ -79,6 +85,51 @@ static void add_u64(cJSON *o, const char *k, uint64_t v) {
         cJSON_AddNumberToObject(o, k, (double) v);
 }
 
+/* Where the "stats" event's numbers come from: a file of one number, or one key of a "key value" file, scaled
+ * (microseconds to runc's nanoseconds). In the order the event lists them. */
+enum { OBJ_CPU_USAGE, OBJ_CPU_THROTTLING, OBJ_MEMORY_USAGE, OBJ_MEMORY_SWAP, OBJ_PIDS, _OBJ_MAX };
+
+typedef struct StatRead {
+        StatDir dir;
+        const char *file;
+        const char *key; /* NULL: the file holds one number */
+        int obj;
+        const char *name;
+        uint64_t scale;
+} StatRead;
+
+static const StatRead stats_unified[] = {
+        { DIR_UNIFIED, "cpu.stat", "usage_usec", OBJ_CPU_USAGE, "total", 1000 },
+        { DIR_UNIFIED, "cpu.stat", "user_usec", OBJ_CPU_USAGE, "user", 1000 },
+        { DIR_UNIFIED, "cpu.stat", "system_usec", OBJ_CPU_USAGE, "kernel", 1000 },
+        { DIR_UNIFIED, "cpu.stat", "nr_periods", OBJ_CPU_THROTTLING, "periods", 1 },
+        { DIR_UNIFIED, "cpu.stat", "nr_throttled", OBJ_CPU_THROTTLING, "throttledPeriods", 1 },
+        { DIR_UNIFIED, "cpu.stat", "throttled_usec", OBJ_CPU_THROTTLING, "throttledTime", 1000 },
+        { DIR_UNIFIED, "memory.current", NULL, OBJ_MEMORY_USAGE, "usage", 1 },
+        { DIR_UNIFIED, "memory.max", NULL, OBJ_MEMORY_USAGE, "limit", 1 },
+        { DIR_UNIFIED, "memory.peak", NULL, OBJ_MEMORY_USAGE, "max", 1 },
+        { DIR_UNIFIED, "memory.swap.current", NULL, OBJ_MEMORY_SWAP, "usage", 1 },
+        { DIR_UNIFIED, "memory.swap.max", NULL, OBJ_MEMORY_SWAP, "limit", 1 },
+        { DIR_UNIFIED, "pids.current", NULL, OBJ_PIDS, "current", 1 },
+        { DIR_UNIFIED, "pids.max", NULL, OBJ_PIDS, "limit", 1 },
+};
+
+static const StatRead stats_v1[] = {
+        { DIR_CPUACCT, "cpuacct.usage", NULL, OBJ_CPU_USAGE, "total", 1 },
+        { DIR_CPUACCT, "cpuacct.usage_user", NULL, OBJ_CPU_USAGE, "user", 1 },
+        { DIR_CPUACCT, "cpuacct.usage_sys", NULL, OBJ_CPU_USAGE, "kernel", 1 },
+        { DIR_CPU, "cpu.stat", "nr_periods", OBJ_CPU_THROTTLING, "periods", 1 },
+        { DIR_CPU, "cpu.stat", "nr_throttled", OBJ_CPU_THROTTLING, "throttledPeriods", 1 },
+        { DIR_CPU, "cpu.stat", "throttled_time", OBJ_CPU_THROTTLING, "throttledTime", 1 },
+        { DIR_MEMORY, "memory.usage_in_bytes", NULL, OBJ_MEMORY_USAGE, "usage", 1 },
+        { DIR_MEMORY, "memory.limit_in_bytes", NULL, OBJ_MEMORY_USAGE, "limit", 1 },
+        { DIR_MEMORY, "memory.max_usage_in_bytes", NULL, OBJ_MEMORY_USAGE, "max", 1 },
+        { DIR_MEMORY, "memory.failcnt", NULL, OBJ_MEMORY_USAGE, "failcnt", 1 },
+        { DIR_MEMORY, "memory.memsw.usage_in_bytes", NULL, OBJ_MEMORY_SWAP, "usage", 1 },
+        { DIR_PIDS, "pids.current", NULL, OBJ_PIDS, "current", 1 },
+        { DIR_PIDS, "pids.max", NULL, OBJ_PIDS, "limit", 1 },
+};
+
 static int stats_json(const CgroupDirs *d, const char *id, cJSON **ret) {
         _cleanup_json_ cJSON *ev = cJSON_CreateObject();
         cJSON *data, *cpu, *usage, *thr, *mem, *mu, *sw, *raw, *pids;
@@ -100,63 +151,16 @@ static int stats_json(const CgroupDirs *d, const char *id, cJSON **ret) {
         if (!pids)
                 return -ENOMEM;
 
-        if (d->layout == CGROUP_LAYOUT_UNIFIED) {
-                if (read_keyed(d->unified, "cpu.stat", NULL, "usage_usec", &v))
-                        add_u64(usage, "total", v * 1000);
-                if (read_keyed(d->unified, "cpu.stat", NULL, "user_usec", &v))
-                        add_u64(usage, "user", v * 1000);
-                if (read_keyed(d->unified, "cpu.stat", NULL, "system_usec", &v))
-                        add_u64(usage, "kernel", v * 1000);
-                if (read_keyed(d->unified, "cpu.stat", NULL, "nr_periods", &v))
-                        add_u64(thr, "periods", v);
-                if (read_keyed(d->unified, "cpu.stat", NULL, "nr_throttled", &v))
-                        add_u64(thr, "throttledPeriods", v);
-                if (read_keyed(d->unified, "cpu.stat", NULL, "throttled_usec", &v))
-                        add_u64(thr, "throttledTime", v * 1000);
-                if (read_u64(d->unified, "memory.current", &v))
-                        add_u64(mu, "usage", v);
-                if (read_u64(d->unified, "memory.max", &v))
-                        add_u64(mu, "limit", v);
-                if (read_u64(d->unified, "memory.peak", &v))
-                        add_u64(mu, "max", v);
-                if (read_u64(d->unified, "memory.swap.current", &v))
-                        add_u64(sw, "usage", v);
-                if (read_u64(d->unified, "memory.swap.max", &v))
-                        add_u64(sw, "limit", v);
-                (void) read_keyed(d->unified, "memory.stat", raw, NULL, NULL);
-                if (read_u64(d->unified, "pids.current", &v))
-                        add_u64(pids, "current", v);
-                if (read_u64(d->unified, "pids.max", &v))
-                        add_u64(pids, "limit", v);
-        } else {
-                if (read_u64(d->cpuacct, "cpuacct.usage", &v))
-                        add_u64(usage, "total", v);
-                if (read_u64(d->cpuacct, "cpuacct.usage_user", &v))
-                        add_u64(usage, "user", v);
-                if (read_u64(d->cpuacct, "cpuacct.usage_sys", &v))
-                        add_u64(usage, "kernel", v);
-                if (read_keyed(d->cpu, "cpu.stat", NULL, "nr_periods", &v))
-                        add_u64(thr, "periods", v);
-                if (read_keyed(d->cpu, "cpu.stat", NULL, "nr_throttled", &v))
-                        add_u64(thr, "throttledPeriods", v);
-                if (read_keyed(d->cpu, "cpu.stat", NULL, "throttled_time", &v))
-                        add_u64(thr, "throttledTime", v);
-                if (read_u64(d->memory, "memory.usage_in_bytes", &v))
-                        add_u64(mu, "usage", v);
-                if (read_u64(d->memory, "memory.limit_in_bytes", &v))
-                        add_u64(mu, "limit", v);
-                if (read_u64(d->memory, "memory.max_usage_in_bytes", &v))
-                        add_u64(mu, "max", v);
-                if (read_u64(d->memory, "memory.failcnt", &v))
-                        add_u64(mu, "failcnt", v);
-                if (read_u64(d->memory, "memory.memsw.usage_in_bytes", &v))
-                        add_u64(sw, "usage", v);
-                (void) read_keyed(d->memory, "memory.stat", raw, NULL, NULL);
-                if (read_u64(d->pids, "pids.current", &v))
-                        add_u64(pids, "current", v);
-                if (read_u64(d->pids, "pids.max", &v))
-                        add_u64(pids, "limit", v);
+        bool unified = d->layout == CGROUP_LAYOUT_UNIFIED;
+        cJSON *const objs[_OBJ_MAX] = { usage, thr, mu, sw, pids };
+        const StatRead *t = unified ? stats_unified : stats_v1;
+        size_t n = unified ? ELEMENTSOF(stats_unified) : ELEMENTSOF(stats_v1);
+        for (size_t i = 0; i < n; i++) {
+                const char *dir = d->dir[t[i].dir];
+                if (t[i].key ? read_keyed(dir, t[i].file, NULL, t[i].key, &v) : read_u64(dir, t[i].file, &v))
+                        add_u64(objs[t[i].obj], t[i].name, v * t[i].scale);
         }
+        (void) read_keyed(d->dir[unified ? DIR_UNIFIED : DIR_MEMORY], "memory.stat", raw, NULL, NULL);
         *ret = TAKE_PTR(ev);
         return 0;
 }
@@ -164,13 +168,12 @@ static int stats_json(const CgroupDirs *d, const char *id, cJSON **ret) {
 static uint64_t oom_kills(const CgroupDirs *d) {
         uint64_t v = 0;
         if (d->layout == CGROUP_LAYOUT_UNIFIED)
-                (void) read_keyed(d->unified, "memory.events", NULL, "oom_kill", &v);
+                (void) read_keyed(d->dir[DIR_UNIFIED], "memory.events", NULL, "oom_kill", &v);
         else
-                (void) read_keyed(d->memory, "memory.oom_control", NULL, "oom_kill", &v);
+                (void) read_keyed(d->dir[DIR_MEMORY], "memory.oom_control", NULL, "oom_kill", &v);
         return v;
 }
 
-/* The cgroup directories the statistics come from: the unified one, or the v1 controllers'. */
 static int cgroup_dirs_open(const char *cgroup, CgroupDirs *d, char **reterr) {
         int r;
 
@@ -178,11 +181,11 @@ static int cgroup_dirs_open(const char *cgroup, CgroupDirs *d, char **reterr) {
         if (r < 0)
                 return errorf(reterr, r, "cgroup layout: %s", strerror(-r));
         if (d->layout == CGROUP_LAYOUT_UNIFIED)
-                (void) cgroup_unified_dir(cgroup, &d->unified);
-        else if (asprintf(&d->cpu, "/sys/fs/cgroup/cpu%s", cgroup) < 0 ||
-                 asprintf(&d->cpuacct, "/sys/fs/cgroup/cpuacct%s", cgroup) < 0 ||
-                 asprintf(&d->memory, "/sys/fs/cgroup/memory%s", cgroup) < 0 ||
-                 asprintf(&d->pids, "/sys/fs/cgroup/pids%s", cgroup) < 0)
+                (void) cgroup_unified_dir(cgroup, &d->dir[DIR_UNIFIED]);
+        else if (asprintf(&d->dir[DIR_CPU], "/sys/fs/cgroup/cpu%s", cgroup) < 0 ||
+                 asprintf(&d->dir[DIR_CPUACCT], "/sys/fs/cgroup/cpuacct%s", cgroup) < 0 ||
+                 asprintf(&d->dir[DIR_MEMORY], "/sys/fs/cgroup/memory%s", cgroup) < 0 ||
+                 asprintf(&d->dir[DIR_PIDS], "/sys/fs/cgroup/pids%s", cgroup) < 0)
                 return -ENOMEM;
         return 0;
 }
