@@ -155,15 +155,9 @@ int container_checkpoint(const CheckpointOptions *o, char **reterr) {
                         "container's terminal (see sdrun-checkpoint(8))",
                         o->id);
 
-        r = criu_get_version(o->common.criu, &criu, &version);
-        if (r == -ENOENT)
-                return errorf(reterr, r,
-                              "cannot checkpoint container \"%s\": CRIU is not installed (no \"%s\" found; "
-                              "install the criu package or give --criu PATH)",
-                              o->id, o->common.criu ?: "criu");
+        r = criu_require(o->common.criu, &criu, &version, reterr);
         if (r < 0)
-                return errorf(reterr, r, "cannot checkpoint container \"%s\": \"%s --version\" failed: %s",
-                              o->id, o->common.criu ?: "criu", strerror(-r));
+                return errwrap(reterr, r, "cannot checkpoint container \"%s\"", o->id);
 
         r = criu_resolve_dirs(&o->common, true, &image, &work, reterr);
         if (r < 0)

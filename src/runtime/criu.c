@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "criu.h"
+#include "error-util.h"
 #include "fileio.h"
 #include "log.h"
 #include "macro.h"
@@ -266,6 +267,18 @@ int criu_get_version(const char *name, char **ret_path, char **ret_version) {
         }
         if (ret_path)
                 *ret_path = TAKE_PTR(path);
+        return 0;
+}
+
+int criu_require(const char *name, char **ret_path, char **ret_version, char **reterr) {
+        int r = criu_get_version(name, ret_path, ret_version);
+        if (r == -ENOENT)
+                return errorf(reterr, r,
+                              "CRIU is not installed (no \"%s\" found; install the criu package or give "
+                              "--criu PATH)",
+                              name ?: "criu");
+        if (r < 0)
+                return errorf(reterr, r, "\"%s --version\" failed: %s", name ?: "criu", strerror(-r));
         return 0;
 }
 
