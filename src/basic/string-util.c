@@ -5,6 +5,17 @@
 
 #include "string-util.h"
 
+char *next_line(char **p) {
+        char *line = *p;
+
+        if (!line || !*line)
+                return NULL;
+        *p = strchr(line, '\n');
+        if (*p)
+                *(*p)++ = 0;
+        return line;
+}
+
 int free_and_strdup(char **p, const char *s) {
         char *t = strdup(s);
         if (!t)

@@ -7,6 +7,11 @@
 /* Replace the string *p with a copy of s; -ENOMEM leaves *p as it was. */
 int free_and_strdup(char **p, const char *s);
 
+/* The next line of the text at *p, cut off in place (its '\n' becomes a NUL), and *p moved past it:
+ * `for (char *p = buf, *line; (line = next_line(&p));)`. NULL at the end of the text (a final '\n' does not
+ * make an empty last line). */
+char *next_line(char **p);
+
 /* In a printf-like function whose last named parameter is fmt: its "fmt, ..." formatted into a new string,
  * NULL on out of memory. */
 #define strdup_printf_args(fmt)                       \

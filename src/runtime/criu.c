@@ -414,10 +414,7 @@ static int read_mount_points(pid_t pid, char **ret) {
         if (!out)
                 return -ENOMEM;
         out[len++] = '\n';
-        for (char *line = buf, *next; line && *line; line = next) {
-                next = strchr(line, '\n');
-                if (next)
-                        *next++ = 0;
+        for (char *p = buf, *line; (line = next_line(&p));) {
                 /* id parent maj:min root mountpoint ... */
                 char *f = line;
                 for (int i = 0; i < 4 && f; i++)

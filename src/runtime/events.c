@@ -13,6 +13,7 @@
 #include "macro.h"
 #include "process-util.h"
 #include "state.h"
+#include "string-util.h"
 
 /* The cgroup directories the statistics come from: the unified one, or the v1 controllers'. */
 typedef enum StatDir {
@@ -61,10 +62,7 @@ static bool read_keyed(const char *dir, const char *file, cJSON *obj, const char
                 return false;
         if (read_full_file_at(AT_FDCWD, path, 1 << 20, &buf, NULL) < 0)
                 return false;
-        for (char *line = buf, *next; line && *line; line = next) {
-                next = strchr(line, '\n');
-                if (next)
-                        *next++ = 0;
+        for (char *p = buf, *line; (line = next_line(&p));) {
                 char *sp = strchr(line, ' ');
                 if (!sp)
                         continue;
