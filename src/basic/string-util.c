@@ -16,6 +16,10 @@ char *next_line(char **p) {
         return line;
 }
 
+char *strdup_printf(const char *fmt, ...) {
+        return strdup_printf_args(fmt);
+}
+
 int free_and_strdup(char **p, const char *s) {
         char *t = strdup(s);
         if (!t)

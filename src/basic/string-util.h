@@ -4,6 +4,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "macro.h"
+
 /* Replace the string *p with a copy of s; -ENOMEM leaves *p as it was. */
 int free_and_strdup(char **p, const char *s);
 
@@ -11,6 +13,9 @@ int free_and_strdup(char **p, const char *s);
  * `for (char *p = buf, *line; (line = next_line(&p));)`. NULL at the end of the text (a final '\n' does not
  * make an empty last line). */
 char *next_line(char **p);
+
+/* A new string, formatted; NULL on out of memory. */
+char *strdup_printf(const char *fmt, ...) _printf_(1, 2);
 
 /* In a printf-like function whose last named parameter is fmt: its "fmt, ..." formatted into a new string,
  * NULL on out of memory. */

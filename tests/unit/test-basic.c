@@ -100,6 +100,9 @@ static void test_strings(void) {
         tap_is_int(free_and_strdup(&s, "a"), 0, "free_and_strdup() into NULL");
         tap_is_int(free_and_strdup(&s, "b"), 0, "free_and_strdup() over a string");
         tap_is_str(s, "b", "the new copy");
+        s = mfree(s);
+        s = strdup_printf("%s-%d", "x", 42);
+        tap_is_str(s, "x-42", "strdup_printf()");
 }
 
 int main(void) {
