@@ -719,6 +719,8 @@ static int exec_wait(ExecRun *e, char **reterr) {
         }
 }
 
+typedef int (*ExecStep)(ExecRun *e, char **reterr);
+
 int container_exec(const ExecOptions *o, ExecProcess *ret, char **reterr) {
         _cleanup_(exec_run_done) ExecRun e = {
                 .o = o,
@@ -727,23 +729,14 @@ int container_exec(const ExecOptions *o, ExecProcess *ret, char **reterr) {
                 .sv = { -EBADF, -EBADF },
                 .child_pidfd = -EBADF,
         };
-        int r;
+        /* In order; the first failure ends the exec and exec_run_done() undoes what the others did. */
+        static const ExecStep steps[] = { exec_load, exec_prepare, exec_clone, exec_attach, exec_wait };
 
-        r = exec_load(&e, reterr);
-        if (r < 0)
-                return r;
-        r = exec_prepare(&e, reterr);
-        if (r < 0)
-                return r;
-        r = exec_clone(&e, reterr);
-        if (r < 0)
-                return r;
-        r = exec_attach(&e, reterr);
-        if (r < 0)
-                return r;
-        r = exec_wait(&e, reterr);
-        if (r < 0)
-                return r;
+        FOREACH_ARRAY(step, steps, ELEMENTSOF(steps)) {
+                int r = (*step)(&e, reterr);
+                if (r < 0)
+                        return r;
+        }
 
         ret->pid = TAKE_PID(e.child);
         ret->pidfd = TAKE_FD(e.child_pidfd);
