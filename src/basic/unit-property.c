@@ -135,13 +135,19 @@ static int drop_on_enomem(UnitPropertyList *l, UnitProperty *p) {
         return -ENOMEM;
 }
 
-int unit_property_add_bool(UnitPropertyList *l, const char *name, bool b) {
+/* The scalars that own no memory: the slot takes v as it is (its name aside). */
+static int add_plain(UnitPropertyList *l, const char *name, UnitProperty v) {
         UnitProperty *p;
-        int r = slot_scalar(l, name, UNIT_PROP_BOOL, &p);
+        int r = slot_scalar(l, name, v.kind, &p);
         if (r < 0)
                 return r;
-        p->b = b;
+        v.name = p->name;
+        *p = v;
         return 0;
+}
+
+int unit_property_add_bool(UnitPropertyList *l, const char *name, bool b) {
+        return add_plain(l, name, (UnitProperty){ .kind = UNIT_PROP_BOOL, .b = b });
 }
 
 int unit_property_add_string(UnitPropertyList *l, const char *name, const char *s) {
@@ -156,48 +162,23 @@ int unit_property_add_string(UnitPropertyList *l, const char *name, const char *
 }
 
 int unit_property_add_u64(UnitPropertyList *l, const char *name, uint64_t v) {
-        UnitProperty *p;
-        int r = slot_scalar(l, name, UNIT_PROP_UINT64, &p);
-        if (r < 0)
-                return r;
-        p->u64 = v;
-        return 0;
+        return add_plain(l, name, (UnitProperty){ .kind = UNIT_PROP_UINT64, .u64 = v });
 }
 
 int unit_property_add_i64(UnitPropertyList *l, const char *name, int64_t v) {
-        UnitProperty *p;
-        int r = slot_scalar(l, name, UNIT_PROP_INT64, &p);
-        if (r < 0)
-                return r;
-        p->i64 = v;
-        return 0;
+        return add_plain(l, name, (UnitProperty){ .kind = UNIT_PROP_INT64, .i64 = v });
 }
 
 int unit_property_add_u32(UnitPropertyList *l, const char *name, uint32_t v) {
-        UnitProperty *p;
-        int r = slot_scalar(l, name, UNIT_PROP_UINT32, &p);
-        if (r < 0)
-                return r;
-        p->u64 = v;
-        return 0;
+        return add_plain(l, name, (UnitProperty){ .kind = UNIT_PROP_UINT32, .u64 = v });
 }
 
 int unit_property_add_i32(UnitPropertyList *l, const char *name, int32_t v) {
-        UnitProperty *p;
-        int r = slot_scalar(l, name, UNIT_PROP_INT32, &p);
-        if (r < 0)
-                return r;
-        p->i64 = v;
-        return 0;
+        return add_plain(l, name, (UnitProperty){ .kind = UNIT_PROP_INT32, .i64 = v });
 }
 
 int unit_property_add_double(UnitPropertyList *l, const char *name, double v) {
-        UnitProperty *p;
-        int r = slot_scalar(l, name, UNIT_PROP_DOUBLE, &p);
-        if (r < 0)
-                return r;
-        p->d = v;
-        return 0;
+        return add_plain(l, name, (UnitProperty){ .kind = UNIT_PROP_DOUBLE, .d = v });
 }
 
 int unit_property_add_strv(UnitPropertyList *l, const char *name, char *const *strv) {
