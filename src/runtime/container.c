@@ -844,13 +844,10 @@ static int create_setup_init(CreateRun *cr, char **reterr) {
                                 return errorf(reterr, r, "send the state to the container init: %s",
                                               strerror(-r));
                 } else if (m.type == SYNC_CONSOLE) {
-                        /* Sized before the process can ask. */
-                        r = console_pass_master(TAKE_FD(m.fd), o->ret_console_master, o->console_socket,
-                                                reterr);
-                        sync_msg_done(&m);
+                        r = console_answer(ip->sync_fd, &m, o->ret_console_master, o->console_socket,
+                                           reterr);
                         if (r < 0)
                                 return r;
-                        (void) sync_send(ip->sync_fd, SYNC_CONSOLE_DONE, 0, NULL, 0, -EBADF);
                 } else if (m.type == SYNC_READY) {
                         sync_msg_done(&m);
                         log_debug("create %s: init ready", o->id);

@@ -694,13 +694,9 @@ static int exec_wait(ExecRun *e, char **reterr) {
                         exec_seen = true;
                         sync_msg_done(&m);
                 } else if (m.type == SYNC_CONSOLE) {
-                        /* Sized before the process can ask. */
-                        r = console_pass_master(TAKE_FD(m.fd), o->ret_console_master, o->console_socket,
-                                                reterr);
-                        sync_msg_done(&m);
+                        r = console_answer(e->sv[0], &m, o->ret_console_master, o->console_socket, reterr);
                         if (r < 0)
                                 return r;
-                        (void) sync_send(e->sv[0], SYNC_CONSOLE_DONE, 0, NULL, 0, -EBADF);
                 } else if (m.type == SYNC_SECCOMP_FD) {
                         _cleanup_free_ char *state_json = NULL;
                         r = build_state_json(e->ct, e->st, &state_json);
