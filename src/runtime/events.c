@@ -83,49 +83,35 @@ static void add_u64(cJSON *o, const char *k, uint64_t v) {
         cJSON_AddNumberToObject(o, k, (double) v);
 }
 
-/* Where the "stats" event's numbers come from: a file of one number, or one key of a "key value" file, scaled
- * (microseconds to runc's nanoseconds). In the order the event lists them. */
-enum { OBJ_CPU_USAGE, OBJ_CPU_THROTTLING, OBJ_MEMORY_USAGE, OBJ_MEMORY_SWAP, OBJ_PIDS, _OBJ_MAX };
+/* The "stats" event's numbers, one row each in the order the event lists them, and where they come from on
+ * each layout: a file of one number, or one key of a "key value" file; NULL: not on that layout. */
+enum { ST_CPU, ST_THROTTLING, ST_MEMORY, ST_SWAP, ST_PIDS, _ST_MAX };
 
-typedef struct StatRead {
-        StatDir dir;
-        const char *file;
-        const char *key; /* NULL: the file holds one number */
+static const struct {
         int obj;
         const char *name;
-        uint64_t scale;
-} StatRead;
-
-static const StatRead stats_unified[] = {
-        { DIR_UNIFIED, "cpu.stat", "usage_usec", OBJ_CPU_USAGE, "total", 1000 },
-        { DIR_UNIFIED, "cpu.stat", "user_usec", OBJ_CPU_USAGE, "user", 1000 },
-        { DIR_UNIFIED, "cpu.stat", "system_usec", OBJ_CPU_USAGE, "kernel", 1000 },
-        { DIR_UNIFIED, "cpu.stat", "nr_periods", OBJ_CPU_THROTTLING, "periods", 1 },
-        { DIR_UNIFIED, "cpu.stat", "nr_throttled", OBJ_CPU_THROTTLING, "throttledPeriods", 1 },
-        { DIR_UNIFIED, "cpu.stat", "throttled_usec", OBJ_CPU_THROTTLING, "throttledTime", 1000 },
-        { DIR_UNIFIED, "memory.current", NULL, OBJ_MEMORY_USAGE, "usage", 1 },
-        { DIR_UNIFIED, "memory.max", NULL, OBJ_MEMORY_USAGE, "limit", 1 },
-        { DIR_UNIFIED, "memory.peak", NULL, OBJ_MEMORY_USAGE, "max", 1 },
-        { DIR_UNIFIED, "memory.swap.current", NULL, OBJ_MEMORY_SWAP, "usage", 1 },
-        { DIR_UNIFIED, "memory.swap.max", NULL, OBJ_MEMORY_SWAP, "limit", 1 },
-        { DIR_UNIFIED, "pids.current", NULL, OBJ_PIDS, "current", 1 },
-        { DIR_UNIFIED, "pids.max", NULL, OBJ_PIDS, "limit", 1 },
-};
-
-static const StatRead stats_v1[] = {
-        { DIR_CPUACCT, "cpuacct.usage", NULL, OBJ_CPU_USAGE, "total", 1 },
-        { DIR_CPUACCT, "cpuacct.usage_user", NULL, OBJ_CPU_USAGE, "user", 1 },
-        { DIR_CPUACCT, "cpuacct.usage_sys", NULL, OBJ_CPU_USAGE, "kernel", 1 },
-        { DIR_CPU, "cpu.stat", "nr_periods", OBJ_CPU_THROTTLING, "periods", 1 },
-        { DIR_CPU, "cpu.stat", "nr_throttled", OBJ_CPU_THROTTLING, "throttledPeriods", 1 },
-        { DIR_CPU, "cpu.stat", "throttled_time", OBJ_CPU_THROTTLING, "throttledTime", 1 },
-        { DIR_MEMORY, "memory.usage_in_bytes", NULL, OBJ_MEMORY_USAGE, "usage", 1 },
-        { DIR_MEMORY, "memory.limit_in_bytes", NULL, OBJ_MEMORY_USAGE, "limit", 1 },
-        { DIR_MEMORY, "memory.max_usage_in_bytes", NULL, OBJ_MEMORY_USAGE, "max", 1 },
-        { DIR_MEMORY, "memory.failcnt", NULL, OBJ_MEMORY_USAGE, "failcnt", 1 },
-        { DIR_MEMORY, "memory.memsw.usage_in_bytes", NULL, OBJ_MEMORY_SWAP, "usage", 1 },
-        { DIR_PIDS, "pids.current", NULL, OBJ_PIDS, "current", 1 },
-        { DIR_PIDS, "pids.max", NULL, OBJ_PIDS, "limit", 1 },
+        const char *file, *key; /* cgroup v2 */
+        bool usec;              /* ... counts microseconds, reported in nanoseconds as runc does */
+        StatDir v1_dir;
+        const char *v1_file, *v1_key;
+} stats[] = {
+        { ST_CPU, "total", "cpu.stat", "usage_usec", true, DIR_CPUACCT, "cpuacct.usage", NULL },
+        { ST_CPU, "user", "cpu.stat", "user_usec", true, DIR_CPUACCT, "cpuacct.usage_user", NULL },
+        { ST_CPU, "kernel", "cpu.stat", "system_usec", true, DIR_CPUACCT, "cpuacct.usage_sys", NULL },
+        { ST_THROTTLING, "periods", "cpu.stat", "nr_periods", false, DIR_CPU, "cpu.stat", "nr_periods" },
+        { ST_THROTTLING, "throttledPeriods", "cpu.stat", "nr_throttled", false, DIR_CPU, "cpu.stat",
+          "nr_throttled" },
+        { ST_THROTTLING, "throttledTime", "cpu.stat", "throttled_usec", true, DIR_CPU, "cpu.stat",
+          "throttled_time" },
+        { ST_MEMORY, "usage", "memory.current", NULL, false, DIR_MEMORY, "memory.usage_in_bytes", NULL },
+        { ST_MEMORY, "limit", "memory.max", NULL, false, DIR_MEMORY, "memory.limit_in_bytes", NULL },
+        { ST_MEMORY, "max", "memory.peak", NULL, false, DIR_MEMORY, "memory.max_usage_in_bytes", NULL },
+        { ST_MEMORY, "failcnt", NULL, NULL, false, DIR_MEMORY, "memory.failcnt", NULL },
+        { ST_SWAP, "usage", "memory.swap.current", NULL, false, DIR_MEMORY, "memory.memsw.usage_in_bytes",
+          NULL },
+        { ST_SWAP, "limit", "memory.swap.max", NULL, false, DIR_MEMORY, NULL, NULL },
+        { ST_PIDS, "current", "pids.current", NULL, false, DIR_PIDS, "pids.current", NULL },
+        { ST_PIDS, "limit", "pids.max", NULL, false, DIR_PIDS, "pids.max", NULL },
 };
 
 static int stats_json(const CgroupDirs *d, const char *id, cJSON **ret) {
@@ -150,13 +136,14 @@ static int stats_json(const CgroupDirs *d, const char *id, cJSON **ret) {
                 return -ENOMEM;
 
         bool unified = d->layout == CGROUP_LAYOUT_UNIFIED;
-        cJSON *const objs[_OBJ_MAX] = { usage, thr, mu, sw, pids };
-        const StatRead *t = unified ? stats_unified : stats_v1;
-        size_t n = unified ? ELEMENTSOF(stats_unified) : ELEMENTSOF(stats_v1);
-        for (size_t i = 0; i < n; i++) {
-                const char *dir = d->dir[t[i].dir];
-                if (t[i].key ? read_keyed(dir, t[i].file, NULL, t[i].key, &v) : read_u64(dir, t[i].file, &v))
-                        add_u64(objs[t[i].obj], t[i].name, v * t[i].scale);
+        cJSON *const objs[_ST_MAX] = { usage, thr, mu, sw, pids };
+        FOREACH_ARRAY(s, stats, ELEMENTSOF(stats)) {
+                const char *dir = d->dir[unified ? DIR_UNIFIED : s->v1_dir];
+                const char *file = unified ? s->file : s->v1_file, *key = unified ? s->key : s->v1_key;
+                if (!file)
+                        continue;
+                if (key ? read_keyed(dir, file, NULL, key, &v) : read_u64(dir, file, &v))
+                        add_u64(objs[s->obj], s->name, unified && s->usec ? v * 1000 : v);
         }
         (void) read_keyed(d->dir[unified ? DIR_UNIFIED : DIR_MEMORY], "memory.stat", raw, NULL, NULL);
         *ret = TAKE_PTR(ev);
