@@ -335,16 +335,12 @@ int sdunit_get_property_string(SdUnitBus *b, const char *unit, const char *inter
                                 s = strdup(v.b ? "yes" : "no");
                                 break;
                         case 't':
-                                s = strdup_printf("%" PRIu64, v.t);
+                        case 'u':
+                                s = strdup_printf("%" PRIu64, contents[0] == 't' ? v.t : v.u);
                                 break;
                         case 'x':
-                                s = strdup_printf("%" PRIi64, v.x);
-                                break;
-                        case 'u':
-                                s = strdup_printf("%" PRIu32, v.u);
-                                break;
                         case 'i':
-                                s = strdup_printf("%" PRIi32, v.i);
+                                s = strdup_printf("%" PRIi64, contents[0] == 'x' ? v.x : v.i);
                                 break;
                         default: /* 's', 'o' */
                                 s = strdup(v.s);
