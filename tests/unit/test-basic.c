@@ -4,12 +4,14 @@
 #include <poll.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "fileio.h"
 #include "json-util.h"
+#include "log.h"
 #include "macro.h"
 #include "process-util.h"
 #include "string-util.h"
@@ -105,11 +107,27 @@ static void test_strings(void) {
         tap_is_str(s, "x-42", "strdup_printf()");
 }
 
+static void test_log_json(void) {
+        char path[] = "/tmp/sdrun-test-log.XXXXXX";
+        _cleanup_close_ int fd = mkstemp(path);
+        _cleanup_free_ char *buf = NULL;
+
+        if (!tap_ok(fd >= 0, "a log file"))
+                return;
+        tap_is_int(log_open_file(path, LOG_FORMAT_JSON), 0, "open it as a JSON log");
+        log_error("q\"b\\n\nt\tc\001 \303\251");
+        log_close();
+        tap_is_int(read_full_file_at(AT_FDCWD, path, 4096, &buf, NULL), 0, "read it back");
+        tap_ok(buf && strstr(buf, "\"q\\\"b\\\\n\\nt\\tc\\u0001 \303\251\""), "the message is escaped: %s", strna(buf));
+        (void) unlink(path);
+}
+
 int main(void) {
         test_fileio();
         test_json();
         test_process();
         test_poll_until();
         test_strings();
+        test_log_json();
         return tap_done();
 }
