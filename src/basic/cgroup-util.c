@@ -11,6 +11,7 @@
 #include "cgroup-util.h"
 #include "fileio.h"
 #include "macro.h"
+#include "string-util.h"
 
 int cgroup_detect_layout(CgroupLayout *ret) {
         /* The host's layout does not change while we run; `list` asks for every container, and cgroup
@@ -74,10 +75,7 @@ int cgroup_read_memberships(pid_t pid, CgroupMembership **ret, size_t *ret_n) {
         if (r < 0)
                 return r;
 
-        for (char *line = buf, *next; line && *line; line = next) {
-                next = strchr(line, '\n');
-                if (next)
-                        *next++ = 0;
+        for (char *p = buf, *line; (line = next_line(&p));) {
                 char *c1 = strchr(line, ':');
                 if (!c1)
                         continue;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,28 +67,21 @@ static const char *level_name(int level) {
 
 /* JSON string escaping for the log line; msg is arbitrary text. */
 static void append_json_string(FILE *f, const char *s) {
+        static const char *const escapes[UCHAR_MAX + 1] = {
+                ['"'] = "\\\"",
+                ['\\'] = "\\\\",
+                ['\n'] = "\\n",
+                ['\t'] = "\\t",
+        };
+
         fputc('"', f);
-        for (const unsigned char *p = (const unsigned char *) s; *p; p++) {
-                switch (*p) {
-                case '"':
-                        fputs("\\\"", f);
-                        break;
-                case '\\':
-                        fputs("\\\\", f);
-                        break;
-                case '\n':
-                        fputs("\\n", f);
-                        break;
-                case '\t':
-                        fputs("\\t", f);
-                        break;
-                default:
-                        if (*p < 0x20)
-                                fprintf(f, "\\u%04x", *p);
-                        else
-                                fputc(*p, f);
-                }
-        }
+        for (const unsigned char *p = (const unsigned char *) s; *p; p++)
+                if (escapes[*p])
+                        fputs(escapes[*p], f);
+                else if (*p < 0x20)
+                        fprintf(f, "\\u%04x", *p);
+                else
+                        fputc(*p, f);
         fputc('"', f);
 }
 

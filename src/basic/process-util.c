@@ -97,28 +97,33 @@ uint64_t now_usec(int clock) {
         return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / NSEC_PER_USEC;
 }
 
-int pidfd_wait_exit(int pidfd, uint64_t timeout_usec) {
-        uint64_t deadline =
-                timeout_usec == USEC_INFINITY ? USEC_INFINITY : now_usec(CLOCK_MONOTONIC) + timeout_usec;
+uint64_t deadline_after(uint64_t timeout_usec) {
+        return timeout_usec == USEC_INFINITY ? USEC_INFINITY : now_usec(CLOCK_MONOTONIC) + timeout_usec;
+}
 
+int poll_until(struct pollfd *p, nfds_t n, uint64_t deadline) {
         for (;;) {
-                struct pollfd p = { .fd = pidfd, .events = POLLIN };
                 int t = -1;
                 if (deadline != USEC_INFINITY) {
-                        uint64_t n = now_usec(CLOCK_MONOTONIC);
-                        /* A zero (or spent) timeout still looks once. */
-                        t = n >= deadline ? 0 : (int) ((deadline - n + 999) / 1000);
+                        uint64_t now = now_usec(CLOCK_MONOTONIC);
+                        /* A spent deadline still looks once. */
+                        t = now >= deadline ? 0
+                                            : (int) MIN((deadline - now + 999) / 1000, (uint64_t) INT32_MAX);
                 }
-                int k = poll(&p, 1, t);
+                int k = poll(p, n, t);
                 if (k < 0) {
                         if (errno == EINTR)
                                 continue;
                         return -errno;
                 }
-                if (k == 0)
-                        return -ETIMEDOUT;
-                return 0;
+                return k == 0 ? -ETIMEDOUT : k;
         }
+}
+
+int pidfd_wait_exit(int pidfd, uint64_t timeout_usec) {
+        struct pollfd p = { .fd = pidfd, .events = POLLIN };
+        int r = poll_until(&p, 1, deadline_after(timeout_usec));
+        return r < 0 ? r : 0;
 }
 
 void sigkill_waitp(pid_t *pid) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <poll.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -13,6 +14,11 @@ int pid_get_state(pid_t pid, char *ret);
 /* A pidfd for pid, verified to be the same process as (pid, start_time): -ESRCH if gone or reused. */
 int pidfd_open_verified(pid_t pid, uint64_t start_time);
 int pidfd_send_sig(int pidfd, int sig);
+/* The CLOCK_MONOTONIC time timeout_usec from now (USEC_INFINITY stays USEC_INFINITY: no deadline). */
+uint64_t deadline_after(uint64_t timeout_usec);
+/* poll() until one of the fds is ready (returns how many) or the deadline (deadline_after(); USEC_INFINITY:
+ * none) passes (-ETIMEDOUT): EINTR is retried, a spent deadline (a timeout of 0) still looks once. */
+int poll_until(struct pollfd *p, nfds_t n, uint64_t deadline);
 /* Wait until the pidfd becomes readable (process exited) or timeout_usec passed (-ETIMEDOUT). */
 int pidfd_wait_exit(int pidfd, uint64_t timeout_usec);
 uint64_t now_usec(int clock);

@@ -135,93 +135,63 @@ static int drop_on_enomem(UnitPropertyList *l, UnitProperty *p) {
         return -ENOMEM;
 }
 
-int unit_property_add_bool(UnitPropertyList *l, const char *name, bool b) {
+/* Every kind but the pairs: v (its name aside) goes into the slot of that name, which then owns what v points
+ * to. On -ENOMEM that is freed, and the list is as it was. */
+static int add_value(UnitPropertyList *l, const char *name, UnitProperty v) {
         UnitProperty *p;
-        int r = slot_scalar(l, name, UNIT_PROP_BOOL, &p);
-        if (r < 0)
+        int r = slot_scalar(l, name, v.kind, &p);
+        if (r < 0) {
+                unit_property_done(&v);
                 return r;
-        p->b = b;
+        }
+        v.name = p->name;
+        *p = v;
         return 0;
+}
+
+int unit_property_add_bool(UnitPropertyList *l, const char *name, bool b) {
+        return add_value(l, name, (UnitProperty){ .kind = UNIT_PROP_BOOL, .b = b });
 }
 
 int unit_property_add_string(UnitPropertyList *l, const char *name, const char *s) {
-        UnitProperty *p;
-        int r = slot_scalar(l, name, UNIT_PROP_STRING, &p);
-        if (r < 0)
-                return r;
-        p->s = strdup(strempty(s));
-        if (!p->s)
-                return drop_on_enomem(l, p);
-        return 0;
+        char *copy = strdup(strempty(s));
+        if (!copy)
+                return -ENOMEM;
+        return add_value(l, name, (UnitProperty){ .kind = UNIT_PROP_STRING, .s = copy });
 }
 
 int unit_property_add_u64(UnitPropertyList *l, const char *name, uint64_t v) {
-        UnitProperty *p;
-        int r = slot_scalar(l, name, UNIT_PROP_UINT64, &p);
-        if (r < 0)
-                return r;
-        p->u64 = v;
-        return 0;
+        return add_value(l, name, (UnitProperty){ .kind = UNIT_PROP_UINT64, .u64 = v });
 }
 
 int unit_property_add_i64(UnitPropertyList *l, const char *name, int64_t v) {
-        UnitProperty *p;
-        int r = slot_scalar(l, name, UNIT_PROP_INT64, &p);
-        if (r < 0)
-                return r;
-        p->i64 = v;
-        return 0;
+        return add_value(l, name, (UnitProperty){ .kind = UNIT_PROP_INT64, .i64 = v });
 }
 
 int unit_property_add_u32(UnitPropertyList *l, const char *name, uint32_t v) {
-        UnitProperty *p;
-        int r = slot_scalar(l, name, UNIT_PROP_UINT32, &p);
-        if (r < 0)
-                return r;
-        p->u64 = v;
-        return 0;
+        return add_value(l, name, (UnitProperty){ .kind = UNIT_PROP_UINT32, .u64 = v });
 }
 
 int unit_property_add_i32(UnitPropertyList *l, const char *name, int32_t v) {
-        UnitProperty *p;
-        int r = slot_scalar(l, name, UNIT_PROP_INT32, &p);
-        if (r < 0)
-                return r;
-        p->i64 = v;
-        return 0;
+        return add_value(l, name, (UnitProperty){ .kind = UNIT_PROP_INT32, .i64 = v });
 }
 
 int unit_property_add_double(UnitPropertyList *l, const char *name, double v) {
-        UnitProperty *p;
-        int r = slot_scalar(l, name, UNIT_PROP_DOUBLE, &p);
-        if (r < 0)
-                return r;
-        p->d = v;
-        return 0;
+        return add_value(l, name, (UnitProperty){ .kind = UNIT_PROP_DOUBLE, .d = v });
 }
 
 int unit_property_add_strv(UnitPropertyList *l, const char *name, char *const *strv) {
-        UnitProperty *p;
-        int r = slot_scalar(l, name, UNIT_PROP_STRV, &p);
-        if (r < 0)
-                return r;
-        if (strv_dup(strv, &p->strv) < 0)
-                return drop_on_enomem(l, p);
-        return 0;
+        char **copy;
+        if (strv_dup(strv, &copy) < 0)
+                return -ENOMEM;
+        return add_value(l, name, (UnitProperty){ .kind = UNIT_PROP_STRV, .strv = copy });
 }
 
 int unit_property_add_bytes(UnitPropertyList *l, const char *name, const uint8_t *b, size_t n) {
-        UnitProperty *p;
-        int r = slot_scalar(l, name, UNIT_PROP_BYTES, &p);
-        if (r < 0)
-                return r;
-        if (n > 0) {
-                p->bytes = memdup_local(b, n);
-                if (!p->bytes)
-                        return drop_on_enomem(l, p);
-        }
-        p->n_bytes = n;
-        return 0;
+        uint8_t *copy = NULL;
+        if (n > 0 && !(copy = memdup_local(b, n)))
+                return -ENOMEM;
+        return add_value(l, name, (UnitProperty){ .kind = UNIT_PROP_BYTES, .bytes = copy, .n_bytes = n });
 }
 
 static int add_pair(UnitPropertyList *l, const char *name, UnitPropertyKind kind, const char *a,
@@ -265,17 +235,11 @@ int unit_property_add_pair_st(UnitPropertyList *l, const char *name, const char 
 }
 
 int unit_property_add_u32_array(UnitPropertyList *l, const char *name, const uint32_t *v, size_t n) {
-        UnitProperty *p;
-        int r = slot_scalar(l, name, UNIT_PROP_UINT32_ARRAY, &p);
-        if (r < 0)
-                return r;
-        if (n > 0) {
-                p->u32s = memdup_local(v, n * sizeof(uint32_t));
-                if (!p->u32s)
-                        return drop_on_enomem(l, p);
-        }
-        p->n_u32s = n;
-        return 0;
+        uint32_t *copy = NULL;
+        if (n > 0 && !(copy = memdup_local(v, n * sizeof(uint32_t))))
+                return -ENOMEM;
+        return add_value(l, name,
+                         (UnitProperty){ .kind = UNIT_PROP_UINT32_ARRAY, .u32s = copy, .n_u32s = n });
 }
 
 /* A growing string buffer for to_string. */

@@ -17,6 +17,7 @@
 #include "criu.h"
 #include "rootless.h"
 #include "sdunit.h"
+#include "string-util.h"
 
 char *arg_root = NULL;
 char *arg_log = NULL;
@@ -207,15 +208,6 @@ static int default_root(char **ret) {
         } else
                 *ret = strdup("/run/sdrun");
         return *ret ? 0 : -ENOMEM;
-}
-
-static int free_and_strdup(char **p, const char *s) {
-        char *t = strdup(s);
-        if (!t)
-                return -ENOMEM;
-        free(*p);
-        *p = t;
-        return 0;
 }
 
 static int parse_global(int argc, char *argv[]) {

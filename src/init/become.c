@@ -15,6 +15,7 @@
 #include "fileio.h"
 #include "process-util.h"
 #include "process.h"
+#include "string-util.h"
 #include "sync.h"
 #include "trampoline.h"
 
@@ -170,13 +171,10 @@ static int build_env(const OciProcess *p, unsigned listen_fds, char ***ret) {
         if (!has_home) {
                 char *home = NULL;
                 if (become_read_file("/etc/passwd", PASSWD_SIZE_MAX, &buf) >= 0)
-                        for (char *line = buf, *next; line && *line && !home; line = next) {
+                        for (char *q = buf, *line; !home && (line = next_line(&q));) {
                                 char *f[7] = {};
                                 int k = 0;
 
-                                next = strchr(line, '\n');
-                                if (next)
-                                        *next++ = 0;
                                 /* name:pw:uid:gid:gecos:home:shell */
                                 for (char *s = line; s && k < 7; k++) {
                                         f[k] = s;

@@ -51,6 +51,22 @@ int console_send_master(const char *socket_path, int master_fd, char **reterr) {
         return 0;
 }
 
+int console_answer(int sync_fd, SyncMsg *m, int *ret_master, const char *socket_path, char **reterr) {
+        _cleanup_close_ int fd = TAKE_FD(m->fd);
+
+        sync_msg_done(m);
+        if (ret_master) {
+                console_copy_winsize(STDIN_FILENO, fd);
+                *ret_master = TAKE_FD(fd);
+        } else {
+                int r = console_send_master(socket_path, fd, reterr);
+                if (r < 0)
+                        return r;
+        }
+        (void) sync_send(sync_fd, SYNC_CONSOLE_DONE, 0, NULL, 0, -EBADF);
+        return 0;
+}
+
 int console_open_pty(unsigned rows, unsigned cols, int *ret_master, int *ret_slave, char **reterr) {
         _cleanup_close_ int master = -EBADF, slave = -EBADF;
         int unlock = 0;

@@ -17,6 +17,7 @@
 #include "log.h"
 #include "macro.h"
 #include "process-util.h"
+#include "string-util.h"
 #include "trampoline.h"
 
 #define HOOK_OUTPUT_MAX 8192
@@ -65,12 +66,8 @@ _noreturn_ static void hook_child(const OciHook *h, int in_fd, int out_fd, const
 }
 
 static void log_hook_output(OciHookKind kind, size_t idx, char *out) {
-        for (char *line = out, *next; line && *line; line = next) {
-                next = strchr(line, '\n');
-                if (next)
-                        *next++ = 0;
+        for (char *p = out, *line; (line = next_line(&p));)
                 log_info("hook %s[%zu]: %s", oci_hook_kind_to_string(kind), idx, line);
-        }
 }
 
 static int hook_run_one(const OciHook *h, OciHookKind kind, size_t idx, const char *state_json,

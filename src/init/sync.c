@@ -153,8 +153,7 @@ int sync_send_error(int sock, int error, const char *fmt, ...) {
 }
 
 int sync_recv(int sock, int watch_pidfd, uint64_t timeout_usec, SyncMsg *ret) {
-        uint64_t deadline =
-                timeout_usec == USEC_INFINITY ? USEC_INFINITY : now_usec(CLOCK_MONOTONIC) + timeout_usec;
+        uint64_t deadline = deadline_after(timeout_usec);
         _cleanup_free_ char *buf = NULL;
         SyncHeader h;
         int r;
@@ -166,21 +165,9 @@ int sync_recv(int sock, int watch_pidfd, uint64_t timeout_usec, SyncMsg *ret) {
                         { .fd = sock, .events = POLLIN },
                         { .fd = watch_pidfd, .events = POLLIN },
                 };
-                int t = -1;
-                if (deadline != USEC_INFINITY) {
-                        uint64_t n = now_usec(CLOCK_MONOTONIC);
-                        if (n >= deadline)
-                                return -ETIMEDOUT;
-                        t = (int) MIN((deadline - n + 999) / 1000, (uint64_t) INT32_MAX);
-                }
-                r = poll(p, watch_pidfd >= 0 ? 2 : 1, t);
-                if (r < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (r == 0)
-                        return -ETIMEDOUT;
+                r = poll_until(p, watch_pidfd >= 0 ? 2 : 1, deadline);
+                if (r < 0)
+                        return r;
                 /* A message that is already queued wins over the death of its sender. */
                 if (p[0].revents & (POLLIN | POLLHUP | POLLERR))
                         break;

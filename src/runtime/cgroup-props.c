@@ -20,6 +20,7 @@
 #include "fileio.h"
 #include "macro.h"
 #include "oci-config.h"
+#include "string-util.h"
 #include "unit-property.h"
 
 #define CPU_LIST_MAX 8192
@@ -61,14 +62,8 @@ int cgroup_file_writes_add(CgroupFileWrites *w, const char *controller, const ch
 
 _printf_(4, 5) static int add_writef(CgroupFileWrites *w, const char *controller, const char *file,
                                      const char *fmt, ...) {
-        _cleanup_free_ char *v = NULL;
-        va_list ap;
-        int k;
-
-        va_start(ap, fmt);
-        k = vasprintf(&v, fmt, ap);
-        va_end(ap);
-        if (k < 0)
+        _cleanup_free_ char *v = strdup_printf_args(fmt);
+        if (!v)
                 return -ENOMEM;
         return cgroup_file_writes_add(w, controller, file, v);
 }
@@ -393,31 +388,24 @@ static int map_cpu(const OciResources *r, bool v2, UnitPropertyList *props, Cgro
                         return k;
         }
 
-        if (r->cpu.cpus) {
+        /* The cpuset masks: checked alike on both layouts (into a scratch list on v1), but systemd 252 drives
+         * cpuset only on cgroup v2: on v1 we write the cpuset files ourselves. Both are needed before a task
+         * can join a v1 cpuset; cgroup_apply_file_writes() fills a missing one from the parent. */
+        const struct {
+                const char *mask, *property, *field, *v1_file;
+        } cpusets[] = {
+                { r->cpu.cpus, "AllowedCPUs", "linux.resources.cpu.cpus", "cpuset.cpus" },
+                { r->cpu.mems, "AllowedMemoryNodes", "linux.resources.cpu.mems", "cpuset.mems" },
+        };
+        FOREACH_ARRAY(c, cpusets, ELEMENTSOF(cpusets)) {
                 _cleanup_(unit_property_list_done) UnitPropertyList scratch = {};
-                k = add_cpu_mask(v2 ? props : &scratch, "AllowedCPUs", r->cpu.cpus,
-                                 "linux.resources.cpu.cpus", reterr);
+                if (!c->mask)
+                        continue;
+                k = add_cpu_mask(v2 ? props : &scratch, c->property, c->mask, c->field, reterr);
                 if (k < 0)
                         return k;
-        }
-        if (r->cpu.mems) {
-                _cleanup_(unit_property_list_done) UnitPropertyList scratch = {};
-                k = add_cpu_mask(v2 ? props : &scratch, "AllowedMemoryNodes", r->cpu.mems,
-                                 "linux.resources.cpu.mems", reterr);
-                if (k < 0)
-                        return k;
-        }
-        if (!v2) {
-                /* systemd 252 drives cpuset only on cgroup v2: write the v1 cpuset files ourselves. Both are
-                 * needed before a task can join a v1 cpuset; cgroup_apply_file_writes() fills a missing one
-                 * from the parent. */
-                if (!isempty(r->cpu.cpus)) {
-                        k = cgroup_file_writes_add(w, "cpuset", "cpuset.cpus", r->cpu.cpus);
-                        if (k < 0)
-                                return k;
-                }
-                if (!isempty(r->cpu.mems)) {
-                        k = cgroup_file_writes_add(w, "cpuset", "cpuset.mems", r->cpu.mems);
+                if (!v2 && !isempty(c->mask)) {
+                        k = cgroup_file_writes_add(w, "cpuset", c->v1_file, c->mask);
                         if (k < 0)
                                 return k;
                 }

@@ -137,10 +137,9 @@ int container_checkpoint(const CheckpointOptions *o, char **reterr) {
                 return errorf(reterr, EOPNOTSUPP,
                               "--lazy-pages: not supported by sdrun (see sdrun-checkpoint(8))");
 
-        r = container_load(o->root, o->id, CONTAINER_LOCK_EXCLUSIVE, &ct, reterr);
+        r = container_load_status(o->root, o->id, CONTAINER_LOCK_EXCLUSIVE, &ct, &st, reterr);
         if (r < 0)
                 return r;
-        st = container_status(ct);
         if (st != CONTAINER_RUNNING && st != CONTAINER_PAUSED)
                 return errorf(reterr, EINVAL, "cannot checkpoint container \"%s\": it is %s, not running",
                               o->id, container_status_to_string(st));
@@ -156,15 +155,9 @@ int container_checkpoint(const CheckpointOptions *o, char **reterr) {
                         "container's terminal (see sdrun-checkpoint(8))",
                         o->id);
 
-        r = criu_get_version(o->common.criu, &criu, &version);
-        if (r == -ENOENT)
-                return errorf(reterr, r,
-                              "cannot checkpoint container \"%s\": CRIU is not installed (no \"%s\" found; "
-                              "install the criu package or give --criu PATH)",
-                              o->id, o->common.criu ?: "criu");
+        r = criu_require(o->common.criu, &criu, &version, reterr);
         if (r < 0)
-                return errorf(reterr, r, "cannot checkpoint container \"%s\": \"%s --version\" failed: %s",
-                              o->id, o->common.criu ?: "criu", strerror(-r));
+                return errwrap(reterr, r, "cannot checkpoint container \"%s\"", o->id);
 
         r = criu_resolve_dirs(&o->common, true, &image, &work, reterr);
         if (r < 0)

@@ -187,7 +187,8 @@ static int validate_config(const OciConfig *c, const CreateOptions *o, char **re
         return become_check_lsm(c->has_process ? &c->process : NULL, &c->linux_, reterr);
 }
 
-static int bind_start_socket(Container *ct, int *ret, char **reterr) {
+/* The start socket in the container's state dir: bound and listening (create), or connected to (start). */
+static int start_socket(Container *ct, bool server, int *ret, char **reterr) {
         _cleanup_close_ int s = -EBADF;
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
 
@@ -196,22 +197,10 @@ static int bind_start_socket(Container *ct, int *ret, char **reterr) {
         s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (s < 0)
                 return -errno;
-        if (bind(s, (struct sockaddr *) &sa, sizeof sa) < 0 || listen(s, 4) < 0)
+        if (server && (bind(s, (struct sockaddr *) &sa, sizeof sa) < 0 || listen(s, 4) < 0))
                 return errorf(reterr, -errno, "create the start socket of \"%s\": %s", ct->id,
                               strerror(errno));
-        *ret = TAKE_FD(s);
-        return 0;
-}
-
-static int connect_start_socket(Container *ct, int *ret, char **reterr) {
-        _cleanup_close_ int s = -EBADF;
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
-
-        snprintf(sa.sun_path, sizeof sa.sun_path, "/proc/self/fd/%d/" START_SOCKET, ct->dir_fd);
-        s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (s < 0)
-                return -errno;
-        if (connect(s, (struct sockaddr *) &sa, sizeof sa) < 0)
+        if (!server && connect(s, (struct sockaddr *) &sa, sizeof sa) < 0)
                 return errorf(reterr, -errno, "container \"%s\" is not waiting to be started: %s", ct->id,
                               strerror(errno));
         *ret = TAKE_FD(s);
@@ -686,7 +675,7 @@ static int create_state(CreateRun *cr, char **reterr) {
                         return r;
         }
 
-        return bind_start_socket(ct, &cr->listen_fd, reterr);
+        return start_socket(ct, true, &cr->listen_fd, reterr);
 }
 
 /* The bus, and what the scope will be made of. */
@@ -855,17 +844,10 @@ static int create_setup_init(CreateRun *cr, char **reterr) {
                                 return errorf(reterr, r, "send the state to the container init: %s",
                                               strerror(-r));
                 } else if (m.type == SYNC_CONSOLE) {
-                        if (o->ret_console_master) {
-                                /* Sized before the process can ask: our caller proxies it to its terminal. */
-                                console_copy_winsize(STDIN_FILENO, m.fd);
-                                *o->ret_console_master = TAKE_FD(m.fd);
-                                r = 0;
-                        } else
-                                r = console_send_master(o->console_socket, m.fd, reterr);
-                        sync_msg_done(&m);
+                        r = console_answer(ip->sync_fd, &m, o->ret_console_master, o->console_socket,
+                                           reterr);
                         if (r < 0)
                                 return r;
-                        (void) sync_send(ip->sync_fd, SYNC_CONSOLE_DONE, 0, NULL, 0, -EBADF);
                 } else if (m.type == SYNC_READY) {
                         sync_msg_done(&m);
                         log_debug("create %s: init ready", o->id);
@@ -1056,10 +1038,9 @@ int container_start_full(const char *root, const char *id, const StartOptions *s
         ContainerStatus st;
         int r;
 
-        r = container_load(root, id, CONTAINER_LOCK_EXCLUSIVE, &ct, reterr);
+        r = container_load_status(root, id, CONTAINER_LOCK_EXCLUSIVE, &ct, &st, reterr);
         if (r < 0)
                 return r;
-        st = container_status(ct);
         /* runc's wording: clients (containerd, Podman) show it, and tests grep for it. */
         if (st == CONTAINER_RUNNING)
                 return errorf(reterr, EINVAL, "cannot start an already running container");
@@ -1092,7 +1073,7 @@ int container_start_full(const char *root, const char *id, const StartOptions *s
                 if (r < 0)
                         return errwrap(reterr, r, "NOTIFY_SOCKET");
         }
-        r = connect_start_socket(ct, &conn, reterr);
+        r = start_socket(ct, false, &conn, reterr);
         if (r < 0)
                 return r;
         /* Recorded before the init is released: a state that cannot be written (a full --root) fails the
@@ -1245,10 +1226,9 @@ int container_kill(const char *root, const char *id, int sig, bool all, char **r
         ContainerStatus st;
         int r;
 
-        r = container_load(root, id, CONTAINER_LOCK_NONE, &ct, reterr);
+        r = container_load_status(root, id, CONTAINER_LOCK_NONE, &ct, &st, reterr);
         if (r < 0)
                 return r;
-        st = container_status(ct);
 
         if (all && ct->unit) {
                 _cleanup_(sdunit_bus_closep) SdUnitBus *bus = NULL;

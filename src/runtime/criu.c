@@ -21,10 +21,12 @@
 #include <unistd.h>
 
 #include "criu.h"
+#include "error-util.h"
 #include "fileio.h"
 #include "log.h"
 #include "macro.h"
 #include "process-util.h"
+#include "string-util.h"
 
 #define CRIU_VERSION_TIMEOUT_USEC (5 * USEC_PER_SEC)
 #define CRIU_STDERR_MAX (256U << 10)
@@ -50,17 +52,9 @@ bool strv_builder_add(StrvBuilder *b, const char *s) {
 }
 
 bool strv_builder_addf(StrvBuilder *b, const char *fmt, ...) {
-        _cleanup_free_ char *s = NULL;
-        va_list ap;
-        int k;
-
-        va_start(ap, fmt);
-        k = vasprintf(&s, fmt, ap);
-        va_end(ap);
-        if (k < 0) {
-                s = NULL;
+        _cleanup_free_ char *s = strdup_printf_args(fmt);
+        if (!s)
                 return false;
-        }
         return strv_builder_add(b, s);
 }
 
@@ -276,6 +270,18 @@ int criu_get_version(const char *name, char **ret_path, char **ret_version) {
         return 0;
 }
 
+int criu_require(const char *name, char **ret_path, char **ret_version, char **reterr) {
+        int r = criu_get_version(name, ret_path, ret_version);
+        if (r == -ENOENT)
+                return errorf(reterr, r,
+                              "CRIU is not installed (no \"%s\" found; install the criu package or give "
+                              "--criu PATH)",
+                              name ?: "criu");
+        if (r < 0)
+                return errorf(reterr, r, "\"%s --version\" failed: %s", name ?: "criu", strerror(-r));
+        return 0;
+}
+
 /* The message of the first CRIU error line ("(00.1) Error (criu/vdso.c:381): vdso: ...") that contains
  * needle: "vdso: ...". */
 static char *error_line_with(const char *text, const char *needle) {
@@ -408,10 +414,7 @@ static int read_mount_points(pid_t pid, char **ret) {
         if (!out)
                 return -ENOMEM;
         out[len++] = '\n';
-        for (char *line = buf, *next; line && *line; line = next) {
-                next = strchr(line, '\n');
-                if (next)
-                        *next++ = 0;
+        for (char *p = buf, *line; (line = next_line(&p));) {
                 /* id parent maj:min root mountpoint ... */
                 char *f = line;
                 for (int i = 0; i < 4 && f; i++)

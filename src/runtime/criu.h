@@ -54,6 +54,8 @@ typedef struct RestoreOptions {
 int criu_find(const char *name, char **ret);
 /* "3.17.1" from `criu --version` (bounded). -ENOENT: not installed. */
 int criu_get_version(const char *name, char **ret_path, char **ret_version);
+/* criu_get_version() for a verb that needs CRIU: a failure says what is missing or what failed. */
+int criu_require(const char *name, char **ret_path, char **ret_version, char **reterr);
 
 /* The outcome of one criu run. */
 typedef struct CriuRun {

@@ -13,19 +13,26 @@
 #include "macro.h"
 #include "process-util.h"
 #include "state.h"
+#include "string-util.h"
+
+/* The cgroup directories the statistics come from: the unified one, or the v1 controllers'. */
+typedef enum StatDir {
+        DIR_UNIFIED, /* v2 dir (unified or hybrid's unified) */
+        DIR_CPU,
+        DIR_CPUACCT,
+        DIR_MEMORY,
+        DIR_PIDS,
+        _DIR_MAX,
+} StatDir;
 
 typedef struct CgroupDirs {
         CgroupLayout layout;
-        char *unified; /* v2 dir (unified or hybrid's unified) */
-        char *cpu, *cpuacct, *memory, *pids;
+        char *dir[_DIR_MAX];
 } CgroupDirs;
 
 static void cgroup_dirs_done(CgroupDirs *d) {
-        free(d->unified);
-        free(d->cpu);
-        free(d->cpuacct);
-        free(d->memory);
-        free(d->pids);
+        for (size_t i = 0; i < _DIR_MAX; i++)
+                free(d->dir[i]);
 }
 
 static bool read_u64(const char *dir, const char *file, uint64_t *ret) {
@@ -55,10 +62,7 @@ static bool read_keyed(const char *dir, const char *file, cJSON *obj, const char
                 return false;
         if (read_full_file_at(AT_FDCWD, path, 1 << 20, &buf, NULL) < 0)
                 return false;
-        for (char *line = buf, *next; line && *line; line = next) {
-                next = strchr(line, '\n');
-                if (next)
-                        *next++ = 0;
+        for (char *p = buf, *line; (line = next_line(&p));) {
                 char *sp = strchr(line, ' ');
                 if (!sp)
                         continue;
@@ -78,6 +82,37 @@ static void add_u64(cJSON *o, const char *k, uint64_t v) {
         /* "max" (no limit) is reported as the largest value, as runc does. */
         cJSON_AddNumberToObject(o, k, (double) v);
 }
+
+/* The "stats" event's numbers, one row each in the order the event lists them, and where they come from on
+ * each layout: a file of one number, or one key of a "key value" file; NULL: not on that layout. */
+enum { ST_CPU, ST_THROTTLING, ST_MEMORY, ST_SWAP, ST_PIDS, _ST_MAX };
+
+static const struct {
+        int obj;
+        const char *name;
+        const char *file, *key; /* cgroup v2 */
+        bool usec;              /* ... counts microseconds, reported in nanoseconds as runc does */
+        StatDir v1_dir;
+        const char *v1_file, *v1_key;
+} stats[] = {
+        { ST_CPU, "total", "cpu.stat", "usage_usec", true, DIR_CPUACCT, "cpuacct.usage", NULL },
+        { ST_CPU, "user", "cpu.stat", "user_usec", true, DIR_CPUACCT, "cpuacct.usage_user", NULL },
+        { ST_CPU, "kernel", "cpu.stat", "system_usec", true, DIR_CPUACCT, "cpuacct.usage_sys", NULL },
+        { ST_THROTTLING, "periods", "cpu.stat", "nr_periods", false, DIR_CPU, "cpu.stat", "nr_periods" },
+        { ST_THROTTLING, "throttledPeriods", "cpu.stat", "nr_throttled", false, DIR_CPU, "cpu.stat",
+          "nr_throttled" },
+        { ST_THROTTLING, "throttledTime", "cpu.stat", "throttled_usec", true, DIR_CPU, "cpu.stat",
+          "throttled_time" },
+        { ST_MEMORY, "usage", "memory.current", NULL, false, DIR_MEMORY, "memory.usage_in_bytes", NULL },
+        { ST_MEMORY, "limit", "memory.max", NULL, false, DIR_MEMORY, "memory.limit_in_bytes", NULL },
+        { ST_MEMORY, "max", "memory.peak", NULL, false, DIR_MEMORY, "memory.max_usage_in_bytes", NULL },
+        { ST_MEMORY, "failcnt", NULL, NULL, false, DIR_MEMORY, "memory.failcnt", NULL },
+        { ST_SWAP, "usage", "memory.swap.current", NULL, false, DIR_MEMORY, "memory.memsw.usage_in_bytes",
+          NULL },
+        { ST_SWAP, "limit", "memory.swap.max", NULL, false, DIR_MEMORY, NULL, NULL },
+        { ST_PIDS, "current", "pids.current", NULL, false, DIR_PIDS, "pids.current", NULL },
+        { ST_PIDS, "limit", "pids.max", NULL, false, DIR_PIDS, "pids.max", NULL },
+};
 
 static int stats_json(const CgroupDirs *d, const char *id, cJSON **ret) {
         _cleanup_json_ cJSON *ev = cJSON_CreateObject();
@@ -100,63 +135,17 @@ static int stats_json(const CgroupDirs *d, const char *id, cJSON **ret) {
         if (!pids)
                 return -ENOMEM;
 
-        if (d->layout == CGROUP_LAYOUT_UNIFIED) {
-                if (read_keyed(d->unified, "cpu.stat", NULL, "usage_usec", &v))
-                        add_u64(usage, "total", v * 1000);
-                if (read_keyed(d->unified, "cpu.stat", NULL, "user_usec", &v))
-                        add_u64(usage, "user", v * 1000);
-                if (read_keyed(d->unified, "cpu.stat", NULL, "system_usec", &v))
-                        add_u64(usage, "kernel", v * 1000);
-                if (read_keyed(d->unified, "cpu.stat", NULL, "nr_periods", &v))
-                        add_u64(thr, "periods", v);
-                if (read_keyed(d->unified, "cpu.stat", NULL, "nr_throttled", &v))
-                        add_u64(thr, "throttledPeriods", v);
-                if (read_keyed(d->unified, "cpu.stat", NULL, "throttled_usec", &v))
-                        add_u64(thr, "throttledTime", v * 1000);
-                if (read_u64(d->unified, "memory.current", &v))
-                        add_u64(mu, "usage", v);
-                if (read_u64(d->unified, "memory.max", &v))
-                        add_u64(mu, "limit", v);
-                if (read_u64(d->unified, "memory.peak", &v))
-                        add_u64(mu, "max", v);
-                if (read_u64(d->unified, "memory.swap.current", &v))
-                        add_u64(sw, "usage", v);
-                if (read_u64(d->unified, "memory.swap.max", &v))
-                        add_u64(sw, "limit", v);
-                (void) read_keyed(d->unified, "memory.stat", raw, NULL, NULL);
-                if (read_u64(d->unified, "pids.current", &v))
-                        add_u64(pids, "current", v);
-                if (read_u64(d->unified, "pids.max", &v))
-                        add_u64(pids, "limit", v);
-        } else {
-                if (read_u64(d->cpuacct, "cpuacct.usage", &v))
-                        add_u64(usage, "total", v);
-                if (read_u64(d->cpuacct, "cpuacct.usage_user", &v))
-                        add_u64(usage, "user", v);
-                if (read_u64(d->cpuacct, "cpuacct.usage_sys", &v))
-                        add_u64(usage, "kernel", v);
-                if (read_keyed(d->cpu, "cpu.stat", NULL, "nr_periods", &v))
-                        add_u64(thr, "periods", v);
-                if (read_keyed(d->cpu, "cpu.stat", NULL, "nr_throttled", &v))
-                        add_u64(thr, "throttledPeriods", v);
-                if (read_keyed(d->cpu, "cpu.stat", NULL, "throttled_time", &v))
-                        add_u64(thr, "throttledTime", v);
-                if (read_u64(d->memory, "memory.usage_in_bytes", &v))
-                        add_u64(mu, "usage", v);
-                if (read_u64(d->memory, "memory.limit_in_bytes", &v))
-                        add_u64(mu, "limit", v);
-                if (read_u64(d->memory, "memory.max_usage_in_bytes", &v))
-                        add_u64(mu, "max", v);
-                if (read_u64(d->memory, "memory.failcnt", &v))
-                        add_u64(mu, "failcnt", v);
-                if (read_u64(d->memory, "memory.memsw.usage_in_bytes", &v))
-                        add_u64(sw, "usage", v);
-                (void) read_keyed(d->memory, "memory.stat", raw, NULL, NULL);
-                if (read_u64(d->pids, "pids.current", &v))
-                        add_u64(pids, "current", v);
-                if (read_u64(d->pids, "pids.max", &v))
-                        add_u64(pids, "limit", v);
+        bool unified = d->layout == CGROUP_LAYOUT_UNIFIED;
+        cJSON *const objs[_ST_MAX] = { usage, thr, mu, sw, pids };
+        FOREACH_ARRAY(s, stats, ELEMENTSOF(stats)) {
+                const char *dir = d->dir[unified ? DIR_UNIFIED : s->v1_dir];
+                const char *file = unified ? s->file : s->v1_file, *key = unified ? s->key : s->v1_key;
+                if (!file)
+                        continue;
+                if (key ? read_keyed(dir, file, NULL, key, &v) : read_u64(dir, file, &v))
+                        add_u64(objs[s->obj], s->name, unified && s->usec ? v * 1000 : v);
         }
+        (void) read_keyed(d->dir[unified ? DIR_UNIFIED : DIR_MEMORY], "memory.stat", raw, NULL, NULL);
         *ret = TAKE_PTR(ev);
         return 0;
 }
@@ -164,13 +153,12 @@ static int stats_json(const CgroupDirs *d, const char *id, cJSON **ret) {
 static uint64_t oom_kills(const CgroupDirs *d) {
         uint64_t v = 0;
         if (d->layout == CGROUP_LAYOUT_UNIFIED)
-                (void) read_keyed(d->unified, "memory.events", NULL, "oom_kill", &v);
+                (void) read_keyed(d->dir[DIR_UNIFIED], "memory.events", NULL, "oom_kill", &v);
         else
-                (void) read_keyed(d->memory, "memory.oom_control", NULL, "oom_kill", &v);
+                (void) read_keyed(d->dir[DIR_MEMORY], "memory.oom_control", NULL, "oom_kill", &v);
         return v;
 }
 
-/* The cgroup directories the statistics come from: the unified one, or the v1 controllers'. */
 static int cgroup_dirs_open(const char *cgroup, CgroupDirs *d, char **reterr) {
         int r;
 
@@ -178,11 +166,11 @@ static int cgroup_dirs_open(const char *cgroup, CgroupDirs *d, char **reterr) {
         if (r < 0)
                 return errorf(reterr, r, "cgroup layout: %s", strerror(-r));
         if (d->layout == CGROUP_LAYOUT_UNIFIED)
-                (void) cgroup_unified_dir(cgroup, &d->unified);
-        else if (asprintf(&d->cpu, "/sys/fs/cgroup/cpu%s", cgroup) < 0 ||
-                 asprintf(&d->cpuacct, "/sys/fs/cgroup/cpuacct%s", cgroup) < 0 ||
-                 asprintf(&d->memory, "/sys/fs/cgroup/memory%s", cgroup) < 0 ||
-                 asprintf(&d->pids, "/sys/fs/cgroup/pids%s", cgroup) < 0)
+                (void) cgroup_unified_dir(cgroup, &d->dir[DIR_UNIFIED]);
+        else if (asprintf(&d->dir[DIR_CPU], "/sys/fs/cgroup/cpu%s", cgroup) < 0 ||
+                 asprintf(&d->dir[DIR_CPUACCT], "/sys/fs/cgroup/cpuacct%s", cgroup) < 0 ||
+                 asprintf(&d->dir[DIR_MEMORY], "/sys/fs/cgroup/memory%s", cgroup) < 0 ||
+                 asprintf(&d->dir[DIR_PIDS], "/sys/fs/cgroup/pids%s", cgroup) < 0)
                 return -ENOMEM;
         return 0;
 }

@@ -32,6 +32,7 @@
 #include "process.h"
 #include "rootless.h"
 #include "sdunit.h"
+#include "string-util.h"
 #include "seccomp-filter.h"
 #include "state.h"
 #include "strv.h"
@@ -71,15 +72,6 @@ static int parse_cap(const char *name, int *ret) {
         if (cap_from_name(buf, &v) < 0)
                 return -EINVAL;
         *ret = (int) v;
-        return 0;
-}
-
-static int free_and_strdup(char **p, const char *s) {
-        char *n = strdup(s);
-        if (!n)
-                return -ENOMEM;
-        free(*p);
-        *p = n;
         return 0;
 }
 
@@ -512,10 +504,9 @@ static int exec_load(ExecRun *e, char **reterr) {
         size_t raw_len = 0;
         int r;
 
-        r = container_load(o->root, o->id, CONTAINER_LOCK_NONE, &e->ct, reterr);
+        r = container_load_status(o->root, o->id, CONTAINER_LOCK_NONE, &e->ct, &e->st, reterr);
         if (r < 0)
                 return r;
-        e->st = container_status(e->ct);
         if (e->st == CONTAINER_PAUSED && !o->ignore_paused)
                 return errorf(reterr, EBUSY,
                               "cannot exec in a paused container (use --ignore-paused to override)");
@@ -703,17 +694,9 @@ static int exec_wait(ExecRun *e, char **reterr) {
                         exec_seen = true;
                         sync_msg_done(&m);
                 } else if (m.type == SYNC_CONSOLE) {
-                        if (o->ret_console_master) {
-                                /* Sized before the process can ask: our caller proxies it to its terminal. */
-                                console_copy_winsize(STDIN_FILENO, m.fd);
-                                *o->ret_console_master = TAKE_FD(m.fd);
-                                r = 0;
-                        } else
-                                r = console_send_master(o->console_socket, m.fd, reterr);
-                        sync_msg_done(&m);
+                        r = console_answer(e->sv[0], &m, o->ret_console_master, o->console_socket, reterr);
                         if (r < 0)
                                 return r;
-                        (void) sync_send(e->sv[0], SYNC_CONSOLE_DONE, 0, NULL, 0, -EBADF);
                 } else if (m.type == SYNC_SECCOMP_FD) {
                         _cleanup_free_ char *state_json = NULL;
                         r = build_state_json(e->ct, e->st, &state_json);
@@ -732,6 +715,8 @@ static int exec_wait(ExecRun *e, char **reterr) {
         }
 }
 
+typedef int (*ExecStep)(ExecRun *e, char **reterr);
+
 int container_exec(const ExecOptions *o, ExecProcess *ret, char **reterr) {
         _cleanup_(exec_run_done) ExecRun e = {
                 .o = o,
@@ -740,23 +725,14 @@ int container_exec(const ExecOptions *o, ExecProcess *ret, char **reterr) {
                 .sv = { -EBADF, -EBADF },
                 .child_pidfd = -EBADF,
         };
-        int r;
+        /* In order; the first failure ends the exec and exec_run_done() undoes what the others did. */
+        static const ExecStep steps[] = { exec_load, exec_prepare, exec_clone, exec_attach, exec_wait };
 
-        r = exec_load(&e, reterr);
-        if (r < 0)
-                return r;
-        r = exec_prepare(&e, reterr);
-        if (r < 0)
-                return r;
-        r = exec_clone(&e, reterr);
-        if (r < 0)
-                return r;
-        r = exec_attach(&e, reterr);
-        if (r < 0)
-                return r;
-        r = exec_wait(&e, reterr);
-        if (r < 0)
-                return r;
+        FOREACH_ARRAY(step, steps, ELEMENTSOF(steps)) {
+                int r = (*step)(&e, reterr);
+                if (r < 0)
+                        return r;
+        }
 
         ret->pid = TAKE_PID(e.child);
         ret->pidfd = TAKE_FD(e.child_pidfd);

@@ -24,10 +24,9 @@ static int container_freeze(const char *root, const char *id, bool freeze, char 
         CgroupLayout layout;
         int r;
 
-        r = container_load(root, id, CONTAINER_LOCK_EXCLUSIVE, &ct, reterr);
+        r = container_load_status(root, id, CONTAINER_LOCK_EXCLUSIVE, &ct, &st, reterr);
         if (r < 0)
                 return r;
-        st = container_status(ct);
         if (freeze && st != CONTAINER_RUNNING)
                 return errorf(reterr, EINVAL, "container not running (%s)", container_status_to_string(st));
         if (!freeze && st != CONTAINER_PAUSED)

@@ -335,15 +335,9 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
             }))
                 return errorf(reterr, ENOENT, "--image-path: \"%s\" holds no checkpoint (no inventory.img)",
                               image);
-        r = criu_get_version(o->common.criu, &criu, &version);
-        if (r == -ENOENT)
-                return errorf(reterr, r,
-                              "CRIU is not installed (no \"%s\" found; install the criu package or give "
-                              "--criu PATH)",
-                              o->common.criu ?: "criu");
+        r = criu_require(o->common.criu, &criu, &version, reterr);
         if (r < 0)
-                return errorf(reterr, r, "\"%s --version\" failed: %s", o->common.criu ?: "criu",
-                              strerror(-r));
+                return r;
 
         r = sdunit_scope_name_from_cgroups_path(c->linux_.cgroups_path, o->id, &slice, &unit, reterr);
         if (r < 0)

@@ -396,6 +396,15 @@ int container_load(const char *root, const char *id, ContainerLock lock, Contain
         return load(root, id, lock, false, ret, reterr);
 }
 
+int container_load_status(const char *root, const char *id, ContainerLock lock, Container **ret,
+                          ContainerStatus *ret_status, char **reterr) {
+        int r = container_load(root, id, lock, ret, reterr);
+        if (r < 0)
+                return r;
+        *ret_status = container_status(*ret);
+        return 0;
+}
+
 int container_load_salvage(const char *root, const char *id, ContainerLock lock, Container **ret,
                            char **reterr) {
         return load(root, id, lock, true, ret, reterr);

@@ -68,6 +68,9 @@ int container_load(const char *root, const char *id, ContainerLock lock, Contain
  * stopped, nothing else known) for `list` and `delete --force`. */
 int container_load_salvage(const char *root, const char *id, ContainerLock lock, Container **ret,
                            char **reterr);
+/* container_load(), then container_status() of it: what a verb that acts on the container looks at first. */
+int container_load_status(const char *root, const char *id, ContainerLock lock, Container **ret,
+                          ContainerStatus *ret_status, char **reterr);
 void container_free(Container *c);
 static inline void container_freep(Container **c) {
         if (*c)

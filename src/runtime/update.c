@@ -108,10 +108,9 @@ int container_update(const UpdateOptions *o, char **reterr) {
         if (r < 0)
                 return r;
 
-        r = container_load(o->root, o->id, CONTAINER_LOCK_EXCLUSIVE, &ct, reterr);
+        r = container_load_status(o->root, o->id, CONTAINER_LOCK_EXCLUSIVE, &ct, &st, reterr);
         if (r < 0)
                 return r;
-        st = container_status(ct);
         if (st == CONTAINER_STOPPED || !ct->unit || !ct->cgroup)
                 return errorf(reterr, EINVAL, "container not running (%s)", container_status_to_string(st));
 

@@ -12,6 +12,7 @@
 
 #include "macro.h"
 #include "sdunit-internal.h"
+#include "string-util.h"
 
 static bool error_is_no_such_unit(const sd_bus_error *e) {
         return sd_bus_error_has_names(e, "org.freedesktop.systemd1.NoSuchUnit",
@@ -318,36 +319,35 @@ int sdunit_get_property_string(SdUnitBus *b, const char *unit, const char *inter
         if (r < 0)
                 goto fail;
 
-        if (streq(contents, "s") || streq(contents, "o")) {
-                const char *v;
+        if (contents[0] && !contents[1] && strchr("sobtxui", contents[0])) {
+                union {
+                        const char *s;
+                        int b;
+                        uint64_t t;
+                        int64_t x;
+                        uint32_t u;
+                        int32_t i;
+                } v;
                 r = sd_bus_message_read_basic(reply, contents[0], &v);
-                if (r >= 0 && !(s = strdup(v)))
-                        return -ENOMEM;
-        } else if (streq(contents, "b")) {
-                int v;
-                r = sd_bus_message_read_basic(reply, 'b', &v);
-                if (r >= 0 && !(s = strdup(v ? "yes" : "no")))
-                        return -ENOMEM;
-        } else if (streq(contents, "t")) {
-                uint64_t v;
-                r = sd_bus_message_read_basic(reply, 't', &v);
-                if (r >= 0 && asprintf(&s, "%" PRIu64, v) < 0)
-                        return -ENOMEM;
-        } else if (streq(contents, "x")) {
-                int64_t v;
-                r = sd_bus_message_read_basic(reply, 'x', &v);
-                if (r >= 0 && asprintf(&s, "%" PRIi64, v) < 0)
-                        return -ENOMEM;
-        } else if (streq(contents, "u")) {
-                uint32_t v;
-                r = sd_bus_message_read_basic(reply, 'u', &v);
-                if (r >= 0 && asprintf(&s, "%" PRIu32, v) < 0)
-                        return -ENOMEM;
-        } else if (streq(contents, "i")) {
-                int32_t v;
-                r = sd_bus_message_read_basic(reply, 'i', &v);
-                if (r >= 0 && asprintf(&s, "%" PRIi32, v) < 0)
-                        return -ENOMEM;
+                if (r >= 0) {
+                        switch (contents[0]) {
+                        case 'b':
+                                s = strdup(v.b ? "yes" : "no");
+                                break;
+                        case 't':
+                        case 'u':
+                                s = strdup_printf("%" PRIu64, contents[0] == 't' ? v.t : v.u);
+                                break;
+                        case 'x':
+                        case 'i':
+                                s = strdup_printf("%" PRIi64, contents[0] == 'x' ? v.x : v.i);
+                                break;
+                        default: /* 's', 'o' */
+                                s = strdup(v.s);
+                        }
+                        if (!s)
+                                return -ENOMEM;
+                }
         } else if (streq(contents, "as")) {
                 char **l = NULL;
                 size_t len = 0;

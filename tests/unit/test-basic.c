@@ -1,15 +1,20 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "fileio.h"
 #include "json-util.h"
+#include "log.h"
 #include "macro.h"
 #include "process-util.h"
+#include "string-util.h"
 #include "tap.h"
 
 static void test_fileio(void) {
@@ -63,9 +68,66 @@ static void test_process(void) {
         tap_is_int(pidfd_open_verified(-1, 0), -ESRCH, "pidfd for pid -1 refused");
 }
 
+static void test_poll_until(void) {
+        _cleanup_close_pair_ int p[2] = { -EBADF, -EBADF };
+
+        if (!tap_ok(pipe2(p, O_CLOEXEC) == 0, "pipe for poll_until()"))
+                return;
+        struct pollfd q = { .fd = p[0], .events = POLLIN };
+        uint64_t t0 = now_usec(CLOCK_MONOTONIC);
+        tap_is_int(poll_until(&q, 1, deadline_after(20 * USEC_PER_MSEC)), -ETIMEDOUT,
+                   "nothing to read: -ETIMEDOUT");
+        tap_ok(now_usec(CLOCK_MONOTONIC) - t0 >= 19 * USEC_PER_MSEC, "... after the deadline");
+        tap_is_int(poll_until(&q, 1, deadline_after(0)), -ETIMEDOUT, "a timeout of 0 looks once");
+        tap_ok(write(p[1], "x", 1) == 1, "write a byte");
+        tap_is_int(poll_until(&q, 1, deadline_after(0)), 1, "a spent deadline still sees the byte");
+        tap_is_int(poll_until(&q, 1, USEC_INFINITY), 1, "no deadline: ready");
+}
+
+static void test_strings(void) {
+        char text[] = "one\ntwo\n\nafter an empty line", *p = text, *line;
+        _cleanup_free_ char *s = NULL;
+
+        tap_is_str(next_line(&p), "one", "first line");
+        tap_is_str(next_line(&p), "two", "second line");
+        tap_is_str(next_line(&p), "", "an empty line");
+        tap_is_str(next_line(&p), "after an empty line", "the last line, without a newline");
+        tap_ok(!next_line(&p) && !p, "then the end");
+        char framed[] = "x\n", *r = framed;
+        tap_ok(next_line(&r) && !next_line(&r),
+               "a final newline ends the text, without an empty line after it");
+        char empty[] = "", *q = empty;
+        tap_ok(!(line = next_line(&q)), "no line in an empty text");
+
+        tap_is_int(free_and_strdup(&s, "a"), 0, "free_and_strdup() into NULL");
+        tap_is_int(free_and_strdup(&s, "b"), 0, "free_and_strdup() over a string");
+        tap_is_str(s, "b", "the new copy");
+        s = mfree(s);
+        s = strdup_printf("%s-%d", "x", 42);
+        tap_is_str(s, "x-42", "strdup_printf()");
+}
+
+static void test_log_json(void) {
+        char path[] = "/tmp/sdrun-test-log.XXXXXX";
+        _cleanup_close_ int fd = mkstemp(path);
+        _cleanup_free_ char *buf = NULL;
+
+        if (!tap_ok(fd >= 0, "a log file"))
+                return;
+        tap_is_int(log_open_file(path, LOG_FORMAT_JSON), 0, "open it as a JSON log");
+        log_error("q\"b\\n\nt\tc\001 \303\251");
+        log_close();
+        tap_is_int(read_full_file_at(AT_FDCWD, path, 4096, &buf, NULL), 0, "read it back");
+        tap_ok(buf && strstr(buf, "\"q\\\"b\\\\n\\nt\\tc\\u0001 \303\251\""), "the message is escaped: %s", strna(buf));
+        (void) unlink(path);
+}
+
 int main(void) {
         test_fileio();
         test_json();
         test_process();
+        test_poll_until();
+        test_strings();
+        test_log_json();
         return tap_done();
 }
