@@ -135,95 +135,56 @@ const char *oci_seccomp_op_to_string(OciSeccompOp o) {
         return o >= 0 && o < _OCI_SECCOMP_OP_MAX ? oci_seccomp_op_names[o] : NULL;
 }
 
-static int strv_index(const char *const *names, size_t n, const char *s) {
+static bool in_names(const char *const *names, size_t n, const char *s) {
         for (size_t i = 0; i < n; i++)
                 if (names[i] && streq(names[i], s))
-                        return (int) i;
-        return -1;
+                        return true;
+        return false;
 }
 
 /* ---- linux: namespaces, mappings, devices ---- */
 
 static int field_namespace_type(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        const char *s;
-        int r, i;
-
-        r = oci_json_get_string(v, p, &s, reterr);
-        if (r < 0)
-                return r;
-        i = strv_index(namespace_names, _OCI_NS_MAX, s);
-        if (i < 0)
-                return oci_json_error(reterr, p, "unknown namespace \"%s\"", s);
-        *(OciNamespaceType *) dst = (OciNamespaceType) i;
-        return 0;
+        return get_enum_index(v, p, namespace_names, _OCI_NS_MAX, "namespace", dst, reterr);
 }
 
-static int parse_namespace(const cJSON *v, const OciJsonPath *p, void *elem, char **reterr) {
-        static const OciJsonField table[] = {
-                FIELD("type", field_namespace_type, OciNamespace, type, OCI_JSON_MANDATORY),
-                FIELD("path", oci_json_field_absolute_path, OciNamespace, path, 0),
-                {},
-        };
-        return oci_json_dispatch(v, p, table, elem, reterr);
-}
+static const OciJsonField namespace_fields[] = {
+        FIELD("type", field_namespace_type, OciNamespace, type, OCI_JSON_MANDATORY),
+        FIELD("path", oci_json_field_absolute_path, OciNamespace, path, 0),
+        {},
+};
 
 static int parse_namespaces(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
         OciLinux *l = dst;
+        size_t i, j;
         int r;
 
-        r = oci_json_parse_array(v, p, sizeof(OciNamespace), (void **) &l->namespaces, &l->n_namespaces,
-                                 parse_namespace, reterr);
+        r = oci_json_parse_array_of(v, p, sizeof(OciNamespace), (void **) &l->namespaces, &l->n_namespaces,
+                                    namespace_fields, NULL, reterr);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < l->n_namespaces; i++)
-                for (size_t j = 0; j < i; j++)
-                        if (l->namespaces[i].type == l->namespaces[j].type) {
-                                const OciJsonPath ep = OCI_JSON_INDEX(p, i), tp = OCI_JSON_KEY(&ep, "type");
-                                return oci_json_error(reterr, &tp,
-                                                      "duplicate namespace \"%s\" (also in entry %zu)",
-                                                      namespace_names[l->namespaces[i].type], j);
-                        }
+        i = find_duplicate(l->namespaces, l->n_namespaces, sizeof(OciNamespace),
+                           offsetof(OciNamespace, type), &j);
+        if (i < l->n_namespaces) {
+                const OciJsonPath ep = OCI_JSON_INDEX(p, i);
+                return oci_json_error_at(reterr, &ep, "type",
+                                         "duplicate namespace \"%s\" (also in entry %zu)",
+                                         namespace_names[l->namespaces[i].type], j);
+        }
         return 0;
-}
-
-static int parse_linux_uid_mappings(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        OciLinux *l = dst;
-        return oci_json_parse_array(v, p, sizeof(OciIdMapping), (void **) &l->uid_mappings,
-                                    &l->n_uid_mappings, parse_id_mapping, reterr);
-}
-
-static int parse_linux_gid_mappings(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        OciLinux *l = dst;
-        return oci_json_parse_array(v, p, sizeof(OciIdMapping), (void **) &l->gid_mappings,
-                                    &l->n_gid_mappings, parse_id_mapping, reterr);
 }
 
 static int field_device_type(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        const char *s;
-        int r;
-
-        r = oci_json_get_string(v, p, &s, reterr);
-        if (r < 0)
-                return r;
-        if (strlen(s) != 1 || !strchr("cbup", s[0]))
-                return oci_json_error(reterr, p, "unknown device type \"%s\" (expected c, b, u or p)", s);
-        *(char *) dst = s[0];
-        return 0;
+        return get_device_type(v, p, "cbup", "c, b, u or p", dst, reterr);
 }
 
 /* Device numbers: int64 in the schema; Linux dev_t holds 32-bit majors and minors. */
 
 static int field_file_mode(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        int r;
-
         /* Decimal in JSON. Podman passes the host node's raw st_mode, file-type bits included (020666 for a
          * character device): as runc and crun, only the permission bits and setuid/setgid/sticky are kept
          * (the type comes from "type"). Anything beyond the 16 bits of a mode_t is refused. */
-        r = field_uint32_up_to(v, p, 0177777, dst, reterr);
-        if (r < 0)
-                return r;
-        *(uint32_t *) dst &= 07777;
-        return 0;
+        return field_mode_bits(v, p, 0177777, 07777, dst, reterr);
 }
 
 static int parse_device(const cJSON *v, const OciJsonPath *p, void *elem, char **reterr) {
@@ -244,17 +205,10 @@ static int parse_device(const cJSON *v, const OciJsonPath *p, void *elem, char *
         r = oci_json_dispatch(v, p, table, elem, reterr);
         if (r < 0)
                 return r;
-        if (d->type != 'p' && (d->major < 0 || d->minor < 0)) {
-                const OciJsonPath mp = OCI_JSON_KEY(p, d->major < 0 ? "major" : "minor");
-                return oci_json_error(reterr, &mp, "required for device type '%c'", d->type);
-        }
+        if (d->type != 'p' && (d->major < 0 || d->minor < 0))
+                return oci_json_error_at(reterr, p, d->major < 0 ? "major" : "minor",
+                                         "required for device type '%c'", d->type);
         return 0;
-}
-
-static int parse_devices(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        OciLinux *l = dst;
-        return oci_json_parse_array(v, p, sizeof(OciDevice), (void **) &l->devices, &l->n_devices,
-                                    parse_device, reterr);
 }
 
 /* ---- linux: sysctl, seccomp, the rest ---- */
@@ -287,47 +241,13 @@ static int parse_sysctl(const cJSON *v, const OciJsonPath *p, void *dst, char **
 }
 
 static int field_seccomp_action(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        const char *s;
-        int r, i;
-
-        r = oci_json_get_string(v, p, &s, reterr);
-        if (r < 0)
-                return r;
-        i = strv_index(oci_seccomp_action_names, _OCI_SECCOMP_ACTION_MAX, s);
-        if (i < 0)
-                return oci_json_error(reterr, p, "unknown seccomp action \"%s\"", s);
-        *(OciSeccompAction *) dst = (OciSeccompAction) i;
-        return 0;
+        return get_enum_index(v, p, oci_seccomp_action_names, _OCI_SECCOMP_ACTION_MAX, "seccomp action", dst,
+                              reterr);
 }
 
 static int field_seccomp_op(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        const char *s;
-        int r, i;
-
-        r = oci_json_get_string(v, p, &s, reterr);
-        if (r < 0)
-                return r;
-        i = strv_index(oci_seccomp_op_names, _OCI_SECCOMP_OP_MAX, s);
-        if (i < 0)
-                return oci_json_error(reterr, p, "unknown seccomp operator \"%s\"", s);
-        *(OciSeccompOp *) dst = (OciSeccompOp) i;
-        return 0;
-}
-
-static int field_enum_strv(const cJSON *v, const OciJsonPath *p, char ***dst, const char *const *names,
-                           size_t n, const char *what, char **reterr) {
-        size_t i = 0;
-        int r;
-
-        r = oci_json_field_strv(v, p, dst, reterr);
-        if (r < 0)
-                return r;
-        for (char **s = *dst; *s; s++, i++)
-                if (strv_index(names, n, *s) < 0) {
-                        const OciJsonPath ep = OCI_JSON_INDEX(p, i);
-                        return oci_json_error(reterr, &ep, "unknown %s \"%s\"", what, *s);
-                }
-        return 0;
+        return get_enum_index(v, p, oci_seccomp_op_names, _OCI_SECCOMP_OP_MAX, "seccomp operator", dst,
+                              reterr);
 }
 
 const OciSeccompArch *oci_seccomp_arch_find(const char *name) {
@@ -337,194 +257,150 @@ const OciSeccompArch *oci_seccomp_arch_find(const char *name) {
         return NULL;
 }
 
-static int field_seccomp_arches(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        size_t i = 0;
-        int r;
+static int check_seccomp_arch(const char *s, const OciJsonPath *p, char **reterr) {
+        return oci_seccomp_arch_find(s)
+                       ? 0
+                       : oci_json_error(reterr, p, "unknown seccomp architecture \"%s\"", s);
+}
 
-        r = oci_json_field_strv(v, p, dst, reterr);
-        if (r < 0)
-                return r;
-        for (char **s = *(char ***) dst; *s; s++, i++)
-                if (!oci_seccomp_arch_find(*s)) {
-                        const OciJsonPath ep = OCI_JSON_INDEX(p, i);
-                        return oci_json_error(reterr, &ep, "unknown seccomp architecture \"%s\"", *s);
-                }
+static int field_seccomp_arches(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        return oci_json_field_strv_checked(v, p, dst, check_seccomp_arch, reterr);
+}
+
+static int check_seccomp_flag(const char *s, const OciJsonPath *p, char **reterr) {
+        if (!in_names(seccomp_flag_names, ELEMENTSOF(seccomp_flag_names), s))
+                return oci_json_error(reterr, p, "unknown seccomp flag \"%s\"", s);
         return 0;
 }
 
 static int field_seccomp_flags(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        return field_enum_strv(v, p, dst, seccomp_flag_names, ELEMENTSOF(seccomp_flag_names), "seccomp flag",
-                               reterr);
+        return oci_json_field_strv_checked(v, p, dst, check_seccomp_flag, reterr);
+}
+
+static int check_syscall_name(const char *s, const OciJsonPath *p, char **reterr) {
+        return isempty(s) ? oci_json_error(reterr, p, "empty system call name") : 0;
 }
 
 static int field_syscall_names(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        size_t i = 0;
         int r;
 
-        r = oci_json_field_strv(v, p, dst, reterr);
+        r = oci_json_field_strv_checked(v, p, dst, check_syscall_name, reterr);
         if (r < 0)
                 return r;
         if (!(*(char ***) dst)[0]) {
                 /* runc and crun accept a rule without names; it matches nothing. */
                 _cleanup_free_ char *path = oci_json_path_to_string(p);
                 log_warning("%s: no system call names, the rule has no effect.", strna(path));
-                return 0;
         }
-        for (char **s = *(char ***) dst; *s; s++, i++)
-                if (isempty(*s)) {
-                        const OciJsonPath ep = OCI_JSON_INDEX(p, i);
-                        return oci_json_error(reterr, &ep, "empty system call name");
-                }
         return 0;
 }
 
 static int field_seccomp_arg_index(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        uint64_t u;
-        int r;
+        return oci_json_store_unsigned(v, p, 5, dst, sizeof(uint32_t), reterr);
+}
 
-        r = oci_json_get_unsigned(v, p, 5, &u, reterr);
-        if (r < 0)
-                return r;
-        *(uint32_t *) dst = (uint32_t) u;
+static const OciJsonField seccomp_arg_fields[] = {
+        FIELD("index", field_seccomp_arg_index, OciSeccompArg, index, OCI_JSON_MANDATORY),
+        FIELD("value", oci_json_field_uint64, OciSeccompArg, value, OCI_JSON_MANDATORY),
+        FIELD("valueTwo", oci_json_field_uint64, OciSeccompArg, value_two, 0),
+        FIELD("op", field_seccomp_op, OciSeccompArg, op, OCI_JSON_MANDATORY),
+        {},
+};
+
+/* errnoRet goes with the actions that return an errno: key names it in the object at p. */
+static int check_errno_ret(const OciJsonPath *p, const char *key, bool has_errno_ret, OciSeccompAction a,
+                           char **reterr) {
+        if (has_errno_ret && a != OCI_SECCOMP_ERRNO && a != OCI_SECCOMP_TRACE)
+                return oci_json_error_at(reterr, p, key,
+                                         "only valid with SCMP_ACT_ERRNO or SCMP_ACT_TRACE, not %s",
+                                         oci_seccomp_action_names[a]);
         return 0;
 }
 
-static int parse_seccomp_arg(const cJSON *v, const OciJsonPath *p, void *elem, char **reterr) {
-        static const OciJsonField table[] = {
-                FIELD("index", field_seccomp_arg_index, OciSeccompArg, index, OCI_JSON_MANDATORY),
-                FIELD("value", oci_json_field_uint64, OciSeccompArg, value, OCI_JSON_MANDATORY),
-                FIELD("valueTwo", oci_json_field_uint64, OciSeccompArg, value_two, 0),
-                FIELD("op", field_seccomp_op, OciSeccompArg, op, OCI_JSON_MANDATORY),
-                {},
-        };
-        return oci_json_dispatch(v, p, table, elem, reterr);
+static const OciJsonField syscall_fields[] = {
+        FIELD("names", field_syscall_names, OciSyscall, names, OCI_JSON_MANDATORY),
+        FIELD("action", field_seccomp_action, OciSyscall, action, OCI_JSON_MANDATORY),
+        FIELD_HAS("errnoRet", oci_json_field_uint32, OciSyscall, errno_ret, has_errno_ret, 0),
+        FIELD_ARRAY_OF("args", seccomp_arg_fields, NULL, OciSyscall, args, n_args, 0),
+        {},
+};
+
+static int check_syscall(const cJSON *v, const OciJsonPath *p, void *obj, char **reterr) {
+        const OciSyscall *s = obj;
+        return check_errno_ret(p, "errnoRet", s->has_errno_ret, s->action, reterr);
 }
 
-static int parse_seccomp_args(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        OciSyscall *s = dst;
-        return oci_json_parse_array(v, p, sizeof(OciSeccompArg), (void **) &s->args, &s->n_args,
-                                    parse_seccomp_arg, reterr);
-}
+static const OciJsonField seccomp_fields[] = {
+        FIELD("defaultAction", field_seccomp_action, OciSeccomp, default_action, OCI_JSON_MANDATORY),
+        FIELD_HAS("defaultErrnoRet", oci_json_field_uint32, OciSeccomp, default_errno_ret,
+                  has_default_errno_ret, 0),
+        FIELD("architectures", field_seccomp_arches, OciSeccomp, architectures, 0),
+        FIELD("flags", field_seccomp_flags, OciSeccomp, flags, 0),
+        FIELD("listenerPath", oci_json_field_absolute_path, OciSeccomp, listener_path, 0),
+        FIELD("listenerMetadata", oci_json_field_string, OciSeccomp, listener_metadata, 0),
+        FIELD_ARRAY_OF("syscalls", syscall_fields, check_syscall, OciSeccomp, syscalls, n_syscalls, 0),
+        {},
+};
 
-static bool seccomp_action_takes_errno(OciSeccompAction a) {
-        return a == OCI_SECCOMP_ERRNO || a == OCI_SECCOMP_TRACE;
-}
-
-static int parse_syscall(const cJSON *v, const OciJsonPath *p, void *elem, char **reterr) {
-        static const OciJsonField table[] = {
-                FIELD("names", field_syscall_names, OciSyscall, names, OCI_JSON_MANDATORY),
-                FIELD("action", field_seccomp_action, OciSyscall, action, OCI_JSON_MANDATORY),
-                FIELD_HAS("errnoRet", oci_json_field_uint32, OciSyscall, errno_ret, has_errno_ret, 0),
-                FIELD_SELF("args", parse_seccomp_args, 0),
-                {},
-        };
-        OciSyscall *s = elem;
+static int check_seccomp(const cJSON *v, const OciJsonPath *p, void *obj, char **reterr) {
+        const OciSeccomp *s = obj;
         int r;
 
-        r = oci_json_dispatch(v, p, table, elem, reterr);
+        r = check_errno_ret(p, "defaultErrnoRet", s->has_default_errno_ret, s->default_action, reterr);
         if (r < 0)
                 return r;
-        if (s->has_errno_ret && !seccomp_action_takes_errno(s->action)) {
-                const OciJsonPath ep = OCI_JSON_KEY(p, "errnoRet");
-                return oci_json_error(reterr, &ep,
-                                      "only valid with SCMP_ACT_ERRNO or SCMP_ACT_TRACE, not %s",
-                                      oci_seccomp_action_names[s->action]);
-        }
-        return 0;
-}
-
-static int parse_syscalls(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        OciSeccomp *s = dst;
-        return oci_json_parse_array(v, p, sizeof(OciSyscall), (void **) &s->syscalls, &s->n_syscalls,
-                                    parse_syscall, reterr);
-}
-
-static int parse_seccomp(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        static const OciJsonField table[] = {
-                FIELD("defaultAction", field_seccomp_action, OciSeccomp, default_action, OCI_JSON_MANDATORY),
-                FIELD_HAS("defaultErrnoRet", oci_json_field_uint32, OciSeccomp, default_errno_ret,
-                          has_default_errno_ret, 0),
-                FIELD("architectures", field_seccomp_arches, OciSeccomp, architectures, 0),
-                FIELD("flags", field_seccomp_flags, OciSeccomp, flags, 0),
-                FIELD("listenerPath", oci_json_field_absolute_path, OciSeccomp, listener_path, 0),
-                FIELD("listenerMetadata", oci_json_field_string, OciSeccomp, listener_metadata, 0),
-                FIELD_SELF("syscalls", parse_syscalls, 0),
-                {},
-        };
-        OciSeccomp *s = dst;
-        int r;
-
-        s->present = true;
-        r = oci_json_dispatch(v, p, table, dst, reterr);
-        if (r < 0)
-                return r;
-
-        if (s->has_default_errno_ret && !seccomp_action_takes_errno(s->default_action)) {
-                const OciJsonPath ep = OCI_JSON_KEY(p, "defaultErrnoRet");
-                return oci_json_error(reterr, &ep,
-                                      "only valid with SCMP_ACT_ERRNO or SCMP_ACT_TRACE, not %s",
-                                      oci_seccomp_action_names[s->default_action]);
-        }
-        if (s->listener_metadata && !s->listener_path) {
-                const OciJsonPath ep = OCI_JSON_KEY(p, "listenerMetadata");
-                return oci_json_error(reterr, &ep, "must not be set without listenerPath");
-        }
+        if (s->listener_metadata && !s->listener_path)
+                return oci_json_error_at(reterr, p, "listenerMetadata",
+                                         "must not be set without listenerPath");
         /* SCMP_ACT_NOTIFY needs somebody to hand the notification fd to. */
         if (!s->listener_path) {
-                if (s->default_action == OCI_SECCOMP_NOTIFY) {
-                        const OciJsonPath ep = OCI_JSON_KEY(p, "defaultAction");
-                        return oci_json_error(reterr, &ep, "SCMP_ACT_NOTIFY requires listenerPath");
-                }
+                if (s->default_action == OCI_SECCOMP_NOTIFY)
+                        return oci_json_error_at(reterr, p, "defaultAction",
+                                                 "SCMP_ACT_NOTIFY requires listenerPath");
                 const OciJsonPath sp = OCI_JSON_KEY(p, "syscalls");
                 for (size_t i = 0; i < s->n_syscalls; i++)
                         if (s->syscalls[i].action == OCI_SECCOMP_NOTIFY) {
-                                const OciJsonPath ep = OCI_JSON_INDEX(&sp, i),
-                                                  ap = OCI_JSON_KEY(&ep, "action");
-                                return oci_json_error(reterr, &ap, "SCMP_ACT_NOTIFY requires %s",
-                                                      "linux.seccomp.listenerPath");
+                                const OciJsonPath ep = OCI_JSON_INDEX(&sp, i);
+                                return oci_json_error_at(reterr, &ep, "action",
+                                                         "SCMP_ACT_NOTIFY requires %s",
+                                                         "linux.seccomp.listenerPath");
                         }
         }
         return 0;
 }
 
-static int field_rootfs_propagation(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        int r;
-
-        r = oci_json_field_string(v, p, dst, reterr);
-        if (r < 0)
-                return r;
-        if (strv_index(rootfs_propagation_names, ELEMENTSOF(rootfs_propagation_names), *(char **) dst) < 0)
+static int check_rootfs_propagation(const char *s, const OciJsonPath *p, char **reterr) {
+        if (!in_names(rootfs_propagation_names, ELEMENTSOF(rootfs_propagation_names), s))
                 return oci_json_error(
                         reterr, p,
                         "unknown propagation \"%s\" (expected [r]private, [r]shared, [r]slave or "
                         "[r]unbindable)",
-                        *(char **) dst);
+                        s);
         return 0;
 }
 
-static int field_mem_bw_schema(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        int r;
+static int field_rootfs_propagation(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        return oci_json_field_string_checked(v, p, dst, check_rootfs_propagation, reterr);
+}
 
-        r = oci_json_field_string(v, p, dst, reterr);
-        if (r < 0)
-                return r;
-        if (!strneq(*(char **) dst, "MB:", 3) || strchr(*(char **) dst, '\n'))
+static int check_mem_bw_schema(const char *s, const OciJsonPath *p, char **reterr) {
+        if (!strneq(s, "MB:", 3) || strchr(s, '\n'))
                 return oci_json_error(reterr, p, "must start with \"MB:\" and be a single line");
         return 0;
 }
 
-static int parse_intel_rdt(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        static const OciJsonField table[] = {
-                FIELD("closID", oci_json_field_string, OciIntelRdt, clos_id, 0),
-                FIELD("schemata", oci_json_field_strv, OciIntelRdt, schemata, 0),
-                FIELD("l3CacheSchema", oci_json_field_string, OciIntelRdt, l3_cache_schema, 0),
-                FIELD("memBwSchema", field_mem_bw_schema, OciIntelRdt, mem_bw_schema, 0),
-                FIELD("enableMonitoring", oci_json_field_bool, OciIntelRdt, enable_monitoring, 0),
-                {},
-        };
-        ((OciIntelRdt *) dst)->present = true;
-        return oci_json_dispatch(v, p, table, dst, reterr);
+static int field_mem_bw_schema(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        return oci_json_field_string_checked(v, p, dst, check_mem_bw_schema, reterr);
 }
+
+static const OciJsonField intel_rdt_fields[] = {
+        FIELD("closID", oci_json_field_string, OciIntelRdt, clos_id, 0),
+        FIELD("schemata", oci_json_field_strv, OciIntelRdt, schemata, 0),
+        FIELD("l3CacheSchema", oci_json_field_string, OciIntelRdt, l3_cache_schema, 0),
+        FIELD("memBwSchema", field_mem_bw_schema, OciIntelRdt, mem_bw_schema, 0),
+        FIELD("enableMonitoring", oci_json_field_bool, OciIntelRdt, enable_monitoring, 0),
+        {},
+};
 
 static int field_mpol_mode(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
         return get_enum(v, p, mpol_mode_table, ELEMENTSOF(mpol_mode_table), "memory policy mode", dst,
@@ -532,56 +408,33 @@ static int field_mpol_mode(const cJSON *v, const OciJsonPath *p, void *dst, char
 }
 
 static int field_mpol_flags(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        const cJSON *e;
-        size_t i = 0;
-        int r;
-
-        r = oci_json_check_type(v, p, cJSON_Array, reterr);
-        if (r < 0)
-                return r;
-        cJSON_ArrayForEach(e, v) {
-                const OciJsonPath ep = OCI_JSON_INDEX(p, i++);
-                int bit;
-                r = get_enum(e, &ep, mpol_flag_table, ELEMENTSOF(mpol_flag_table), "memory policy flag",
-                             &bit, reterr);
-                if (r < 0)
-                        return r;
-                *(unsigned *) dst |= (unsigned) bit;
-        }
-        return 0;
+        return get_flags(v, p, mpol_flag_table, ELEMENTSOF(mpol_flag_table), "memory policy flag", dst,
+                         sizeof(unsigned), reterr);
 }
 
-static int parse_memory_policy(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        static const OciJsonField table[] = {
-                FIELD("mode", field_mpol_mode, OciMemoryPolicy, mode, OCI_JSON_MANDATORY),
-                FIELD("nodes", field_cpu_list, OciMemoryPolicy, nodes, 0),
-                FIELD("flags", field_mpol_flags, OciMemoryPolicy, flags, 0),
-                {},
-        };
-        OciMemoryPolicy *m = dst;
-        bool has_nodes;
-        int r;
+static const OciJsonField memory_policy_fields[] = {
+        FIELD("mode", field_mpol_mode, OciMemoryPolicy, mode, OCI_JSON_MANDATORY),
+        FIELD("nodes", field_cpu_list, OciMemoryPolicy, nodes, 0),
+        FIELD("flags", field_mpol_flags, OciMemoryPolicy, flags, 0),
+        {},
+};
 
-        m->present = true;
-        r = oci_json_dispatch(v, p, table, dst, reterr);
-        if (r < 0)
-                return r;
+static int check_memory_policy(const cJSON *v, const OciJsonPath *p, void *obj, char **reterr) {
+        const OciMemoryPolicy *m = obj;
+        bool has_nodes;
 
         /* set_mempolicy(2): DEFAULT and LOCAL take no nodes; BIND, INTERLEAVE, WEIGHTED_INTERLEAVE and
          * PREFERRED_MANY need at least one; PREFERRED takes zero (= local) or more. */
         has_nodes = m->nodes && m->nodes[strspn(m->nodes, " ")];
-        const OciJsonPath np = OCI_JSON_KEY(p, "nodes");
         if ((m->mode == OCI_MPOL_DEFAULT || m->mode == OCI_MPOL_LOCAL) && has_nodes)
-                return oci_json_error(reterr, &np, "must be empty for this mode");
+                return oci_json_error_at(reterr, p, "nodes", "must be empty for this mode");
         if ((m->mode == OCI_MPOL_BIND || m->mode == OCI_MPOL_INTERLEAVE ||
              m->mode == OCI_MPOL_WEIGHTED_INTERLEAVE || m->mode == OCI_MPOL_PREFERRED_MANY) &&
             !has_nodes)
-                return oci_json_error(reterr, &np, "at least one node is required for this mode");
-        if ((m->flags & OCI_MPOL_F_STATIC_NODES) && (m->flags & OCI_MPOL_F_RELATIVE_NODES)) {
-                const OciJsonPath fp = OCI_JSON_KEY(p, "flags");
-                return oci_json_error(reterr, &fp,
-                                      "MPOL_F_STATIC_NODES and MPOL_F_RELATIVE_NODES are exclusive");
-        }
+                return oci_json_error_at(reterr, p, "nodes", "at least one node is required for this mode");
+        if ((m->flags & OCI_MPOL_F_STATIC_NODES) && (m->flags & OCI_MPOL_F_RELATIVE_NODES))
+                return oci_json_error_at(reterr, p, "flags",
+                                         "MPOL_F_STATIC_NODES and MPOL_F_RELATIVE_NODES are exclusive");
         return 0;
 }
 
@@ -614,43 +467,31 @@ static int field_personality_flags(const cJSON *v, const OciJsonPath *p, void *d
         return 0;
 }
 
-static int parse_personality(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        static const OciJsonField table[] = {
-                FIELD("domain", field_personality_domain, OciPersonality, domain, OCI_JSON_MANDATORY),
-                FIELD_SELF("flags", field_personality_flags, 0),
-                {},
-        };
-        ((OciPersonality *) dst)->present = true;
-        return oci_json_dispatch(v, p, table, dst, reterr);
-}
+static const OciJsonField personality_fields[] = {
+        FIELD("domain", field_personality_domain, OciPersonality, domain, OCI_JSON_MANDATORY),
+        FIELD_SELF("flags", field_personality_flags, 0),
+        {},
+};
 
 static int field_nanosecs(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        uint64_t u;
-        int r;
-
-        r = oci_json_get_unsigned(v, p, 999999999, &u, reterr);
-        if (r < 0)
-                return r;
-        *(uint32_t *) dst = (uint32_t) u;
-        return 0;
+        return oci_json_store_unsigned(v, p, 999999999, dst, sizeof(uint32_t), reterr);
 }
 
-static int parse_time_offset(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        static const OciJsonField table[] = {
-                FIELD("secs", oci_json_field_int64, OciTimeOffset, secs, 0),
-                FIELD("nanosecs", field_nanosecs, OciTimeOffset, nanosecs, 0),
-                {},
-        };
-        ((OciTimeOffset *) dst)->present = true;
-        return oci_json_dispatch(v, p, table, dst, reterr);
-}
+static const OciJsonField time_offset_fields[] = {
+        FIELD("secs", oci_json_field_int64, OciTimeOffset, secs, 0),
+        FIELD("nanosecs", field_nanosecs, OciTimeOffset, nanosecs, 0),
+        {},
+};
+
+static const OciJsonField time_offsets_fields[] = {
+        FIELD_OBJECT_HAS("boottime", time_offset_fields, NULL, OciLinux, time_boottime,
+                         time_boottime.present, 0),
+        FIELD_OBJECT_HAS("monotonic", time_offset_fields, NULL, OciLinux, time_monotonic,
+                         time_monotonic.present, 0),
+        {},
+};
 
 static int parse_time_offsets(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        static const OciJsonField table[] = {
-                FIELD("boottime", parse_time_offset, OciLinux, time_boottime, 0),
-                FIELD("monotonic", parse_time_offset, OciLinux, time_monotonic, 0),
-                {},
-        };
         const cJSON *m;
         int r;
 
@@ -660,11 +501,10 @@ static int parse_time_offsets(const cJSON *v, const OciJsonPath *p, void *dst, c
         if (r < 0)
                 return r;
         cJSON_ArrayForEach(m, v)
-                if (m->string && !streq(m->string, "boottime") && !streq(m->string, "monotonic")) {
-                        const OciJsonPath kp = OCI_JSON_KEY(p, m->string);
-                        return oci_json_error(reterr, &kp, "unknown clock (only boottime and monotonic)");
-                }
-        return oci_json_dispatch(v, p, table, dst, reterr);
+                if (m->string && !streq(m->string, "boottime") && !streq(m->string, "monotonic"))
+                        return oci_json_error_at(reterr, p, m->string,
+                                                 "unknown clock (only boottime and monotonic)");
+        return oci_json_dispatch(v, p, time_offsets_fields, dst, reterr);
 }
 
 /* Interface names (IFNAMSIZ 16 with the NUL; no '/', ':' or blanks; not "." or ".."), "%d" templates allowed. */
@@ -675,91 +515,63 @@ static int check_ifname(const char *name, const OciJsonPath *p, char **reterr) {
         return 0;
 }
 
+static const OciJsonField net_device_fields[] = {
+        FIELD("name", oci_json_field_string, OciKeyValue, value, 0),
+        {},
+};
+
+static int check_net_device(const cJSON *v, const OciJsonPath *p, void *obj, char **reterr) {
+        const OciKeyValue *kv = obj;
+        const OciJsonPath np = OCI_JSON_KEY(p, "name");
+        return kv->value && !isempty(kv->value) ? check_ifname(kv->value, &np, reterr) : 0;
+}
+
+/* netDevices: host interface name -> { "name": name in the container } */
 static int parse_net_devices(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        static const OciJsonField table[] = {
-                FIELD("name", oci_json_field_string, OciKeyValue, value, 0),
-                {},
-        };
+        static const OciJsonField value = { .fields = net_device_fields, .check = check_net_device };
         OciLinux *l = dst;
-        const cJSON *m;
-        size_t n = 0, i = 0;
-        int r;
-
-        r = check_map(v, p, &n, reterr);
-        if (r < 0)
-                return r;
-        if (n == 0)
-                return 0;
-        l->net_devices = calloc(n, sizeof(OciKeyValue));
-        if (!l->net_devices)
-                return -ENOMEM;
-        l->n_net_devices = n;
-        cJSON_ArrayForEach(m, v) {
-                const OciJsonPath kp = OCI_JSON_KEY(p, m->string);
-                OciKeyValue *kv = &l->net_devices[i++];
-
-                r = check_ifname(m->string, &kp, reterr);
-                if (r < 0)
-                        return r;
-                kv->key = strdup(m->string);
-                if (!kv->key)
-                        return -ENOMEM;
-                r = oci_json_dispatch(m, &kp, table, kv, reterr);
-                if (r < 0)
-                        return r;
-                if (kv->value && !isempty(kv->value)) {
-                        const OciJsonPath np = OCI_JSON_KEY(&kp, "name");
-                        r = check_ifname(kv->value, &np, reterr);
-                        if (r < 0)
-                                return r;
-                }
-        }
-        return 0;
+        return oci_json_parse_map(v, p, sizeof(OciKeyValue), (void **) &l->net_devices, &l->n_net_devices,
+                                  check_ifname, offsetof(OciKeyValue, key), &value, reterr);
 }
 
 /* maskedPaths/readonlyPaths: runc and crun accept a relative path and read it relative to the container's
  * "/" (where sdrun resolves every entry anyway, inside the root): warned about. Empty stays an error. */
-static int field_container_path_strv(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        size_t i = 0;
-        int r;
-
-        r = oci_json_field_strv(v, p, dst, reterr);
-        if (r < 0)
-                return r;
-        for (char **s = *(char ***) dst; *s; s++, i++) {
-                const OciJsonPath ep = OCI_JSON_INDEX(p, i);
-                if (isempty(*s))
-                        return oci_json_error(reterr, &ep, "\"\" is not an absolute path");
-                if ((*s)[0] != '/') {
-                        _cleanup_free_ char *path = oci_json_path_to_string(&ep);
-                        log_warning("%s: \"%s\" is not an absolute path, reading it relative to \"/\".",
-                                    strna(path), *s);
-                }
+static int check_container_path(const char *s, const OciJsonPath *p, char **reterr) {
+        if (isempty(s))
+                return oci_json_error(reterr, p, "\"\" is not an absolute path");
+        if (s[0] != '/') {
+                _cleanup_free_ char *path = oci_json_path_to_string(p);
+                log_warning("%s: \"%s\" is not an absolute path, reading it relative to \"/\".", strna(path),
+                            s);
         }
         return 0;
 }
 
-int parse_linux(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        static const OciJsonField table[] = {
-                FIELD_SELF("namespaces", parse_namespaces, 0),
-                FIELD_SELF("uidMappings", parse_linux_uid_mappings, 0),
-                FIELD_SELF("gidMappings", parse_linux_gid_mappings, 0),
-                FIELD_SELF("devices", parse_devices, 0),
-                FIELD_SELF("netDevices", parse_net_devices, 0),
-                FIELD("cgroupsPath", oci_json_field_string, OciLinux, cgroups_path, 0),
-                FIELD("resources", parse_resources, OciLinux, resources, 0),
-                FIELD_SELF("sysctl", parse_sysctl, 0),
-                FIELD("seccomp", parse_seccomp, OciLinux, seccomp, 0),
-                FIELD("rootfsPropagation", field_rootfs_propagation, OciLinux, rootfs_propagation, 0),
-                FIELD("maskedPaths", field_container_path_strv, OciLinux, masked_paths, 0),
-                FIELD("readonlyPaths", field_container_path_strv, OciLinux, readonly_paths, 0),
-                FIELD("mountLabel", oci_json_field_string, OciLinux, mount_label, 0),
-                FIELD("intelRdt", parse_intel_rdt, OciLinux, intel_rdt, 0),
-                FIELD("memoryPolicy", parse_memory_policy, OciLinux, memory_policy, 0),
-                FIELD("personality", parse_personality, OciLinux, personality, 0),
-                FIELD_SELF("timeOffsets", parse_time_offsets, 0),
-                {},
-        };
-        ((OciLinux *) dst)->present = true;
-        return oci_json_dispatch(v, p, table, dst, reterr);
+static int field_container_path_strv(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        return oci_json_field_strv_checked(v, p, dst, check_container_path, reterr);
 }
+
+const OciJsonField linux_fields[] = {
+        FIELD_SELF("namespaces", parse_namespaces, 0),
+        FIELD_ARRAY_OF("uidMappings", id_mapping_fields, check_id_mapping, OciLinux, uid_mappings,
+                       n_uid_mappings, 0),
+        FIELD_ARRAY_OF("gidMappings", id_mapping_fields, check_id_mapping, OciLinux, gid_mappings,
+                       n_gid_mappings, 0),
+        FIELD_ARRAY("devices", parse_device, OciLinux, devices, n_devices, 0),
+        FIELD_SELF("netDevices", parse_net_devices, 0),
+        FIELD("cgroupsPath", oci_json_field_string, OciLinux, cgroups_path, 0),
+        FIELD_OBJECT_HAS("resources", resources_fields, NULL, OciLinux, resources, resources.present, 0),
+        FIELD_SELF("sysctl", parse_sysctl, 0),
+        FIELD_OBJECT_HAS("seccomp", seccomp_fields, check_seccomp, OciLinux, seccomp, seccomp.present, 0),
+        FIELD("rootfsPropagation", field_rootfs_propagation, OciLinux, rootfs_propagation, 0),
+        FIELD("maskedPaths", field_container_path_strv, OciLinux, masked_paths, 0),
+        FIELD("readonlyPaths", field_container_path_strv, OciLinux, readonly_paths, 0),
+        FIELD("mountLabel", oci_json_field_string, OciLinux, mount_label, 0),
+        FIELD_OBJECT_HAS("intelRdt", intel_rdt_fields, NULL, OciLinux, intel_rdt, intel_rdt.present, 0),
+        FIELD_OBJECT_HAS("memoryPolicy", memory_policy_fields, check_memory_policy, OciLinux, memory_policy,
+                         memory_policy.present, 0),
+        FIELD_OBJECT_HAS("personality", personality_fields, NULL, OciLinux, personality, personality.present,
+                         0),
+        FIELD_SELF("timeOffsets", parse_time_offsets, 0),
+        {},
+};

@@ -67,93 +67,66 @@ static const NameValue ioprio_class_table[] = {
 
 /* ---- process ---- */
 
-static int parse_console_size(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        static const OciJsonField table[] = {
-                FIELD("height", oci_json_field_uint64, OciProcess, console_height, OCI_JSON_MANDATORY),
-                FIELD("width", oci_json_field_uint64, OciProcess, console_width, OCI_JSON_MANDATORY),
-                {},
-        };
-        return oci_json_dispatch(v, p, table, dst, reterr);
-}
-
-static int parse_additional_gids(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        OciUser *u = dst;
-        const cJSON *e;
-        size_t n = 0, i = 0;
-        int r;
-
-        r = oci_json_array_size(v, p, &n, reterr);
-        if (r < 0)
-                return r;
-        free(u->additional_gids);
-        u->additional_gids = calloc(MAX(n, (size_t) 1), sizeof(uint32_t));
-        if (!u->additional_gids)
-                return -ENOMEM;
-        cJSON_ArrayForEach(e, v) {
-                const OciJsonPath ep = OCI_JSON_INDEX(p, i);
-                r = oci_json_field_uint32(e, &ep, &u->additional_gids[i], reterr);
-                if (r < 0)
-                        return r;
-                i++;
-        }
-        u->n_additional_gids = n;
-        return 0;
-}
+static const OciJsonField console_size_fields[] = {
+        FIELD("height", oci_json_field_uint64, OciProcess, console_height, OCI_JSON_MANDATORY),
+        FIELD("width", oci_json_field_uint64, OciProcess, console_width, OCI_JSON_MANDATORY),
+        {},
+};
 
 static int field_umask(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        int r;
-
         /* umask(2) keeps the 0777 bits; runc and crun accept the setuid/setgid/sticky bits and apply that. */
-        r = field_uint32_up_to(v, p, 07777, dst, reterr);
-        if (r < 0)
-                return r;
-        *(uint32_t *) dst &= 0777;
-        return 0;
+        return field_mode_bits(v, p, 07777, 0777, dst, reterr);
 }
 
-static int parse_user(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        static const OciJsonField table[] = {
-                FIELD("uid", oci_json_field_uint32, OciUser, uid, OCI_JSON_MANDATORY),
-                FIELD("gid", oci_json_field_uint32, OciUser, gid, OCI_JSON_MANDATORY),
-                FIELD_HAS("umask", field_umask, OciUser, umask, has_umask, 0),
-                FIELD_SELF("additionalGids", parse_additional_gids, 0),
-                /* Windows-only; kept but not used on Linux (the spec defines it for Windows). */
-                FIELD("username", oci_json_field_string, OciUser, username, 0),
-                {},
-        };
-        return oci_json_dispatch(v, p, table, dst, reterr);
+/* An array of uint32_t with one more 0 at the end, so that an empty array is not NULL. */
+static int parse_additional_gids(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        OciUser *u = dst;
+        return oci_json_parse_array(v, p, sizeof(uint32_t), /* extra= */ 1, (void **) &u->additional_gids,
+                                    &u->n_additional_gids, oci_json_field_uint32, reterr);
+}
+
+static const OciJsonField user_fields[] = {
+        FIELD("uid", oci_json_field_uint32, OciUser, uid, OCI_JSON_MANDATORY),
+        FIELD("gid", oci_json_field_uint32, OciUser, gid, OCI_JSON_MANDATORY),
+        FIELD_HAS("umask", field_umask, OciUser, umask, has_umask, 0),
+        FIELD_SELF("additionalGids", parse_additional_gids, 0),
+        /* Windows-only; kept but not used on Linux (the spec defines it for Windows). */
+        FIELD("username", oci_json_field_string, OciUser, username, 0),
+        {},
+};
+
+/* A capability number, or -1 for a name that sdrun does not know. */
+static int parse_cap(const cJSON *v, const OciJsonPath *p, void *elem, char **reterr) {
+        const char *name;
+        cap_value_t cap;
+        int r;
+
+        r = oci_json_get_string(v, p, &name, reterr);
+        if (r < 0)
+                return r;
+        if (!strneq(name, "CAP_", 4) || cap_from_name(name, &cap) < 0) {
+                /* runtime-spec config.md: an unknown capability "MUST be logged as a warning by the runtime"
+                 * and "SHOULD NOT fail"; runc and crun skip it. */
+                _cleanup_free_ char *path = oci_json_path_to_string(p);
+                log_warning("%s: unknown capability \"%s\", ignoring it.", strna(path), name);
+                cap = -1;
+        }
+        *(int *) elem = (int) cap;
+        return 0;
 }
 
 static int parse_cap_list(const cJSON *v, const OciJsonPath *p, int **ret, size_t *ret_n, char **reterr) {
-        const cJSON *e;
-        size_t n = 0, i = 0, k = 0;
+        size_t n = 0, k = 0;
         int r;
 
-        r = oci_json_array_size(v, p, &n, reterr);
+        /* One element more, so that an empty list is not NULL; the unknown names are dropped after. */
+        r = oci_json_parse_array(v, p, sizeof(int), /* extra= */ 1, (void **) ret, &n, parse_cap, reterr);
         if (r < 0)
                 return r;
-        free(*ret);
-        *ret = calloc(MAX(n, (size_t) 1), sizeof(int));
-        if (!*ret)
-                return -ENOMEM;
-        cJSON_ArrayForEach(e, v) {
-                const OciJsonPath ep = OCI_JSON_INDEX(p, k++);
-                const char *name;
-                cap_value_t cap;
-
-                r = oci_json_get_string(e, &ep, &name, reterr);
-                if (r < 0)
-                        return r;
-                if (!strneq(name, "CAP_", 4) || cap_from_name(name, &cap) < 0) {
-                        /* runtime-spec config.md: an unknown capability "MUST be logged as a warning by the
-                         * runtime" and "SHOULD NOT fail"; runc and crun skip it. */
-                        _cleanup_free_ char *path = oci_json_path_to_string(&ep);
-                        log_warning("%s: unknown capability \"%s\", ignoring it.", strna(path), name);
-                        continue;
-                }
-                (*ret)[i++] = (int) cap;
-        }
-        *ret_n = i;
+        for (size_t i = 0; i < n; i++)
+                if ((*ret)[i] >= 0)
+                        (*ret)[k++] = (*ret)[i];
+        *ret_n = k;
         return 0;
 }
 
@@ -168,59 +141,45 @@ DEFINE_CAP_FIELD(inheritable)
 DEFINE_CAP_FIELD(permitted)
 DEFINE_CAP_FIELD(ambient)
 
-static int parse_capabilities(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        static const OciJsonField table[] = {
-                FIELD_SELF("bounding", parse_cap_bounding, 0),
-                FIELD_SELF("effective", parse_cap_effective, 0),
-                FIELD_SELF("inheritable", parse_cap_inheritable, 0),
-                FIELD_SELF("permitted", parse_cap_permitted, 0),
-                FIELD_SELF("ambient", parse_cap_ambient, 0),
-                {},
-        };
-        OciCapabilities *c = dst;
-        c->present = true;
-        return oci_json_dispatch(v, p, table, dst, reterr);
-}
+static const OciJsonField capabilities_fields[] = {
+        FIELD_SELF("bounding", parse_cap_bounding, 0),       FIELD_SELF("effective", parse_cap_effective, 0),
+        FIELD_SELF("inheritable", parse_cap_inheritable, 0), FIELD_SELF("permitted", parse_cap_permitted, 0),
+        FIELD_SELF("ambient", parse_cap_ambient, 0),         {},
+};
 
 static int field_rlimit_type(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
         return get_enum(v, p, rlimit_table, ELEMENTSOF(rlimit_table), "resource limit", dst, reterr);
 }
 
-static int parse_rlimit(const cJSON *v, const OciJsonPath *p, void *elem, char **reterr) {
-        static const OciJsonField table[] = {
-                FIELD("type", field_rlimit_type, OciRlimit, type, OCI_JSON_MANDATORY),
-                FIELD("soft", oci_json_field_uint64, OciRlimit, soft, OCI_JSON_MANDATORY),
-                FIELD("hard", oci_json_field_uint64, OciRlimit, hard, OCI_JSON_MANDATORY),
-                {},
-        };
-        OciRlimit *l = elem;
-        int r;
+static const OciJsonField rlimit_fields[] = {
+        FIELD("type", field_rlimit_type, OciRlimit, type, OCI_JSON_MANDATORY),
+        FIELD("soft", oci_json_field_uint64, OciRlimit, soft, OCI_JSON_MANDATORY),
+        FIELD("hard", oci_json_field_uint64, OciRlimit, hard, OCI_JSON_MANDATORY),
+        {},
+};
 
-        r = oci_json_dispatch(v, p, table, elem, reterr);
-        if (r < 0)
-                return r;
-        if (l->soft > l->hard) {
-                const OciJsonPath sp = OCI_JSON_KEY(p, "soft");
-                return oci_json_error(reterr, &sp, "soft limit is larger than the hard limit");
-        }
-        return 0;
+static int check_rlimit(const cJSON *v, const OciJsonPath *p, void *obj, char **reterr) {
+        const OciRlimit *l = obj;
+        return l->soft > l->hard
+                       ? oci_json_error_at(reterr, p, "soft", "soft limit is larger than the hard limit")
+                       : 0;
 }
 
 static int parse_rlimits(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
         OciProcess *proc = dst;
+        size_t i, j;
         int r;
 
-        r = oci_json_parse_array(v, p, sizeof(OciRlimit), (void **) &proc->rlimits, &proc->n_rlimits,
-                                 parse_rlimit, reterr);
+        r = oci_json_parse_array_of(v, p, sizeof(OciRlimit), (void **) &proc->rlimits, &proc->n_rlimits,
+                                    rlimit_fields, check_rlimit, reterr);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < proc->n_rlimits; i++)
-                for (size_t j = 0; j < i; j++)
-                        if (proc->rlimits[i].type == proc->rlimits[j].type) {
-                                const OciJsonPath ep = OCI_JSON_INDEX(p, i), tp = OCI_JSON_KEY(&ep, "type");
-                                return oci_json_error(reterr, &tp,
-                                                      "duplicate resource limit (also in entry %zu)", j);
-                        }
+        i = find_duplicate(proc->rlimits, proc->n_rlimits, sizeof(OciRlimit), offsetof(OciRlimit, type), &j);
+        if (i < proc->n_rlimits) {
+                const OciJsonPath ep = OCI_JSON_INDEX(p, i);
+                return oci_json_error_at(reterr, &ep, "type", "duplicate resource limit (also in entry %zu)",
+                                         j);
+        }
         return 0;
 }
 
@@ -230,51 +189,30 @@ static int field_sched_policy(const cJSON *v, const OciJsonPath *p, void *dst, c
 }
 
 static int field_sched_flags(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        const cJSON *e;
-        size_t i = 0;
-        int r;
-
-        r = oci_json_check_type(v, p, cJSON_Array, reterr);
-        if (r < 0)
-                return r;
-        cJSON_ArrayForEach(e, v) {
-                const OciJsonPath ep = OCI_JSON_INDEX(p, i++);
-                int bit;
-                r = get_enum(e, &ep, sched_flag_table, ELEMENTSOF(sched_flag_table), "scheduler flag", &bit,
-                             reterr);
-                if (r < 0)
-                        return r;
-                *(uint64_t *) dst |= (uint64_t) bit;
-        }
-        return 0;
+        return get_flags(v, p, sched_flag_table, ELEMENTSOF(sched_flag_table), "scheduler flag", dst,
+                         sizeof(uint64_t), reterr);
 }
 
-static int parse_scheduler(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        static const OciJsonField table[] = {
-                FIELD("policy", field_sched_policy, OciScheduler, policy, OCI_JSON_MANDATORY),
-                FIELD_HAS("nice", oci_json_field_int32, OciScheduler, nice, has_nice, 0),
-                FIELD_HAS("priority", oci_json_field_int32, OciScheduler, priority, has_priority, 0),
-                FIELD("flags", field_sched_flags, OciScheduler, flags, 0),
-                FIELD_HAS("runtime", oci_json_field_uint64, OciScheduler, runtime, has_runtime, 0),
-                FIELD_HAS("deadline", oci_json_field_uint64, OciScheduler, deadline, has_deadline, 0),
-                FIELD_HAS("period", oci_json_field_uint64, OciScheduler, period, has_period, 0),
-                {},
-        };
-        OciScheduler *s = dst;
-        int r;
+static const OciJsonField scheduler_fields[] = {
+        FIELD("policy", field_sched_policy, OciScheduler, policy, OCI_JSON_MANDATORY),
+        FIELD_HAS("nice", oci_json_field_int32, OciScheduler, nice, has_nice, 0),
+        FIELD_HAS("priority", oci_json_field_int32, OciScheduler, priority, has_priority, 0),
+        FIELD("flags", field_sched_flags, OciScheduler, flags, 0),
+        FIELD_HAS("runtime", oci_json_field_uint64, OciScheduler, runtime, has_runtime, 0),
+        FIELD_HAS("deadline", oci_json_field_uint64, OciScheduler, deadline, has_deadline, 0),
+        FIELD_HAS("period", oci_json_field_uint64, OciScheduler, period, has_period, 0),
+        {},
+};
 
-        s->present = true;
-        r = oci_json_dispatch(v, p, table, dst, reterr);
-        if (r < 0)
-                return r;
-        if (s->has_nice && (s->nice < -20 || s->nice > 19)) {
-                const OciJsonPath np = OCI_JSON_KEY(p, "nice");
-                return oci_json_error(reterr, &np, "value %" PRId32 " out of range (-20..19)", s->nice);
-        }
-        if (s->has_priority && (s->priority < 0 || s->priority > 99)) {
-                const OciJsonPath np = OCI_JSON_KEY(p, "priority");
-                return oci_json_error(reterr, &np, "value %" PRId32 " out of range (0..99)", s->priority);
-        }
+static int check_scheduler(const cJSON *v, const OciJsonPath *p, void *obj, char **reterr) {
+        const OciScheduler *s = obj;
+
+        if (s->has_nice && (s->nice < -20 || s->nice > 19))
+                return oci_json_error_at(reterr, p, "nice", "value %" PRId32 " out of range (-20..19)",
+                                         s->nice);
+        if (s->has_priority && (s->priority < 0 || s->priority > 99))
+                return oci_json_error_at(reterr, p, "priority", "value %" PRId32 " out of range (0..99)",
+                                         s->priority);
         return 0;
 }
 
@@ -283,45 +221,30 @@ static int field_ioprio_class(const cJSON *v, const OciJsonPath *p, void *dst, c
                         reterr);
 }
 
-static int parse_io_priority(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        /* "priority" is REQUIRED in the prose but not in the schema; absent means 0, as Go's zero value. */
-        static const OciJsonField table[] = {
-                FIELD("class", field_ioprio_class, OciIoPriority, klass, OCI_JSON_MANDATORY),
-                FIELD("priority", oci_json_field_int32, OciIoPriority, priority, 0),
-                {},
-        };
-        OciIoPriority *io = dst;
-        int r;
+/* "priority" is REQUIRED in the prose but not in the schema; absent means 0, as Go's zero value. */
+static const OciJsonField io_priority_fields[] = {
+        FIELD("class", field_ioprio_class, OciIoPriority, klass, OCI_JSON_MANDATORY),
+        FIELD("priority", oci_json_field_int32, OciIoPriority, priority, 0),
+        {},
+};
 
-        io->present = true;
-        r = oci_json_dispatch(v, p, table, dst, reterr);
-        if (r < 0)
-                return r;
-        if (io->priority < 0 || io->priority > 7) {
-                const OciJsonPath pp = OCI_JSON_KEY(p, "priority");
-                return oci_json_error(reterr, &pp, "value %" PRId32 " out of range (0..7)", io->priority);
-        }
+static int check_io_priority(const cJSON *v, const OciJsonPath *p, void *obj, char **reterr) {
+        const OciIoPriority *io = obj;
+
+        if (io->priority < 0 || io->priority > 7)
+                return oci_json_error_at(reterr, p, "priority", "value %" PRId32 " out of range (0..7)",
+                                         io->priority);
         return 0;
 }
 
-static int parse_exec_cpu_affinity(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        static const OciJsonField table[] = {
-                FIELD("initial", field_cpu_list, OciProcess, exec_cpu_affinity_initial, 0),
-                FIELD("final", field_cpu_list, OciProcess, exec_cpu_affinity_final, 0),
-                {},
-        };
-        return oci_json_dispatch(v, p, table, dst, reterr);
-}
+static const OciJsonField exec_cpu_affinity_fields[] = {
+        FIELD("initial", field_cpu_list, OciProcess, exec_cpu_affinity_initial, 0),
+        FIELD("final", field_cpu_list, OciProcess, exec_cpu_affinity_final, 0),
+        {},
+};
 
 static int field_oom_score_adj(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        int64_t s;
-        int r;
-
-        r = oci_json_get_signed(v, p, -1000, 1000, &s, reterr);
-        if (r < 0)
-                return r;
-        *(int *) dst = (int) s;
-        return 0;
+        return oci_json_store_signed(v, p, -1000, 1000, dst, sizeof(int), reterr);
 }
 
 static int field_args(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
@@ -337,21 +260,24 @@ static int field_args(const cJSON *v, const OciJsonPath *p, void *dst, char **re
 
 static const OciJsonField process_table[] = {
         FIELD("terminal", oci_json_field_bool, OciProcess, terminal, 0),
-        { "consoleSize", parse_console_size, 0, offsetof(OciProcess, has_console_size), 0 },
-        FIELD("user", parse_user, OciProcess, user, 0),
+        { "consoleSize", NULL, 0, offsetof(OciProcess, has_console_size), 0, .fields = console_size_fields },
+        FIELD_OBJECT("user", user_fields, NULL, OciProcess, user, 0),
         FIELD("args", field_args, OciProcess, args, OCI_JSON_MANDATORY),
         FIELD("commandLine", oci_json_field_string, OciProcess, command_line, 0),
         FIELD("env", field_env, OciProcess, env, 0),
         FIELD("cwd", oci_json_field_absolute_path, OciProcess, cwd, OCI_JSON_MANDATORY),
-        FIELD("capabilities", parse_capabilities, OciProcess, capabilities, 0),
+        FIELD_OBJECT_HAS("capabilities", capabilities_fields, NULL, OciProcess, capabilities,
+                         capabilities.present, 0),
         FIELD_SELF("rlimits", parse_rlimits, 0),
         FIELD("noNewPrivileges", oci_json_field_bool, OciProcess, no_new_privileges, 0),
         FIELD("apparmorProfile", oci_json_field_string, OciProcess, apparmor_profile, 0),
         FIELD_HAS("oomScoreAdj", field_oom_score_adj, OciProcess, oom_score_adj, has_oom_score_adj, 0),
         FIELD("selinuxLabel", oci_json_field_string, OciProcess, selinux_label, 0),
-        FIELD("scheduler", parse_scheduler, OciProcess, scheduler, 0),
-        FIELD("ioPriority", parse_io_priority, OciProcess, io_priority, 0),
-        FIELD_SELF("execCPUAffinity", parse_exec_cpu_affinity, 0),
+        FIELD_OBJECT_HAS("scheduler", scheduler_fields, check_scheduler, OciProcess, scheduler,
+                         scheduler.present, 0),
+        FIELD_OBJECT_HAS("ioPriority", io_priority_fields, check_io_priority, OciProcess, io_priority,
+                         io_priority.present, 0),
+        FIELD_SELF_OBJECT("execCPUAffinity", exec_cpu_affinity_fields, 0),
         {},
 };
 
@@ -360,10 +286,8 @@ int parse_process_object(const cJSON *v, const OciJsonPath *p, OciProcess *proc,
 
         /* commandLine is Windows-only; on Linux "args" is REQUIRED, so refuse it rather than ignore it: the
          * author plainly meant it to be run. Check before the table so the message names it. */
-        if (cJSON_IsObject(v) && cJSON_GetObjectItemCaseSensitive(v, "commandLine")) {
-                const OciJsonPath cp = OCI_JSON_KEY(p, "commandLine");
-                return oci_json_error(reterr, &cp, "is Windows-only; use \"args\" on Linux");
-        }
+        if (cJSON_IsObject(v) && cJSON_GetObjectItemCaseSensitive(v, "commandLine"))
+                return oci_json_error_at(reterr, p, "commandLine", "is Windows-only; use \"args\" on Linux");
 
         r = oci_json_dispatch(v, p, process_table, proc, reterr);
         if (r < 0)
@@ -371,10 +295,8 @@ int parse_process_object(const cJSON *v, const OciJsonPath *p, OciProcess *proc,
 
         /* consoleSize is ignored unless terminal is true (spec); when used, it must fit a struct winsize. */
         if (proc->terminal && proc->has_console_size &&
-            (proc->console_height > UINT16_MAX || proc->console_width > UINT16_MAX)) {
-                const OciJsonPath cp = OCI_JSON_KEY(p, "consoleSize");
-                return oci_json_error(reterr, &cp, "height and width must be at most 65535");
-        }
+            (proc->console_height > UINT16_MAX || proc->console_width > UINT16_MAX))
+                return oci_json_error_at(reterr, p, "consoleSize", "height and width must be at most 65535");
         return 0;
 }
 

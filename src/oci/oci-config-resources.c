@@ -19,28 +19,12 @@
 #include "oci-json.h"
 
 static int field_cgroup_device_type(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        const char *s;
-        int r;
-
-        r = oci_json_get_string(v, p, &s, reterr);
-        if (r < 0)
-                return r;
-        if (strlen(s) != 1 || !strchr("acb", s[0]))
-                return oci_json_error(reterr, p, "unknown device type \"%s\" (expected a, c or b)", s);
-        *(char *) dst = s[0];
-        return 0;
+        return get_device_type(v, p, "acb", "a, c or b", dst, reterr);
 }
 
 /* major/minor of a device rule: a device number, or -1 for "all" (the '*' of the cgroup v1 syntax). */
 static int field_cgroup_device_number(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        int64_t s;
-        int r;
-
-        r = oci_json_get_signed(v, p, -1, UINT32_MAX, &s, reterr);
-        if (r < 0)
-                return r;
-        *(int64_t *) dst = s;
-        return 0;
+        return oci_json_get_signed(v, p, -1, UINT32_MAX, dst, reterr);
 }
 
 static int field_cgroup_device_access(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
@@ -97,22 +81,9 @@ static int parse_cgroup_device(const cJSON *v, const OciJsonPath *p, void *elem,
         return oci_json_dispatch(v, p, table, elem, reterr);
 }
 
-static int parse_resources_devices(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        OciResources *res = dst;
-        return oci_json_parse_array(v, p, sizeof(OciDeviceCgroup), (void **) &res->devices, &res->n_devices,
-                                    parse_cgroup_device, reterr);
-}
-
 /* Memory amounts: bytes, or -1 for unlimited. */
 static int field_memory_amount(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        int64_t s;
-        int r;
-
-        r = oci_json_get_signed(v, p, -1, INT64_MAX, &s, reterr);
-        if (r < 0)
-                return r;
-        *(int64_t *) dst = s;
-        return 0;
+        return oci_json_get_signed(v, p, -1, INT64_MAX, dst, reterr);
 }
 
 static int field_swappiness(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
@@ -125,29 +96,24 @@ typedef __typeof__(((OciResources *) NULL)->pids) OciPids;
 typedef __typeof__(((OciResources *) NULL)->block_io) OciBlockIo;
 typedef __typeof__(((OciResources *) NULL)->network) OciNetwork;
 
-static int parse_memory(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        static const OciJsonField table[] = {
-                FIELD_HAS("limit", field_memory_amount, OciMemory, limit, has_limit, 0),
-                FIELD_HAS("reservation", field_memory_amount, OciMemory, reservation, has_reservation, 0),
-                FIELD_HAS("swap", field_memory_amount, OciMemory, swap, has_swap, 0),
-                FIELD_HAS("kernel", field_memory_amount, OciMemory, kernel, has_kernel, 0),
-                FIELD_HAS("kernelTCP", field_memory_amount, OciMemory, kernel_tcp, has_kernel_tcp, 0),
-                FIELD_HAS("swappiness", field_swappiness, OciMemory, swappiness, has_swappiness, 0),
-                FIELD_HAS("disableOOMKiller", oci_json_field_bool, OciMemory, disable_oom_killer,
-                          has_disable_oom_killer, 0),
-                FIELD_HAS("useHierarchy", oci_json_field_bool, OciMemory, use_hierarchy, has_use_hierarchy,
-                          0),
-                FIELD_HAS("checkBeforeUpdate", oci_json_field_bool, OciMemory, check_before_update,
-                          has_check_before_update, 0),
-                {},
-        };
-        OciMemory *m = dst;
-        int r;
+static const OciJsonField memory_fields[] = {
+        FIELD_HAS("limit", field_memory_amount, OciMemory, limit, has_limit, 0),
+        FIELD_HAS("reservation", field_memory_amount, OciMemory, reservation, has_reservation, 0),
+        FIELD_HAS("swap", field_memory_amount, OciMemory, swap, has_swap, 0),
+        FIELD_HAS("kernel", field_memory_amount, OciMemory, kernel, has_kernel, 0),
+        FIELD_HAS("kernelTCP", field_memory_amount, OciMemory, kernel_tcp, has_kernel_tcp, 0),
+        FIELD_HAS("swappiness", field_swappiness, OciMemory, swappiness, has_swappiness, 0),
+        FIELD_HAS("disableOOMKiller", oci_json_field_bool, OciMemory, disable_oom_killer,
+                  has_disable_oom_killer, 0),
+        FIELD_HAS("useHierarchy", oci_json_field_bool, OciMemory, use_hierarchy, has_use_hierarchy, 0),
+        FIELD_HAS("checkBeforeUpdate", oci_json_field_bool, OciMemory, check_before_update,
+                  has_check_before_update, 0),
+        {},
+};
 
-        m->present = true;
-        r = oci_json_dispatch(v, p, table, dst, reterr);
-        if (r < 0)
-                return r;
+static int check_memory(const cJSON *v, const OciJsonPath *p, void *obj, char **reterr) {
+        const OciMemory *m = obj;
+
         /* NOT RECOMMENDED by the spec and gone from Linux 6.0: runc 1.1 and crun accept and ignore it. */
         if (m->has_kernel && m->kernel != -1) {
                 _cleanup_free_ char *path = oci_json_path_to_string(p);
@@ -162,28 +128,23 @@ static int field_idle(const cJSON *v, const OciJsonPath *p, void *dst, char **re
         return oci_json_get_signed(v, p, 0, 1, dst, reterr);
 }
 
-static int parse_cpu(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        static const OciJsonField table[] = {
-                FIELD_HAS("shares", oci_json_field_uint64, OciCpu, shares, has_shares, 0),
-                FIELD_HAS("quota", field_memory_amount /* -1 or >= 0 */, OciCpu, quota, has_quota, 0),
-                FIELD_HAS("burst", oci_json_field_uint64, OciCpu, burst, has_burst, 0),
-                FIELD_HAS("period", oci_json_field_uint64, OciCpu, period, has_period, 0),
-                FIELD_HAS("realtimeRuntime", field_memory_amount /* -1 or >= 0 */, OciCpu, realtime_runtime,
-                          has_realtime_runtime, 0),
-                FIELD_HAS("realtimePeriod", oci_json_field_uint64, OciCpu, realtime_period,
-                          has_realtime_period, 0),
-                FIELD("cpus", field_cpu_list, OciCpu, cpus, 0),
-                FIELD("mems", field_cpu_list, OciCpu, mems, 0),
-                FIELD_HAS("idle", field_idle, OciCpu, idle, has_idle, 0),
-                {},
-        };
-        OciCpu *cpu = dst;
-        int r;
+static const OciJsonField cpu_fields[] = {
+        FIELD_HAS("shares", oci_json_field_uint64, OciCpu, shares, has_shares, 0),
+        FIELD_HAS("quota", field_memory_amount /* -1 or >= 0 */, OciCpu, quota, has_quota, 0),
+        FIELD_HAS("burst", oci_json_field_uint64, OciCpu, burst, has_burst, 0),
+        FIELD_HAS("period", oci_json_field_uint64, OciCpu, period, has_period, 0),
+        FIELD_HAS("realtimeRuntime", field_memory_amount /* -1 or >= 0 */, OciCpu, realtime_runtime,
+                  has_realtime_runtime, 0),
+        FIELD_HAS("realtimePeriod", oci_json_field_uint64, OciCpu, realtime_period, has_realtime_period, 0),
+        FIELD("cpus", field_cpu_list, OciCpu, cpus, 0),
+        FIELD("mems", field_cpu_list, OciCpu, mems, 0),
+        FIELD_HAS("idle", field_idle, OciCpu, idle, has_idle, 0),
+        {},
+};
 
-        cpu->present = true;
-        r = oci_json_dispatch(v, p, table, dst, reterr);
-        if (r < 0)
-                return r;
+static int check_cpu(const cJSON *v, const OciJsonPath *p, void *obj, char **reterr) {
+        OciCpu *cpu = obj;
+
         /* shares 0 means "not set" (Docker sends it for every container), as runc and crun treat it. */
         cpu->has_shares = cpu->has_shares && cpu->shares != 0;
         /* The kernel refuses a burst larger than the quota; runc 1.1 and crun accept the config and do not
@@ -196,15 +157,11 @@ static int parse_cpu(const cJSON *v, const OciJsonPath *p, void *dst, char **ret
         return 0;
 }
 
-static int parse_pids(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        static const OciJsonField table[] = {
-                FIELD_HAS("limit", field_memory_amount /* -1 (max) or >= 0 */, OciPids, limit, has_limit,
-                          OCI_JSON_MANDATORY),
-                {},
-        };
-        ((OciPids *) dst)->present = true;
-        return oci_json_dispatch(v, p, table, dst, reterr);
-}
+static const OciJsonField pids_fields[] = {
+        FIELD_HAS("limit", field_memory_amount /* -1 (max) or >= 0 */, OciPids, limit, has_limit,
+                  OCI_JSON_MANDATORY),
+        {},
+};
 
 /* 10..1000, or 0: "not set" (Docker sends weight 0 for every container, runc and crun ignore it). The
  * FIELD_HAS flag is cleared for 0 by the callers, so that nothing downstream sees a weight. */
@@ -222,21 +179,17 @@ static int field_blkio_weight(const cJSON *v, const OciJsonPath *p, void *dst, c
         return 0;
 }
 
-static int parse_weight_device(const cJSON *v, const OciJsonPath *p, void *elem, char **reterr) {
-        static const OciJsonField table[] = {
-                FIELD("major", field_device_number, OciBlockIoDevice, major, OCI_JSON_MANDATORY),
-                FIELD("minor", field_device_number, OciBlockIoDevice, minor, OCI_JSON_MANDATORY),
-                FIELD_HAS("weight", field_blkio_weight, OciBlockIoDevice, weight, has_weight, 0),
-                FIELD_HAS("leafWeight", field_blkio_weight, OciBlockIoDevice, leaf_weight, has_leaf_weight,
-                          0),
-                {},
-        };
-        OciBlockIoDevice *d = elem;
-        int r;
+static const OciJsonField weight_device_fields[] = {
+        FIELD("major", field_device_number, OciBlockIoDevice, major, OCI_JSON_MANDATORY),
+        FIELD("minor", field_device_number, OciBlockIoDevice, minor, OCI_JSON_MANDATORY),
+        FIELD_HAS("weight", field_blkio_weight, OciBlockIoDevice, weight, has_weight, 0),
+        FIELD_HAS("leafWeight", field_blkio_weight, OciBlockIoDevice, leaf_weight, has_leaf_weight, 0),
+        {},
+};
 
-        r = oci_json_dispatch(v, p, table, elem, reterr);
-        if (r < 0)
-                return r;
+static int check_weight_device(const cJSON *v, const OciJsonPath *p, void *obj, char **reterr) {
+        OciBlockIoDevice *d = obj;
+
         if (!d->has_weight && !d->has_leaf_weight)
                 return oci_json_error(reterr, p,
                                       "at least one of \"weight\" and \"leafWeight\" is required");
@@ -246,62 +199,40 @@ static int parse_weight_device(const cJSON *v, const OciJsonPath *p, void *elem,
         return 0;
 }
 
-static int parse_throttle_device(const cJSON *v, const OciJsonPath *p, void *elem, char **reterr) {
-        static const OciJsonField table[] = {
-                FIELD("major", field_device_number, OciBlockIoDevice, major, OCI_JSON_MANDATORY),
-                FIELD("minor", field_device_number, OciBlockIoDevice, minor, OCI_JSON_MANDATORY),
-                FIELD("rate", oci_json_field_uint64, OciBlockIoDevice, rate, OCI_JSON_MANDATORY),
-                {},
-        };
-        return oci_json_dispatch(v, p, table, elem, reterr);
-}
+static const OciJsonField throttle_device_fields[] = {
+        FIELD("major", field_device_number, OciBlockIoDevice, major, OCI_JSON_MANDATORY),
+        FIELD("minor", field_device_number, OciBlockIoDevice, minor, OCI_JSON_MANDATORY),
+        FIELD("rate", oci_json_field_uint64, OciBlockIoDevice, rate, OCI_JSON_MANDATORY),
+        {},
+};
 
-#define DEFINE_BLKIO_ARRAY(fn, member, elem_fn)                                                   \
-        static int fn(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {           \
-                OciBlockIo *b = dst;                                                              \
-                return oci_json_parse_array(v, p, sizeof(OciBlockIoDevice), (void **) &b->member, \
-                                            &b->n_##member, elem_fn, reterr);                     \
-        }
-DEFINE_BLKIO_ARRAY(parse_weight_devices, weight_device, parse_weight_device)
-DEFINE_BLKIO_ARRAY(parse_throttle_read_bps, throttle_read_bps, parse_throttle_device)
-DEFINE_BLKIO_ARRAY(parse_throttle_write_bps, throttle_write_bps, parse_throttle_device)
-DEFINE_BLKIO_ARRAY(parse_throttle_read_iops, throttle_read_iops, parse_throttle_device)
-DEFINE_BLKIO_ARRAY(parse_throttle_write_iops, throttle_write_iops, parse_throttle_device)
+#define THROTTLE_FIELD(name, member) \
+        FIELD_ARRAY_OF(name, throttle_device_fields, NULL, OciBlockIo, member, n_##member, 0)
 
-static int parse_block_io(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        static const OciJsonField table[] = {
-                FIELD_HAS("weight", field_blkio_weight, OciBlockIo, weight, has_weight, 0),
-                FIELD_HAS("leafWeight", field_blkio_weight, OciBlockIo, leaf_weight, has_leaf_weight, 0),
-                FIELD_SELF("weightDevice", parse_weight_devices, 0),
-                FIELD_SELF("throttleReadBpsDevice", parse_throttle_read_bps, 0),
-                FIELD_SELF("throttleWriteBpsDevice", parse_throttle_write_bps, 0),
-                FIELD_SELF("throttleReadIOPSDevice", parse_throttle_read_iops, 0),
-                FIELD_SELF("throttleWriteIOPSDevice", parse_throttle_write_iops, 0),
-                {},
-        };
-        OciBlockIo *b = dst;
-        int r;
+static const OciJsonField block_io_fields[] = {
+        FIELD_HAS("weight", field_blkio_weight, OciBlockIo, weight, has_weight, 0),
+        FIELD_HAS("leafWeight", field_blkio_weight, OciBlockIo, leaf_weight, has_leaf_weight, 0),
+        FIELD_ARRAY_OF("weightDevice", weight_device_fields, check_weight_device, OciBlockIo, weight_device,
+                       n_weight_device, 0),
+        THROTTLE_FIELD("throttleReadBpsDevice", throttle_read_bps),
+        THROTTLE_FIELD("throttleWriteBpsDevice", throttle_write_bps),
+        THROTTLE_FIELD("throttleReadIOPSDevice", throttle_read_iops),
+        THROTTLE_FIELD("throttleWriteIOPSDevice", throttle_write_iops),
+        {},
+};
 
-        b->present = true;
-        r = oci_json_dispatch(v, p, table, dst, reterr);
-        if (r < 0)
-                return r;
+static int check_block_io(const cJSON *v, const OciJsonPath *p, void *obj, char **reterr) {
+        OciBlockIo *b = obj;
+
         /* 0 means "not set" (Docker always sends weight 0), as runc and crun treat it. */
         b->has_weight = b->has_weight && b->weight != 0;
         b->has_leaf_weight = b->has_leaf_weight && b->leaf_weight != 0;
         return 0;
 }
 
-static int field_page_size(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        const char *s;
-        size_t n;
-        int r;
+static int check_page_size(const char *s, const OciJsonPath *p, char **reterr) {
+        size_t n = strspn(s, "0123456789");
 
-        r = oci_json_field_string(v, p, dst, reterr);
-        if (r < 0)
-                return r;
-        s = *(char **) dst;
-        n = strspn(s, "0123456789");
         /* ^[1-9][0-9]*[KMG]B$ */
         if (n == 0 || s[0] == '0' || !s[n] || !strchr("KMG", s[n]) || s[n + 1] != 'B' || s[n + 2] != 0)
                 return oci_json_error(reterr, p, "invalid page size \"%s\" (expected e.g. 2MB, 1GB, 64KB)",
@@ -309,57 +240,37 @@ static int field_page_size(const cJSON *v, const OciJsonPath *p, void *dst, char
         return 0;
 }
 
-static int parse_hugepage_limit(const cJSON *v, const OciJsonPath *p, void *elem, char **reterr) {
-        static const OciJsonField table[] = {
-                FIELD("pageSize", field_page_size, OciHugepageLimit, page_size, OCI_JSON_MANDATORY),
-                FIELD("limit", oci_json_field_uint64, OciHugepageLimit, limit, OCI_JSON_MANDATORY),
-                {},
-        };
-        return oci_json_dispatch(v, p, table, elem, reterr);
+static int field_page_size(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        return oci_json_field_string_checked(v, p, dst, check_page_size, reterr);
 }
 
-static int parse_hugepage_limits(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        OciResources *res = dst;
-        return oci_json_parse_array(v, p, sizeof(OciHugepageLimit), (void **) &res->hugepage_limits,
-                                    &res->n_hugepage_limits, parse_hugepage_limit, reterr);
-}
+static const OciJsonField hugepage_limit_fields[] = {
+        FIELD("pageSize", field_page_size, OciHugepageLimit, page_size, OCI_JSON_MANDATORY),
+        FIELD("limit", oci_json_field_uint64, OciHugepageLimit, limit, OCI_JSON_MANDATORY),
+        {},
+};
 
-static int parse_net_priority(const cJSON *v, const OciJsonPath *p, void *elem, char **reterr) {
-        static const OciJsonField table[] = {
-                FIELD("name", oci_json_field_nonempty_string, OciNetPriority, name, OCI_JSON_MANDATORY),
-                FIELD("priority", oci_json_field_uint32, OciNetPriority, priority, OCI_JSON_MANDATORY),
-                {},
-        };
-        return oci_json_dispatch(v, p, table, elem, reterr);
-}
+static const OciJsonField net_priority_fields[] = {
+        FIELD("name", oci_json_field_nonempty_string, OciNetPriority, name, OCI_JSON_MANDATORY),
+        FIELD("priority", oci_json_field_uint32, OciNetPriority, priority, OCI_JSON_MANDATORY),
+        {},
+};
 
-static int parse_net_priorities(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        OciNetwork *n = dst;
-        return oci_json_parse_array(v, p, sizeof(OciNetPriority), (void **) &n->priorities, &n->n_priorities,
-                                    parse_net_priority, reterr);
-}
+static const OciJsonField network_fields[] = {
+        FIELD_HAS("classID", oci_json_field_uint32, OciNetwork, class_id, has_class_id, 0),
+        FIELD_ARRAY_OF("priorities", net_priority_fields, NULL, OciNetwork, priorities, n_priorities, 0),
+        {},
+};
 
-static int parse_network(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        static const OciJsonField table[] = {
-                FIELD_HAS("classID", oci_json_field_uint32, OciNetwork, class_id, has_class_id, 0),
-                FIELD_SELF("priorities", parse_net_priorities, 0),
-                {},
-        };
-        ((OciNetwork *) dst)->present = true;
-        return oci_json_dispatch(v, p, table, dst, reterr);
-}
+static const OciJsonField rdma_fields[] = {
+        FIELD_HAS("hcaHandles", oci_json_field_uint32, OciRdma, hca_handles, has_hca_handles, 0),
+        FIELD_HAS("hcaObjects", oci_json_field_uint32, OciRdma, hca_objects, has_hca_objects, 0),
+        {},
+};
 
-static int parse_rdma_entry(const cJSON *v, const OciJsonPath *p, OciRdma *e, char **reterr) {
-        static const OciJsonField table[] = {
-                FIELD_HAS("hcaHandles", oci_json_field_uint32, OciRdma, hca_handles, has_hca_handles, 0),
-                FIELD_HAS("hcaObjects", oci_json_field_uint32, OciRdma, hca_objects, has_hca_objects, 0),
-                {},
-        };
-        int r;
+static int check_rdma(const cJSON *v, const OciJsonPath *p, void *obj, char **reterr) {
+        const OciRdma *e = obj;
 
-        r = oci_json_dispatch(v, p, table, e, reterr);
-        if (r < 0)
-                return r;
         if (!e->has_hca_handles && !e->has_hca_objects)
                 return oci_json_error(reterr, p,
                                       "at least one of \"hcaHandles\" and \"hcaObjects\" is required");
@@ -367,31 +278,10 @@ static int parse_rdma_entry(const cJSON *v, const OciJsonPath *p, OciRdma *e, ch
 }
 
 static int parse_rdma(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        static const OciJsonField value = { .fields = rdma_fields, .check = check_rdma };
         OciResources *res = dst;
-        const cJSON *m;
-        size_t n = 0, i = 0;
-        int r;
-
-        r = check_map(v, p, &n, reterr);
-        if (r < 0)
-                return r;
-        if (n == 0)
-                return 0;
-        res->rdma = calloc(n, sizeof(OciRdma));
-        if (!res->rdma)
-                return -ENOMEM;
-        res->n_rdma = n;
-        cJSON_ArrayForEach(m, v) {
-                const OciJsonPath kp = OCI_JSON_KEY(p, m->string);
-                res->rdma[i].device = strdup(m->string);
-                if (!res->rdma[i].device)
-                        return -ENOMEM;
-                r = parse_rdma_entry(m, &kp, &res->rdma[i], reterr);
-                if (r < 0)
-                        return r;
-                i++;
-        }
-        return 0;
+        return oci_json_parse_map(v, p, sizeof(OciRdma), (void **) &res->rdma, &res->n_rdma, NULL,
+                                  offsetof(OciRdma, device), &value, reterr);
 }
 
 /* unified: keys name files in the container's cgroup directory; refuse anything that could leave it. */
@@ -406,19 +296,17 @@ static int parse_unified(const cJSON *v, const OciJsonPath *p, void *dst, char *
         return parse_string_map(v, p, &res->unified, &res->n_unified, check_unified_key, reterr);
 }
 
-int parse_resources(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        static const OciJsonField table[] = {
-                FIELD_SELF("devices", parse_resources_devices, 0),
-                FIELD("memory", parse_memory, OciResources, memory, 0),
-                FIELD("cpu", parse_cpu, OciResources, cpu, 0),
-                FIELD("pids", parse_pids, OciResources, pids, 0),
-                FIELD("blockIO", parse_block_io, OciResources, block_io, 0),
-                FIELD_SELF("hugepageLimits", parse_hugepage_limits, 0),
-                FIELD("network", parse_network, OciResources, network, 0),
-                FIELD_SELF("rdma", parse_rdma, 0),
-                FIELD_SELF("unified", parse_unified, 0),
-                {},
-        };
-        ((OciResources *) dst)->present = true;
-        return oci_json_dispatch(v, p, table, dst, reterr);
-}
+const OciJsonField resources_fields[] = {
+        FIELD_ARRAY("devices", parse_cgroup_device, OciResources, devices, n_devices, 0),
+        FIELD_OBJECT_HAS("memory", memory_fields, check_memory, OciResources, memory, memory.present, 0),
+        FIELD_OBJECT_HAS("cpu", cpu_fields, check_cpu, OciResources, cpu, cpu.present, 0),
+        FIELD_OBJECT_HAS("pids", pids_fields, NULL, OciResources, pids, pids.present, 0),
+        FIELD_OBJECT_HAS("blockIO", block_io_fields, check_block_io, OciResources, block_io,
+                         block_io.present, 0),
+        FIELD_ARRAY_OF("hugepageLimits", hugepage_limit_fields, NULL, OciResources, hugepage_limits,
+                       n_hugepage_limits, 0),
+        FIELD_OBJECT_HAS("network", network_fields, NULL, OciResources, network, network.present, 0),
+        FIELD_SELF("rdma", parse_rdma, 0),
+        FIELD_SELF("unified", parse_unified, 0),
+        {},
+};

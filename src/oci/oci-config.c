@@ -80,29 +80,24 @@ static bool semver_identifiers(const char **c, bool prerelease) {
         }
 }
 
-static int field_oci_version(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        const char *c;
-        int r;
-
-        r = oci_json_field_string(v, p, dst, reterr);
-        if (r < 0)
-                return r;
-        c = *(char **) dst;
+static int check_oci_version(const char *s, const OciJsonPath *p, char **reterr) {
+        const char *c = s;
 
         if (!semver_numeric(&c) || *c != '.' || (c++, !semver_numeric(&c)) || *c != '.' ||
             (c++, !semver_numeric(&c)) || (*c == '-' && (c++, !semver_identifiers(&c, true))) ||
             (*c == '+' && (c++, !semver_identifiers(&c, false))) || *c) {
                 /* runc and crun accept a 1.x that is not SemVer ("1.0"): so does sdrun, with a warning. */
-                if (!strneq(*(char **) dst, "1.", 2))
-                        return oci_json_error(reterr, p, "\"%s\" is not a SemVer 2.0.0 version",
-                                              *(char **) dst);
-                log_warning("ociVersion: \"%s\" is not a SemVer 2.0.0 version, reading it as 1.x.",
-                            *(char **) dst);
+                if (!strneq(s, "1.", 2))
+                        return oci_json_error(reterr, p, "\"%s\" is not a SemVer 2.0.0 version", s);
+                log_warning("ociVersion: \"%s\" is not a SemVer 2.0.0 version, reading it as 1.x.", s);
         }
-        if (!strneq(*(char **) dst, "1.", 2))
-                return oci_json_error(reterr, p, "unsupported version \"%s\" (sdrun implements 1.x)",
-                                      *(char **) dst);
+        if (!strneq(s, "1.", 2))
+                return oci_json_error(reterr, p, "unsupported version \"%s\" (sdrun implements 1.x)", s);
         return 0;
+}
+
+static int field_oci_version(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        return oci_json_field_string_checked(v, p, dst, check_oci_version, reterr);
 }
 
 /* ---- maps (string -> string) ---- */
@@ -117,58 +112,33 @@ static void key_values_free(OciKeyValue *kv, size_t n) {
 
 /* ---- root, mounts, hooks ---- */
 
-static int parse_root(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        static const OciJsonField table[] = {
-                FIELD("path", oci_json_field_nonempty_string, OciConfig, root_path, OCI_JSON_MANDATORY),
-                FIELD("readonly", oci_json_field_bool, OciConfig, root_readonly, 0),
-                {},
-        };
-        return oci_json_dispatch(v, p, table, dst, reterr);
-}
+static const OciJsonField root_fields[] = {
+        FIELD("path", oci_json_field_nonempty_string, OciConfig, root_path, OCI_JSON_MANDATORY),
+        FIELD("readonly", oci_json_field_bool, OciConfig, root_readonly, 0),
+        {},
+};
 
-static int parse_mount_uid_mappings(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        OciMount *m = dst;
-        return oci_json_parse_array(v, p, sizeof(OciIdMapping), (void **) &m->uid_mappings,
-                                    &m->n_uid_mappings, parse_id_mapping, reterr);
-}
+static const OciJsonField mount_fields[] = {
+        /* Linux: SHOULD be absolute; relative (deprecated) means relative to "/". Kept as written. */
+        FIELD("destination", oci_json_field_nonempty_string, OciMount, destination, OCI_JSON_MANDATORY),
+        FIELD("type", oci_json_field_string, OciMount, type, 0),
+        FIELD("source", oci_json_field_string, OciMount, source, 0),
+        FIELD("options", oci_json_field_strv, OciMount, options, 0),
+        FIELD_ARRAY_OF("uidMappings", id_mapping_fields, check_id_mapping, OciMount, uid_mappings,
+                       n_uid_mappings, 0),
+        FIELD_ARRAY_OF("gidMappings", id_mapping_fields, check_id_mapping, OciMount, gid_mappings,
+                       n_gid_mappings, 0),
+        {},
+};
 
-static int parse_mount_gid_mappings(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        OciMount *m = dst;
-        return oci_json_parse_array(v, p, sizeof(OciIdMapping), (void **) &m->gid_mappings,
-                                    &m->n_gid_mappings, parse_id_mapping, reterr);
-}
+static int check_mount(const cJSON *v, const OciJsonPath *p, void *obj, char **reterr) {
+        const OciMount *m = obj;
 
-static int parse_mount(const cJSON *v, const OciJsonPath *p, void *elem, char **reterr) {
-        static const OciJsonField table[] = {
-                /* Linux: SHOULD be absolute; relative (deprecated) means relative to "/". Kept as written. */
-                FIELD("destination", oci_json_field_nonempty_string, OciMount, destination,
-                      OCI_JSON_MANDATORY),
-                FIELD("type", oci_json_field_string, OciMount, type, 0),
-                FIELD("source", oci_json_field_string, OciMount, source, 0),
-                FIELD("options", oci_json_field_strv, OciMount, options, 0),
-                FIELD_SELF("uidMappings", parse_mount_uid_mappings, 0),
-                FIELD_SELF("gidMappings", parse_mount_gid_mappings, 0),
-                {},
-        };
-        OciMount *m = elem;
-        int r;
-
-        r = oci_json_dispatch(v, p, table, elem, reterr);
-        if (r < 0)
-                return r;
         if ((m->n_uid_mappings > 0 || m->n_gid_mappings > 0) && !strv_contains(m->options, "idmap") &&
-            !strv_contains(m->options, "ridmap")) {
-                const OciJsonPath mp =
-                        OCI_JSON_KEY(p, m->n_uid_mappings > 0 ? "uidMappings" : "gidMappings");
-                return oci_json_error(reterr, &mp, "requires the \"idmap\" or \"ridmap\" mount option");
-        }
+            !strv_contains(m->options, "ridmap"))
+                return oci_json_error_at(reterr, p, m->n_uid_mappings > 0 ? "uidMappings" : "gidMappings",
+                                         "requires the \"idmap\" or \"ridmap\" mount option");
         return 0;
-}
-
-static int parse_mounts(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        OciConfig *c = dst;
-        return oci_json_parse_array(v, p, sizeof(OciMount), (void **) &c->mounts, &c->n_mounts, parse_mount,
-                                    reterr);
 }
 
 static int field_hook_timeout(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
@@ -184,42 +154,26 @@ static int field_hook_timeout(const cJSON *v, const OciJsonPath *p, void *dst, c
         return 0;
 }
 
-static int parse_hook(const cJSON *v, const OciJsonPath *p, void *elem, char **reterr) {
-        static const OciJsonField table[] = {
-                FIELD("path", oci_json_field_absolute_path, OciHook, path, OCI_JSON_MANDATORY),
-                FIELD("args", oci_json_field_strv, OciHook, args, 0),
-                FIELD("env", field_env, OciHook, env, 0),
-                FIELD_HAS("timeout", field_hook_timeout, OciHook, timeout, has_timeout, 0),
-                {},
-        };
-        return oci_json_dispatch(v, p, table, elem, reterr);
-}
+static const OciJsonField hook_fields[] = {
+        FIELD("path", oci_json_field_absolute_path, OciHook, path, OCI_JSON_MANDATORY),
+        FIELD("args", oci_json_field_strv, OciHook, args, 0),
+        FIELD("env", field_env, OciHook, env, 0),
+        FIELD_HAS("timeout", field_hook_timeout, OciHook, timeout, has_timeout, 0),
+        {},
+};
 
-#define DEFINE_HOOK_FIELD(fn, kind)                                                           \
-        static int fn(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {       \
-                OciHooks *h = dst;                                                            \
-                return oci_json_parse_array(v, p, sizeof(OciHook), (void **) &h->hooks[kind], \
-                                            &h->n_hooks[kind], parse_hook, reterr);           \
-        }
-DEFINE_HOOK_FIELD(parse_hooks_prestart, OCI_HOOK_PRESTART)
-DEFINE_HOOK_FIELD(parse_hooks_create_runtime, OCI_HOOK_CREATE_RUNTIME)
-DEFINE_HOOK_FIELD(parse_hooks_create_container, OCI_HOOK_CREATE_CONTAINER)
-DEFINE_HOOK_FIELD(parse_hooks_start_container, OCI_HOOK_START_CONTAINER)
-DEFINE_HOOK_FIELD(parse_hooks_poststart, OCI_HOOK_POSTSTART)
-DEFINE_HOOK_FIELD(parse_hooks_poststop, OCI_HOOK_POSTSTOP)
+#define HOOK_FIELD(name, kind) \
+        FIELD_ARRAY_OF(name, hook_fields, NULL, OciHooks, hooks[kind], n_hooks[kind], 0)
 
-static int parse_hooks(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        static const OciJsonField table[] = {
-                FIELD_SELF("prestart", parse_hooks_prestart, 0),
-                FIELD_SELF("createRuntime", parse_hooks_create_runtime, 0),
-                FIELD_SELF("createContainer", parse_hooks_create_container, 0),
-                FIELD_SELF("startContainer", parse_hooks_start_container, 0),
-                FIELD_SELF("poststart", parse_hooks_poststart, 0),
-                FIELD_SELF("poststop", parse_hooks_poststop, 0),
-                {},
-        };
-        return oci_json_dispatch(v, p, table, dst, reterr);
-}
+static const OciJsonField hooks_fields[] = {
+        HOOK_FIELD("prestart", OCI_HOOK_PRESTART),
+        HOOK_FIELD("createRuntime", OCI_HOOK_CREATE_RUNTIME),
+        HOOK_FIELD("createContainer", OCI_HOOK_CREATE_CONTAINER),
+        HOOK_FIELD("startContainer", OCI_HOOK_START_CONTAINER),
+        HOOK_FIELD("poststart", OCI_HOOK_POSTSTART),
+        HOOK_FIELD("poststop", OCI_HOOK_POSTSTOP),
+        {},
+};
 
 static int parse_annotations(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
         OciConfig *c = dst;
@@ -228,14 +182,15 @@ static int parse_annotations(const cJSON *v, const OciJsonPath *p, void *dst, ch
 
 static const OciJsonField config_table[] = {
         FIELD("ociVersion", field_oci_version, OciConfig, oci_version, OCI_JSON_MANDATORY),
-        FIELD_SELF("root", parse_root, OCI_JSON_MANDATORY), /* REQUIRED on every platform but Windows */
-        FIELD_SELF("mounts", parse_mounts, 0),
+        FIELD_SELF_OBJECT("root", root_fields,
+                          OCI_JSON_MANDATORY), /* REQUIRED on every platform but Windows */
+        FIELD_ARRAY_OF("mounts", mount_fields, check_mount, OciConfig, mounts, n_mounts, 0),
         FIELD_HAS("process", field_process, OciConfig, process, has_process, 0),
         FIELD("hostname", oci_json_field_string, OciConfig, hostname, 0),
         FIELD("domainname", oci_json_field_string, OciConfig, domainname, 0),
-        FIELD("hooks", parse_hooks, OciConfig, hooks, 0),
+        FIELD_OBJECT("hooks", hooks_fields, NULL, OciConfig, hooks, 0),
         FIELD_SELF("annotations", parse_annotations, 0),
-        FIELD("linux", parse_linux, OciConfig, linux_, 0),
+        FIELD_OBJECT_HAS("linux", linux_fields, NULL, OciConfig, linux_, linux_.present, 0),
         /* "windows", "solaris", "vm", "zos", "freebsd": other platforms, ignored as unknown keys. */
         {},
 };
@@ -494,9 +449,13 @@ void oci_config_free(OciConfig *c) {
 
 /* ---- entry points ---- */
 
-int oci_config_parse(const char *json, size_t len, OciConfig **ret, char **reterr_message) {
+/* A whole document: strict JSON, then parse into *obj, a new zeroed object that the caller frees on error
+ * (NULL: out of memory, reported after a JSON syntax error); on success it moves to *ret. The error message, which names the JSON path, goes to
+ * *reterr_message. */
+static int parse_document(const char *json, size_t len,
+                          int (*parse)(const cJSON *j, void *obj, char **reterr), void **obj, void **ret,
+                          char **reterr_message) {
         _cleanup_json_ cJSON *j = NULL;
-        _cleanup_oci_config_ OciConfig *c = NULL;
         _cleanup_free_ char *msg = NULL;
         int r;
 
@@ -505,55 +464,53 @@ int oci_config_parse(const char *json, size_t len, OciConfig **ret, char **reter
 
         r = oci_json_parse_strict(json, len, &j, &msg);
         if (r >= 0) {
-                c = calloc(1, sizeof(OciConfig));
-                if (!c)
+                if (!*obj)
                         return -ENOMEM;
-                if (!cJSON_IsObject(j))
-                        r = oci_json_error(&msg, NULL, "expected a JSON object at the top level");
-                else
-                        r = oci_json_dispatch(j, NULL, config_table, c, &msg);
+                r = parse(j, *obj, &msg);
         }
-        if (r >= 0)
-                r = validate_config(c, &msg);
-        if (r >= 0)
-                r = check_unsupported(c, c->has_process ? &c->process : NULL, &msg);
         if (r < 0) {
                 if (reterr_message)
                         *reterr_message = TAKE_PTR(msg);
                 return r;
         }
 
-        *ret = TAKE_PTR(c);
+        *ret = TAKE_PTR(*obj);
         return 0;
 }
 
-int oci_process_parse(const char *json, size_t len, OciProcess **ret, char **reterr_message) {
-        _cleanup_json_ cJSON *j = NULL;
-        _cleanup_oci_process_ OciProcess *p = NULL;
-        _cleanup_free_ char *msg = NULL;
+static int parse_config_document(const cJSON *j, void *obj, char **reterr) {
+        OciConfig *c = obj;
+        int r;
+
+        if (!cJSON_IsObject(j))
+                return oci_json_error(reterr, NULL, "expected a JSON object at the top level");
+        r = oci_json_dispatch(j, NULL, config_table, c, reterr);
+        if (r >= 0)
+                r = validate_config(c, reterr);
+        if (r >= 0)
+                r = check_unsupported(c, c->has_process ? &c->process : NULL, reterr);
+        return r;
+}
+
+int oci_config_parse(const char *json, size_t len, OciConfig **ret, char **reterr_message) {
+        _cleanup_oci_config_ OciConfig *c = calloc(1, sizeof(OciConfig));
+        return parse_document(json, len, parse_config_document, (void **) &c, (void **) ret, reterr_message);
+}
+
+static int parse_process_document(const cJSON *j, void *obj, char **reterr) {
         const OciJsonPath root = OCI_JSON_KEY(NULL, "process");
         int r;
 
-        assert(json || len == 0);
-        assert(ret);
-
-        r = oci_json_parse_strict(json, len, &j, &msg);
-        if (r >= 0) {
-                p = calloc(1, sizeof(OciProcess));
-                if (!p)
-                        return -ENOMEM;
-                r = parse_process_object(j, &root, p, &msg);
-        }
+        r = parse_process_object(j, &root, obj, reterr);
         if (r >= 0)
-                r = check_unsupported(NULL, p, &msg);
-        if (r < 0) {
-                if (reterr_message)
-                        *reterr_message = TAKE_PTR(msg);
-                return r;
-        }
+                r = check_unsupported(NULL, obj, reterr);
+        return r;
+}
 
-        *ret = TAKE_PTR(p);
-        return 0;
+int oci_process_parse(const char *json, size_t len, OciProcess **ret, char **reterr_message) {
+        _cleanup_oci_process_ OciProcess *p = calloc(1, sizeof(OciProcess));
+        return parse_document(json, len, parse_process_document, (void **) &p, (void **) ret,
+                              reterr_message);
 }
 
 int oci_config_load(int bundle_dir_fd, OciConfig **ret, char **reterr_message) {

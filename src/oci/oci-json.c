@@ -76,21 +76,39 @@ char *oci_json_path_to_string(const OciJsonPath *p) {
         return buf;
 }
 
-int oci_json_error(char **reterr, const OciJsonPath *p, const char *fmt, ...) {
+static int verror(char **reterr, const OciJsonPath *p, const char *fmt, va_list ap) {
         _cleanup_free_ char *path = NULL;
-        va_list ap;
 
         if (!reterr || *reterr) /* the first error wins */
                 return -EINVAL;
         path = oci_json_path_to_string(p);
         if (!path)
                 return -ENOMEM;
-        va_start(ap, fmt);
         (void) verrorf(reterr, EINVAL, fmt, ap);
-        va_end(ap);
         if (!*reterr)
                 return -ENOMEM;
         return errwrap(reterr, EINVAL, "%s", path); /* an empty path (the root) adds no prefix */
+}
+
+int oci_json_error(char **reterr, const OciJsonPath *p, const char *fmt, ...) {
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = verror(reterr, p, fmt, ap);
+        va_end(ap);
+        return r;
+}
+
+int oci_json_error_at(char **reterr, const OciJsonPath *p, const char *key, const char *fmt, ...) {
+        const OciJsonPath kp = OCI_JSON_KEY(p, key);
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = verror(reterr, &kp, fmt, ap);
+        va_end(ap);
+        return r;
 }
 
 /* ---- UTF-8 ---- */
@@ -435,6 +453,11 @@ int oci_json_get_signed(const cJSON *v, const OciJsonPath *p, int64_t min, int64
 
 /* ---- tables ---- */
 
+static int parse_value(const cJSON *v, const OciJsonPath *p, const OciJsonField *f, void *dst,
+                       char **reterr);
+static int parse_elements(const cJSON *v, const OciJsonPath *p, size_t elem_size, size_t extra, void **ret,
+                          size_t *ret_n, const OciJsonField *how, char **reterr);
+
 int oci_json_dispatch(const cJSON *obj, const OciJsonPath *p, const OciJsonField *table, void *base,
                       char **reterr) {
         uint64_t seen = 0;
@@ -471,7 +494,12 @@ int oci_json_dispatch(const cJSON *obj, const OciJsonPath *p, const OciJsonField
                         return oci_json_error(reterr, &fp, "duplicate key");
                 seen |= bit;
 
-                r = f->parse(m, &fp, (uint8_t *) base + f->offset, reterr);
+                void *dst = (uint8_t *) base + f->offset;
+                if (f->elem_size > 0)
+                        r = parse_elements(m, &fp, f->elem_size, /* extra= */ 0, dst,
+                                           (size_t *) ((uint8_t *) base + f->n_offset), f, reterr);
+                else
+                        r = parse_value(m, &fp, f, dst, reterr);
                 if (r < 0)
                         return r;
                 if (f->has_offset != OCI_JSON_NO_HAS)
@@ -479,10 +507,8 @@ int oci_json_dispatch(const cJSON *obj, const OciJsonPath *p, const OciJsonField
         }
 
         for (const OciJsonField *f = table; f->name; f++)
-                if ((f->flags & OCI_JSON_MANDATORY) && !(seen & (UINT64_C(1) << (f - table)))) {
-                        const OciJsonPath fp = OCI_JSON_KEY(p, f->name);
-                        return oci_json_error(reterr, &fp, "required property is missing");
-                }
+                if ((f->flags & OCI_JSON_MANDATORY) && !(seen & (UINT64_C(1) << (f - table))))
+                        return oci_json_error_at(reterr, p, f->name, "required property is missing");
         return 0;
 }
 
@@ -502,63 +528,77 @@ int oci_json_field_string(const cJSON *v, const OciJsonPath *p, void *dst, char 
         return 0;
 }
 
-int oci_json_field_nonempty_string(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+int oci_json_field_string_checked(const cJSON *v, const OciJsonPath *p, void *dst,
+                                  OciJsonStringCheckFn check, char **reterr) {
         int r;
 
         r = oci_json_field_string(v, p, dst, reterr);
         if (r < 0)
                 return r;
-        if (isempty(*(char **) dst))
-                return oci_json_error(reterr, p, "must not be empty");
-        return 0;
+        return check(*(char **) dst, p, reterr);
+}
+
+static int check_nonempty(const char *s, const OciJsonPath *p, char **reterr) {
+        return isempty(s) ? oci_json_error(reterr, p, "must not be empty") : 0;
+}
+
+int oci_json_field_nonempty_string(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        return oci_json_field_string_checked(v, p, dst, check_nonempty, reterr);
+}
+
+static int check_absolute_path(const char *s, const OciJsonPath *p, char **reterr) {
+        return s[0] != '/' ? oci_json_error(reterr, p, "\"%s\" is not an absolute path", s) : 0;
 }
 
 int oci_json_field_absolute_path(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
-        int r;
-
-        r = oci_json_field_string(v, p, dst, reterr);
-        if (r < 0)
-                return r;
-        if ((*(char **) dst)[0] != '/')
-                return oci_json_error(reterr, p, "\"%s\" is not an absolute path", *(char **) dst);
-        return 0;
+        return oci_json_field_string_checked(v, p, dst, check_absolute_path, reterr);
 }
 
-int oci_json_array_size(const cJSON *v, const OciJsonPath *p, size_t *ret_n, char **reterr) {
+/* Check that v is of type (an array or an object: then with non-empty keys) and count its members. */
+static int count_members(const cJSON *v, const OciJsonPath *p, int type, size_t *ret_n, char **reterr) {
         const cJSON *e;
         size_t n = 0;
         int r;
 
-        r = oci_json_check_type(v, p, cJSON_Array, reterr);
+        r = oci_json_check_type(v, p, type, reterr);
         if (r < 0)
                 return r;
-        cJSON_ArrayForEach(e, v)
+        cJSON_ArrayForEach(e, v) {
+                if (type == cJSON_Object) {
+                        r = oci_json_check_key(e, p, /* require_nonempty= */ true, reterr);
+                        if (r < 0)
+                                return r;
+                }
                 n++;
+        }
         *ret_n = n;
         return 0;
 }
 
-int oci_json_field_strv(const cJSON *v, const OciJsonPath *p, void *dst_, char **reterr) {
-        char ***dst = dst_;
-        const cJSON *e;
-        size_t n = 0, i = 0;
+int oci_json_array_size(const cJSON *v, const OciJsonPath *p, size_t *ret_n, char **reterr) {
+        return count_members(v, p, cJSON_Array, ret_n, reterr);
+}
+
+int oci_json_field_strv(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        strv_free(*(char ***) dst);
+        *(char ***) dst = NULL;
+        return oci_json_parse_array(v, p, sizeof(char *), /* extra= */ 1, dst, NULL, oci_json_field_string,
+                                    reterr);
+}
+
+int oci_json_field_strv_checked(const cJSON *v, const OciJsonPath *p, void *dst, OciJsonStringCheckFn check,
+                                char **reterr) {
+        size_t i = 0;
         int r;
 
-        r = oci_json_array_size(v, p, &n, reterr);
+        r = oci_json_field_strv(v, p, dst, reterr);
         if (r < 0)
                 return r;
-
-        strv_free(*dst);
-        *dst = calloc(n + 1, sizeof(char *));
-        if (!*dst)
-                return -ENOMEM;
-
-        cJSON_ArrayForEach(e, v) {
+        for (char **s = *(char ***) dst; *s; s++, i++) {
                 const OciJsonPath ep = OCI_JSON_INDEX(p, i);
-                r = oci_json_field_string(e, &ep, &(*dst)[i], reterr);
+                r = check(*s, &ep, reterr);
                 if (r < 0)
                         return r;
-                i++;
         }
         return 0;
 }
@@ -567,59 +607,208 @@ int oci_json_field_bool(const cJSON *v, const OciJsonPath *p, void *dst, char **
         return oci_json_get_bool(v, p, dst, reterr);
 }
 
-#define DEFINE_UNSIGNED_FIELD(name, type, max)                                                      \
-        int oci_json_field_##name(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) { \
-                uint64_t u;                                                                         \
-                int r = oci_json_get_unsigned(v, p, (max), &u, reterr);                             \
-                if (r < 0)                                                                          \
-                        return r;                                                                   \
-                *(type *) dst = (type) u;                                                           \
-                return 0;                                                                           \
+void oci_json_store_integer(void *dst, size_t size, uint64_t value) {
+        /* Two's complement: an in-range signed value converted to uint64_t truncates to itself. */
+        switch (size) {
+        case sizeof(uint8_t):
+                *(uint8_t *) dst = (uint8_t) value;
+                break;
+        case sizeof(uint16_t):
+                *(uint16_t *) dst = (uint16_t) value;
+                break;
+        case sizeof(uint32_t):
+                *(uint32_t *) dst = (uint32_t) value;
+                break;
+        default:
+                assert(size == sizeof(uint64_t));
+                *(uint64_t *) dst = value;
         }
+}
 
-#define DEFINE_SIGNED_FIELD(name, type, min, max)                                                   \
-        int oci_json_field_##name(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) { \
-                int64_t s;                                                                          \
-                int r = oci_json_get_signed(v, p, (min), (max), &s, reterr);                        \
-                if (r < 0)                                                                          \
-                        return r;                                                                   \
-                *(type *) dst = (type) s;                                                           \
-                return 0;                                                                           \
-        }
-
-DEFINE_UNSIGNED_FIELD(uint32, uint32_t, UINT32_MAX)
-DEFINE_UNSIGNED_FIELD(uint64, uint64_t, UINT64_MAX)
-DEFINE_SIGNED_FIELD(int32, int32_t, INT32_MIN, INT32_MAX)
-DEFINE_SIGNED_FIELD(int64, int64_t, INT64_MIN, INT64_MAX)
-
-int oci_json_parse_array(const cJSON *v, const OciJsonPath *p, size_t elem_size, void **ret, size_t *ret_n,
-                         int (*parse_elem)(const cJSON *e, const OciJsonPath *p, void *elem, char **reterr),
-                         char **reterr) {
-        const cJSON *e;
-        size_t n = 0, i = 0;
-        uint8_t *a;
+int oci_json_store_unsigned(const cJSON *v, const OciJsonPath *p, uint64_t max, void *dst, size_t size,
+                            char **reterr) {
+        uint64_t u;
         int r;
 
-        assert(!*ret); /* the field is parsed once (oci_json_dispatch() rejects duplicate keys) */
-
-        r = oci_json_array_size(v, p, &n, reterr);
+        r = oci_json_get_unsigned(v, p, max, &u, reterr);
         if (r < 0)
                 return r;
-        if (n == 0)
-                return 0;
+        oci_json_store_integer(dst, size, u);
+        return 0;
+}
 
-        a = calloc(n, elem_size);
-        if (!a)
+int oci_json_store_signed(const cJSON *v, const OciJsonPath *p, int64_t min, int64_t max, void *dst,
+                          size_t size, char **reterr) {
+        int64_t s;
+        int r;
+
+        r = oci_json_get_signed(v, p, min, max, &s, reterr);
+        if (r < 0)
+                return r;
+        oci_json_store_integer(dst, size, (uint64_t) s);
+        return 0;
+}
+
+int oci_json_field_uint32(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        return oci_json_store_unsigned(v, p, UINT32_MAX, dst, sizeof(uint32_t), reterr);
+}
+
+int oci_json_field_uint64(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        return oci_json_get_unsigned(v, p, UINT64_MAX, dst, reterr);
+}
+
+int oci_json_field_int32(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        return oci_json_store_signed(v, p, INT32_MIN, INT32_MAX, dst, sizeof(int32_t), reterr);
+}
+
+int oci_json_field_int64(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        return oci_json_get_signed(v, p, INT64_MIN, INT64_MAX, dst, reterr);
+}
+
+/* Read v into dst as the field f says: with its parser, or with its table of fields and then its check. */
+static int parse_value(const cJSON *v, const OciJsonPath *p, const OciJsonField *f, void *dst,
+                       char **reterr) {
+        int r;
+
+        if (!f->fields)
+                return f->parse(v, p, dst, reterr);
+        r = oci_json_dispatch(v, p, f->fields, dst, reterr);
+        if (r < 0 || !f->check)
+                return r;
+        return f->check(v, p, dst, reterr);
+}
+
+static int copy_key(const cJSON *m, const OciJsonPath *p, void *elem, size_t key_offset,
+                    OciJsonStringCheckFn check_key, char **reterr) {
+        char *k;
+        int r;
+
+        if (check_key) {
+                r = check_key(m->string, p, reterr);
+                if (r < 0)
+                        return r;
+        }
+        k = strdup(m->string);
+        if (!k)
                 return -ENOMEM;
-        *ret = a;
-        *ret_n = n;
+        *(char **) ((uint8_t *) elem + key_offset) = k;
+        return 0;
+}
+
+/* The elements of an array, or the members of a map (see oci_json_parse_map()), each with its path, read as
+ * how says into the elements of the array at a. */
+static int parse_members(const cJSON *v, const OciJsonPath *p, uint8_t *a, size_t elem_size,
+                         OciJsonStringCheckFn check_key, size_t key_offset, const OciJsonField *how,
+                         char **reterr) {
+        const bool map = cJSON_IsObject(v);
+        const cJSON *e;
+        size_t i = 0;
+        int r;
 
         cJSON_ArrayForEach(e, v) {
-                const OciJsonPath ep = OCI_JSON_INDEX(p, i);
-                r = parse_elem(e, &ep, a + i * elem_size, reterr);
+                const OciJsonPath ep = map ? OCI_JSON_KEY(p, e->string) : OCI_JSON_INDEX(p, i);
+                uint8_t *elem = a + i * elem_size;
+                if (map) {
+                        r = copy_key(e, &ep, elem, key_offset, check_key, reterr);
+                        if (r < 0)
+                                return r;
+                }
+                r = parse_value(e, &ep, how, map ? elem + how->offset : elem, reterr);
                 if (r < 0)
                         return r;
                 i++;
         }
         return 0;
+}
+
+static int alloc_elements(size_t n, size_t elem_size, size_t extra, void **ret, size_t *ret_n) {
+        assert(!*ret); /* the field is parsed once (oci_json_dispatch() rejects duplicate keys) */
+
+        if (n + extra == 0)
+                return 0;
+        *ret = calloc(n + extra, elem_size);
+        if (!*ret)
+                return -ENOMEM;
+        if (ret_n)
+                *ret_n = n;
+        return 0;
+}
+
+static int parse_elements(const cJSON *v, const OciJsonPath *p, size_t elem_size, size_t extra, void **ret,
+                          size_t *ret_n, const OciJsonField *how, char **reterr) {
+        size_t n = 0;
+        int r;
+
+        r = oci_json_array_size(v, p, &n, reterr);
+        if (r < 0)
+                return r;
+        r = alloc_elements(n, elem_size, extra, ret, ret_n);
+        if (r < 0)
+                return r;
+        return parse_members(v, p, *ret, elem_size, NULL, 0, how, reterr);
+}
+
+int oci_json_parse_array(const cJSON *v, const OciJsonPath *p, size_t elem_size, size_t extra, void **ret,
+                         size_t *ret_n, OciJsonFieldFn parse_elem, char **reterr) {
+        const OciJsonField how = { .parse = parse_elem };
+        return parse_elements(v, p, elem_size, extra, ret, ret_n, &how, reterr);
+}
+
+int oci_json_parse_array_of(const cJSON *v, const OciJsonPath *p, size_t elem_size, void **ret,
+                            size_t *ret_n, const OciJsonField *fields, OciJsonFieldFn check, char **reterr) {
+        const OciJsonField how = { .fields = fields, .check = check };
+        return parse_elements(v, p, elem_size, /* extra= */ 0, ret, ret_n, &how, reterr);
+}
+
+static int cmp_string_ptr(const void *a, const void *b) {
+        return strcmp(*(const char *const *) a, *(const char *const *) b);
+}
+
+/* cJSON keeps duplicate keys; JSON maps with duplicates are ambiguous, so refuse them. O(n log n). */
+static int check_no_duplicate_keys(const cJSON *obj, const OciJsonPath *p, size_t n, char **reterr) {
+        _cleanup_free_ const char **keys = NULL;
+        const cJSON *m;
+        size_t i = 0;
+
+        if (n < 2)
+                return 0;
+        keys = malloc(n * sizeof(char *));
+        if (!keys)
+                return -ENOMEM;
+        cJSON_ArrayForEach(m, obj)
+                keys[i++] = m->string;
+        qsort(keys, n, sizeof(char *), cmp_string_ptr);
+        for (i = 1; i < n; i++)
+                if (streq(keys[i - 1], keys[i]))
+                        return oci_json_error_at(reterr, p, keys[i], "duplicate key");
+        return 0;
+}
+
+int oci_json_check_map(const cJSON *v, const OciJsonPath *p, size_t *ret_n, char **reterr) {
+        size_t n = 0;
+        int r;
+
+        r = count_members(v, p, cJSON_Object, &n, reterr);
+        if (r < 0)
+                return r;
+        r = check_no_duplicate_keys(v, p, n, reterr);
+        if (r < 0)
+                return r;
+        *ret_n = n;
+        return 0;
+}
+
+int oci_json_parse_map(const cJSON *v, const OciJsonPath *p, size_t elem_size, void **ret, size_t *ret_n,
+                       OciJsonStringCheckFn check_key, size_t key_offset, const OciJsonField *value,
+                       char **reterr) {
+        size_t n = 0;
+        int r;
+
+        r = oci_json_check_map(v, p, &n, reterr);
+        if (r < 0)
+                return r;
+        r = alloc_elements(n, elem_size, /* extra= */ 0, ret, ret_n);
+        if (r < 0)
+                return r;
+        return parse_members(v, p, *ret, elem_size, check_key, key_offset, value, reterr);
 }

@@ -31,6 +31,9 @@ char *oci_json_path_to_string(const OciJsonPath *p);
 /* Fill *reterr (if non-NULL and still unset) with "<path>: <reason>"; returns -EINVAL. */
 int oci_json_error(char **reterr, const OciJsonPath *p, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
+/* The same for the member key of the object at p ("<path>.<key>: <reason>"). */
+int oci_json_error_at(char **reterr, const OciJsonPath *p, const char *key, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
 
 int oci_json_parse_strict(const char *buf, size_t len, cJSON **ret, char **reterr);
 
@@ -48,8 +51,14 @@ int oci_json_check_type(const cJSON *v, const OciJsonPath *p, int type, char **r
 
 /* Table-driven objects: each known key maps to a parser writing to base + offset. Unknown keys are
  * ignored (runtime-spec "Extensibility"), a known key given twice is an error, OCI_JSON_MANDATORY keys must be
- * present. When has_offset != OCI_JSON_NO_HAS, the bool at base + has_offset is set once the field parsed. */
+ * present. When has_offset != OCI_JSON_NO_HAS, the bool at base + has_offset is set once the field parsed.
+ * When fields is set, the value is an object read with that table into base + offset, and then given to
+ * check (when set) for the checks across its fields. When elem_size is not 0 the key is an array of structs:
+ * base + offset is the pointer, base + n_offset the count, and each element is read as just said (by parse,
+ * or by fields and check); see oci_json_parse_array(). */
 typedef int (*OciJsonFieldFn)(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr);
+/* Checks a string (a value or a key) that p names: 0, or an error naming p. */
+typedef int (*OciJsonStringCheckFn)(const char *s, const OciJsonPath *p, char **reterr);
 
 enum {
         OCI_JSON_MANDATORY = 1 << 0,
@@ -61,6 +70,10 @@ typedef struct OciJsonField {
         size_t offset;
         size_t has_offset;
         unsigned flags;
+        size_t elem_size;
+        size_t n_offset;
+        const struct OciJsonField *fields;
+        OciJsonFieldFn check;
 } OciJsonField;
 
 #define OCI_JSON_NO_HAS SIZE_MAX
@@ -83,9 +96,33 @@ int oci_json_field_uint32(const cJSON *v, const OciJsonPath *p, void *dst /* uin
 int oci_json_field_uint64(const cJSON *v, const OciJsonPath *p, void *dst /* uint64_t * */, char **reterr);
 int oci_json_field_int32(const cJSON *v, const OciJsonPath *p, void *dst /* int32_t * */, char **reterr);
 int oci_json_field_int64(const cJSON *v, const OciJsonPath *p, void *dst /* int64_t * */, char **reterr);
+/* A string, then check(string, p) (a validated string field: the value parsers' usual shape). */
+int oci_json_field_string_checked(const cJSON *v, const OciJsonPath *p, void *dst /* char ** */,
+                                  OciJsonStringCheckFn check, char **reterr);
+/* An array of strings, then check(entry, path of the entry) on each one in order. */
+int oci_json_field_strv_checked(const cJSON *v, const OciJsonPath *p, void *dst /* char *** */,
+                                OciJsonStringCheckFn check, char **reterr);
 
-/* Arrays of structs: allocates n zeroed elements, stores them in *ret and *ret_n BEFORE filling them (so the
- * owner's free function releases partially parsed arrays), then calls parse_elem on each one. */
-int oci_json_parse_array(const cJSON *v, const OciJsonPath *p, size_t elem_size, void **ret, size_t *ret_n,
-                         int (*parse_elem)(const cJSON *e, const OciJsonPath *p, void *elem, char **reterr),
-                         char **reterr);
+/* Integers in min..max (0..max) stored in the integer member at dst, of size bytes (1, 2, 4 or 8). */
+void oci_json_store_integer(void *dst, size_t size, uint64_t value);
+int oci_json_store_unsigned(const cJSON *v, const OciJsonPath *p, uint64_t max, void *dst, size_t size,
+                            char **reterr);
+int oci_json_store_signed(const cJSON *v, const OciJsonPath *p, int64_t min, int64_t max, void *dst,
+                          size_t size, char **reterr);
+
+/* Arrays: allocates n + extra zeroed elements (nothing when that is 0), stores them in *ret and *ret_n (when
+ * non-NULL) BEFORE filling them (so the owner's free function releases partially parsed arrays), then calls
+ * parse_elem on each element with its path. extra = 1 gives a NULL-terminated array of pointers. */
+int oci_json_parse_array(const cJSON *v, const OciJsonPath *p, size_t elem_size, size_t extra, void **ret,
+                         size_t *ret_n, OciJsonFieldFn parse_elem, char **reterr);
+/* The same for an array of objects read with a table of fields and then check (or NULL) each. */
+int oci_json_parse_array_of(const cJSON *v, const OciJsonPath *p, size_t elem_size, void **ret,
+                            size_t *ret_n, const OciJsonField *fields, OciJsonFieldFn check, char **reterr);
+/* Objects used as maps (non-empty unique keys): the same with the members. Each key is checked with check_key
+ * (when non-NULL) and copied to the char * at key_offset in its element; then the value is read as value
+ * says (value->parse, or value->fields and value->check) into the element + value->offset. */
+int oci_json_parse_map(const cJSON *v, const OciJsonPath *p, size_t elem_size, void **ret, size_t *ret_n,
+                       OciJsonStringCheckFn check_key, size_t key_offset, const OciJsonField *value,
+                       char **reterr);
+/* The map checks alone: an object with non-empty, unique keys; *ret_n = its size. */
+int oci_json_check_map(const cJSON *v, const OciJsonPath *p, size_t *ret_n, char **reterr);

@@ -72,6 +72,12 @@ static const char *const default_namespaces[] = {
         "pid", "network", "ipc", "uts", "mount", "cgroup",
 };
 
+/* A new object appended to array; NULL on OOM (also when array is NULL, the OOM of its creation). */
+static cJSON *append_object(cJSON *array) {
+        cJSON *o = cJSON_CreateObject();
+        return json_append(array, o) ? o : NULL;
+}
+
 static cJSON *build_process(void) {
         _cleanup_json_ cJSON *p = cJSON_CreateObject();
         cJSON *user, *caps, *rlimits, *rl;
@@ -98,10 +104,8 @@ static cJSON *build_process(void) {
         rlimits = cJSON_AddArrayToObject(p, "rlimits");
         if (!rlimits)
                 return NULL;
-        rl = cJSON_CreateObject();
-        if (!json_append(rlimits, rl))
-                return NULL;
-        if (!cJSON_AddStringToObject(rl, "type", "RLIMIT_NOFILE") ||
+        rl = append_object(rlimits);
+        if (!rl || !cJSON_AddStringToObject(rl, "type", "RLIMIT_NOFILE") ||
             !cJSON_AddNumberToObject(rl, "hard", 1024) || !cJSON_AddNumberToObject(rl, "soft", 1024))
                 return NULL;
 
@@ -137,14 +141,9 @@ static cJSON *build_mount(const DefaultMount *m, bool rootless) {
 
 static cJSON *build_id_mapping(uint32_t host_id) {
         _cleanup_json_ cJSON *a = cJSON_CreateArray();
-        cJSON *m;
+        cJSON *m = append_object(a);
 
-        if (!a)
-                return NULL;
-        m = cJSON_CreateObject();
-        if (!json_append(a, m))
-                return NULL;
-        if (!cJSON_AddNumberToObject(m, "containerID", 0) ||
+        if (!m || !cJSON_AddNumberToObject(m, "containerID", 0) ||
             !cJSON_AddNumberToObject(m, "hostID", host_id) || !cJSON_AddNumberToObject(m, "size", 1))
                 return NULL;
         return TAKE_PTR(a);
@@ -171,10 +170,8 @@ static cJSON *build_linux(bool rootless) {
                 devices = cJSON_AddArrayToObject(resources, "devices");
                 if (!devices)
                         return NULL;
-                d = cJSON_CreateObject();
-                if (!json_append(devices, d))
-                        return NULL;
-                if (!cJSON_AddBoolToObject(d, "allow", false) ||
+                d = append_object(devices);
+                if (!d || !cJSON_AddBoolToObject(d, "allow", false) ||
                     !cJSON_AddStringToObject(d, "access", "rwm"))
                         return NULL;
         }
@@ -188,13 +185,13 @@ static cJSON *build_linux(bool rootless) {
                 /* Rootless: no network namespace, the container shares the host's network. */
                 if (rootless && streq(*ns, "network"))
                         continue;
-                n = cJSON_CreateObject();
-                if (!json_append(namespaces, n) || !cJSON_AddStringToObject(n, "type", *ns))
+                n = append_object(namespaces);
+                if (!n || !cJSON_AddStringToObject(n, "type", *ns))
                         return NULL;
         }
         if (rootless) {
-                cJSON *n = cJSON_CreateObject();
-                if (!json_append(namespaces, n) || !cJSON_AddStringToObject(n, "type", "user"))
+                cJSON *n = append_object(namespaces);
+                if (!n || !cJSON_AddStringToObject(n, "type", "user"))
                         return NULL;
         }
 
