@@ -966,8 +966,6 @@ struct sdrun_pidfd_info {
 #define SDRUN_PIDFD_GET_INFO _IOWR(0xFF, 11, struct sdrun_pidfd_info)
 #define SDRUN_PIDFD_INFO_EXIT (UINT64_C(1) << 3)
 
-/* How the (dead) init ended: waitid when it is our child (`run`), PIDFD_GET_INFO when someone else reaped
- * it (`start` after `create`). Bounded: the start connection reports EOF before the exit is notified. */
 /* The wait status of a zombie its parent has not reaped yet: field 52 of /proc/PID/stat. */
 static int zombie_wait_status(pid_t pid, int pidfd, int *ret) {
         _cleanup_free_ char *buf = NULL;
@@ -987,6 +985,8 @@ static int zombie_wait_status(pid_t pid, int pidfd, int *ret) {
         return 0;
 }
 
+/* How the (dead) init ended: waitid when it is our child (`run`), PIDFD_GET_INFO when someone else reaped
+ * it (`start` after `create`). Bounded: the start connection reports EOF before the exit is notified. */
 static int init_exit_status(pid_t pid, int pidfd, siginfo_t *ret) {
         siginfo_t si = {};
         int status = 0;
