@@ -76,7 +76,7 @@ char *oci_json_path_to_string(const OciJsonPath *p) {
         return buf;
 }
 
-static int verror(char **reterr, const OciJsonPath *p, const char *fmt, va_list ap) {
+_printf_(3, 0) static int verror(char **reterr, const OciJsonPath *p, const char *fmt, va_list ap) {
         _cleanup_free_ char *path = NULL;
 
         if (!reterr || *reterr) /* the first error wins */
