@@ -14,6 +14,7 @@
 #include "error-util.h"
 #include "macro.h"
 #include "sdunit-internal.h"
+#include "string-util.h"
 
 /* One connection per process: every sdunit_bus_open() of the same kind hands out a reference to it, so a
  * verb that makes several calls pays for the connection (and the JobRemoved match and Subscribe) once. A
@@ -62,6 +63,7 @@ static void bus_free(SdUnitBus *b) {
                 sd_bus_slot_unref(b->job_removed_slot);
                 sd_bus_close_unref(b->bus);
         }
+        free(b->watch_error_message);
         free(b);
 }
 
@@ -107,6 +109,9 @@ int sdunit_bus_open(bool user, SdUnitBus **ret, char **reterr) {
         /* A connection inherited over fork() is not ours to reuse; forget it (the parent still owns it). */
         *slot = NULL;
 
+        r = sdunit_libsystemd_load(reterr);
+        if (r < 0)
+                return r;
         b = calloc(1, sizeof(SdUnitBus));
         if (!b)
                 return -ENOMEM;
@@ -179,16 +184,34 @@ static int on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
         return 0;
 }
 
+/* The replies to AddMatch and Subscribe, which are not waited for: a failure is kept and ends the next job
+ * wait (without the match or the subscription no JobRemoved would come). */
+static int on_watch_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        SdUnitBus *b = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(m);
+
+        if (!e || sd_bus_error_has_name(e, "org.freedesktop.systemd1.AlreadySubscribed") || b->watch_error)
+                return 0;
+        b->watch_error = sd_bus_error_get_errno(e);
+        if (b->watch_error <= 0)
+                b->watch_error = EIO;
+        b->watch_error_message = strdup_printf("%s: %s", e->name, strna(e->message));
+        return 0;
+}
+
 int sdunit_bus_watch_jobs(SdUnitBus *b, char **reterr) {
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
         int r;
 
         assert(b);
 
+        /* Neither call is waited for: the method call that creates the job goes out behind them on the same
+         * connection, and the broker and PID 1 handle one sender's messages in order, so the match and the
+         * subscription are in place before the job can end. That saves two round trips per create. */
         if (!b->job_removed_slot) {
                 /* On a direct connection this is a local filter only; through the broker it is one AddMatch. */
-                r = sd_bus_match_signal(b->bus, &b->job_removed_slot, b->direct ? NULL : SD_DEST, SD_PATH,
-                                        SD_IFACE_MANAGER, "JobRemoved", on_job_removed, b);
+                r = sd_bus_match_signal_async(b->bus, &b->job_removed_slot, b->direct ? NULL : SD_DEST,
+                                              SD_PATH, SD_IFACE_MANAGER, "JobRemoved", on_job_removed,
+                                              b->direct ? NULL : on_watch_reply, b);
                 if (r < 0)
                         return sdunit_fail(reterr, r, NULL,
                                            "install a match for systemd's JobRemoved signal");
@@ -197,10 +220,10 @@ int sdunit_bus_watch_jobs(SdUnitBus *b, char **reterr) {
         /* PID 1 sends its signals to direct connections unconditionally, but through the broker only while
          * some client is subscribed: subscribe once per connection to be sure. */
         if (!b->direct && !b->subscribed) {
-                r = sd_bus_call_method(b->bus, SD_DEST, SD_PATH, SD_IFACE_MANAGER, "Subscribe", &e, NULL,
-                                       NULL);
-                if (r < 0 && !sd_bus_error_has_name(&e, "org.freedesktop.systemd1.AlreadySubscribed"))
-                        return sdunit_fail(reterr, r, &e, "subscribe to systemd's signals");
+                r = sd_bus_call_method_async(b->bus, NULL, SD_DEST, SD_PATH, SD_IFACE_MANAGER, "Subscribe",
+                                             on_watch_reply, b, NULL);
+                if (r < 0)
+                        return sdunit_fail(reterr, r, NULL, "subscribe to systemd's signals");
                 b->subscribed = true;
         }
         return 0;
@@ -232,6 +255,8 @@ int sdunit_job_wait_run(SdUnitBus *b, SdUnitJobWait *w, uint64_t deadline_usec) 
                                 return r;
                         if (w->done)
                                 return w->result ? 0 : -ENOMEM;
+                        if (b->watch_error)
+                                return -b->watch_error;
                 } while (r > 0);
 
                 uint64_t now = sdunit_now_usec();
@@ -258,6 +283,8 @@ int sdunit_job_wait_reply(SdUnitBus *b, sd_bus_message *reply, SdUnitJobWait *w,
         sdunit_job_wait_register(b, w);
         r = sdunit_job_wait_run(b, w, deadline_usec);
         sdunit_job_wait_unregister(b, w);
+        if (r < 0 && b->watch_error_message)
+                return errorf(reterr, r, "%s %s: watch systemd's jobs: %s", action, unit, b->watch_error_message);
         if (r < 0)
                 return sdunit_fail(reterr, r, NULL, "%s %s: wait for job %s", action, unit, job);
         return 0;

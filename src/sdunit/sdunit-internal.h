@@ -31,7 +31,9 @@ struct SdUnitBus {
         pid_t pid; /* the process that opened it: sd-bus connections do not survive fork() */
         bool user;
         bool direct;     /* peer-to-peer connection to the manager's private socket (no broker) */
-        bool subscribed; /* Manager.Subscribe() done (needed for signals through the broker) */
+        bool subscribed; /* Manager.Subscribe() sent (needed for signals through the broker) */
+        int watch_error; /* errno of a failed AddMatch or Subscribe (their replies are not waited for) */
+        char *watch_error_message;
         sd_bus *bus;
         sd_bus_slot *job_removed_slot;
         SdUnitJobWait *waits;

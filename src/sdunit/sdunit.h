@@ -13,6 +13,11 @@
 
 typedef struct SdUnitBus SdUnitBus;
 
+/* libsystemd is loaded on first use (libsystemd-dl.c): sdunit_bus_open() loads it, and fails with
+ * -ELIBACC and a message naming the library when it cannot. */
+int sdunit_libsystemd_load(char **reterr);
+bool sdunit_libsystemd_loaded(void);
+
 /* System bus when user is false (root), else the user manager's bus. */
 int sdunit_bus_open(bool user, SdUnitBus **ret, char **reterr);
 void sdunit_bus_close(SdUnitBus *b);

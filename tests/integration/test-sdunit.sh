@@ -186,4 +186,69 @@ ok_desc "without a system bus, run works over PID 1's private socket" \
         "$SDRUN" "$SDRUN_ROOT" "$B" "$cid"
 no_leftovers "$cid"
 
+# --- libsystemd is loaded when a verb first talks to systemd ----------------------------------------------
+# (src/sdunit/libsystemd-dl.c). LD_DEBUG=files makes the dynamic loader name every library it maps.
+# LD_DEBUG_OUTPUT=F writes the loader's lines to F.PID, one file per process: only sdrun's own counts (`ps`
+# runs procps's ps, which links libsystemd). Not through a pipe: create's init would hold it open.
+loads_libsystemd() {
+        local out=$TEST_TMPDIR/ld-debug pid rc
+        rm -f "$out".*
+        LD_DEBUG=files LD_DEBUG_OUTPUT=$out "$@" >/dev/null 2>&1 &
+        pid=$!
+        wait "$pid"
+        rc=$?
+        [ "$rc" = 0 ] || diag "$* exited $rc"
+        grep -q 'file=libsystemd\.so\.0' "$out.$pid"
+}
+does_not_load_libsystemd() { ! loads_libsystemd "$@"; }
+B=$TEST_TMPDIR/lazy
+make_bundle "$B" || bail "make_bundle failed"
+bundle_set "$B" '.process.args=["sleep","100"]' || bail "bundle_set failed"
+cid=$(new_id lazy); track_container "$cid"
+ok_desc "create loads libsystemd (it starts the scope)" loads_libsystemd "$SDRUN" --root "$SDRUN_ROOT" create --bundle "$B" "$cid"
+for verb in "state $cid" "list" "ps $cid" "start $cid" "exec $cid true" "kill $cid CONT" "events --stats $cid"; do
+        # shellcheck disable=SC2086 # the verb's words
+        ok_desc "'sdrun $verb' does not load libsystemd" does_not_load_libsystemd "$SDRUN" --root "$SDRUN_ROOT" $verb
+done
+is "$("$SDRUN" --root "$SDRUN_ROOT" state "$cid" | jq -r .status)" running "the verbs above worked without it"
+ok_desc "delete --force loads it (it stops the scope)" loads_libsystemd "$SDRUN" --root "$SDRUN_ROOT" delete --force "$cid"
+no_leftovers "$cid"
+
+# A libsystemd that cannot be loaded: create says which library and why, exits 1 and leaves nothing.
+mkdir -p "$TEST_TMPDIR/badlib"
+echo "not an ELF file" >"$TEST_TMPDIR/badlib/libsystemd.so.0"
+cid=$(new_id badlib); track_container "$cid"
+B=$TEST_TMPDIR/badlib-bundle
+make_bundle "$B" || bail "make_bundle failed"
+out=$(LD_LIBRARY_PATH=$TEST_TMPDIR/badlib "$SDRUN" --root "$SDRUN_ROOT" run --bundle "$B" "$cid" 2>&1)
+is "$?" 1 "run with an unloadable libsystemd exits 1"
+like "$out" "cannot load libsystemd\.so\.0 \(systemd's client library\): .*badlib/libsystemd\.so\.0" \
+        "and names the library and the loader's reason: $out"
+no_leftovers "$cid"
+
+# --- sdrun's journal messages (the native protocol, src/sdunit/journal.c) ------------------------------------
+# A one-line message, one with newlines (the length-prefixed field form) and one too big for a datagram (a
+# sealed memfd), each with its fields, read back through journalctl.
+jid=$(new_id journal)
+junit="sdrun-$jid.scope"
+{ printf '%s ' "$jid"; head -c 300000 /dev/zero | tr '\0' x; } >"$TEST_TMPDIR/big-message"
+for msg in "one line from $jid" "$(printf 'first line %s\nsecond line\n\nfourth = line' "$jid")" "@$TEST_TMPDIR/big-message"; do
+        out=$("$SDUNIT_SMOKE" journal "$jid" "$junit" "$msg")
+        is "$out" "libsystemd not loaded" "journal sink (${msg:0:20}...) works without libsystemd"
+done
+journalctl --sync >/dev/null 2>&1
+jr() { journalctl --no-pager --all -o json CONTAINER_ID="$jid" 2>/dev/null; }
+three_entries() { [ "$(jr | wc -l)" -ge 3 ]; }
+wait_for three_entries
+is "$(jr | jq -r 'select(.MESSAGE | type == "string" and startswith("one line")) | .MESSAGE')" "one line from $jid" \
+        "the one-line message"
+is "$(jr | jq -r 'select(.MESSAGE | type == "string" and startswith("first line")) | .MESSAGE')" \
+        "$(printf 'first line %s\nsecond line\n\nfourth = line' "$jid")" "the message with newlines, exactly"
+is "$(jr | jq -r 'select(.MESSAGE | type == "string" and startswith("'"$jid"' x")) | .MESSAGE | length')" \
+        "$((${#jid} + 1 + 300000))" "the 300 kB message, whole (through a memfd)"
+is "$(jr | jq -r '[.PRIORITY, .SYSLOG_IDENTIFIER, .OBJECT_SYSTEMD_UNIT, .UNIT] | join(" ")' | sort -u)" \
+        "6 sdrun $junit $junit" "PRIORITY, SYSLOG_IDENTIFIER, OBJECT_SYSTEMD_UNIT and UNIT of all three"
+is "$(journalctl --no-pager -o cat -u "$junit" 2>/dev/null | grep -c "^one line from $jid")" 1 \
+        "journalctl -u UNIT finds it"
+
 done_testing
