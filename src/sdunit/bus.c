@@ -284,7 +284,8 @@ int sdunit_job_wait_reply(SdUnitBus *b, sd_bus_message *reply, SdUnitJobWait *w,
         r = sdunit_job_wait_run(b, w, deadline_usec);
         sdunit_job_wait_unregister(b, w);
         if (r < 0 && b->watch_error_message)
-                return errorf(reterr, r, "%s %s: watch systemd's jobs: %s", action, unit, b->watch_error_message);
+                return errorf(reterr, r, "%s %s: watch systemd's jobs: %s", action, unit,
+                              b->watch_error_message);
         if (r < 0)
                 return sdunit_fail(reterr, r, NULL, "%s %s: wait for job %s", action, unit, job);
         return 0;

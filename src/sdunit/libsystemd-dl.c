@@ -36,44 +36,44 @@
 #define LIBSYSTEMD_SONAME "libsystemd.so.0"
 
 /* Every function forwarded, by the name dlsym() finds it under. */
-#define LIBSYSTEMD_SYMBOLS(X)                                                                                  \
-        X(sd_bus_call)                                                                                         \
-        X(sd_bus_call_methodv)                                                                                 \
-        X(sd_bus_call_method_asyncv)                                                                           \
-        X(sd_bus_close_unref)                                                                                  \
-        X(sd_bus_error_copy)                                                                                   \
-        X(sd_bus_error_free)                                                                                   \
-        X(sd_bus_error_get_errno)                                                                              \
-        X(sd_bus_error_has_name)                                                                               \
-        X(sd_bus_error_is_set)                                                                                 \
-        X(sd_bus_flush)                                                                                        \
-        X(sd_bus_flush_close_unref)                                                                            \
-        X(sd_bus_get_property_string)                                                                          \
-        X(sd_bus_is_open)                                                                                      \
-        X(sd_bus_match_signal_async)                                                                           \
-        X(sd_bus_message_append_array)                                                                         \
-        X(sd_bus_message_append_strv)                                                                          \
-        X(sd_bus_message_appendv)                                                                              \
-        X(sd_bus_message_close_container)                                                                      \
-        X(sd_bus_message_enter_container)                                                                      \
-        X(sd_bus_message_get_error)                                                                            \
-        X(sd_bus_message_new_method_call)                                                                      \
-        X(sd_bus_message_open_container)                                                                       \
-        X(sd_bus_message_peek_type)                                                                            \
-        X(sd_bus_message_read_basic)                                                                           \
-        X(sd_bus_message_read_strv)                                                                            \
-        X(sd_bus_message_readv)                                                                                \
-        X(sd_bus_message_unref)                                                                                \
-        X(sd_bus_new)                                                                                          \
-        X(sd_bus_open_system)                                                                                  \
-        X(sd_bus_open_user)                                                                                    \
-        X(sd_bus_path_encode)                                                                                  \
-        X(sd_bus_process)                                                                                      \
-        X(sd_bus_ref)                                                                                          \
-        X(sd_bus_set_address)                                                                                  \
-        X(sd_bus_slot_unref)                                                                                   \
-        X(sd_bus_start)                                                                                        \
-        X(sd_bus_unref)                                                                                        \
+#define LIBSYSTEMD_SYMBOLS(X)             \
+        X(sd_bus_call)                    \
+        X(sd_bus_call_methodv)            \
+        X(sd_bus_call_method_asyncv)      \
+        X(sd_bus_close_unref)             \
+        X(sd_bus_error_copy)              \
+        X(sd_bus_error_free)              \
+        X(sd_bus_error_get_errno)         \
+        X(sd_bus_error_has_name)          \
+        X(sd_bus_error_is_set)            \
+        X(sd_bus_flush)                   \
+        X(sd_bus_flush_close_unref)       \
+        X(sd_bus_get_property_string)     \
+        X(sd_bus_is_open)                 \
+        X(sd_bus_match_signal_async)      \
+        X(sd_bus_message_append_array)    \
+        X(sd_bus_message_append_strv)     \
+        X(sd_bus_message_appendv)         \
+        X(sd_bus_message_close_container) \
+        X(sd_bus_message_enter_container) \
+        X(sd_bus_message_get_error)       \
+        X(sd_bus_message_new_method_call) \
+        X(sd_bus_message_open_container)  \
+        X(sd_bus_message_peek_type)       \
+        X(sd_bus_message_read_basic)      \
+        X(sd_bus_message_read_strv)       \
+        X(sd_bus_message_readv)           \
+        X(sd_bus_message_unref)           \
+        X(sd_bus_new)                     \
+        X(sd_bus_open_system)             \
+        X(sd_bus_open_user)               \
+        X(sd_bus_path_encode)             \
+        X(sd_bus_process)                 \
+        X(sd_bus_ref)                     \
+        X(sd_bus_set_address)             \
+        X(sd_bus_slot_unref)              \
+        X(sd_bus_start)                   \
+        X(sd_bus_unref)                   \
         X(sd_bus_wait)
 
 static struct {
@@ -96,19 +96,18 @@ int sdunit_libsystemd_load(char **reterr) {
         if (!h)
                 return errorf(reterr, ELIBACC, "cannot load %s (systemd's client library): %s",
                               LIBSYSTEMD_SONAME, strna(dlerror()));
-#define X(name)                                                                                                \
-        if (!(lib.name = (typeof(name) *) dlsym(h, #name))) {                                                  \
-                (void) dlclose(h);                                                                             \
-                lib = (typeof(lib)){};                                                                         \
-                return errorf(reterr, ELIBACC, "%s has no %s(): sdrun needs libsystemd 252 or newer",          \
-                              LIBSYSTEMD_SONAME, #name);                                                       \
+#define X(name)                                                                                       \
+        if (!(lib.name = (typeof(name) *) dlsym(h, #name))) {                                         \
+                (void) dlclose(h);                                                                    \
+                lib = (typeof(lib)){};                                                                \
+                return errorf(reterr, ELIBACC, "%s has no %s(): sdrun needs libsystemd 252 or newer", \
+                              LIBSYSTEMD_SONAME, #name);                                              \
         }
         LIBSYSTEMD_SYMBOLS(X)
 #undef X
         lib.handle = h;
         return 0;
 }
-
 
 /* The library, loaded now if it was not; false (with the reason logged at debug level) if it cannot be. */
 static bool need(void) {
@@ -211,13 +210,14 @@ int sd_bus_wait(sd_bus *bus, uint64_t timeout_usec) {
         LOADED();
         return lib.sd_bus_wait(bus, timeout_usec);
 }
-int sd_bus_call(sd_bus *bus, sd_bus_message *m, uint64_t usec, sd_bus_error *ret_error, sd_bus_message **reply) {
+int sd_bus_call(sd_bus *bus, sd_bus_message *m, uint64_t usec, sd_bus_error *ret_error,
+                sd_bus_message **reply) {
         LOADED();
         return lib.sd_bus_call(bus, m, usec, ret_error, reply);
 }
 int sd_bus_call_method(sd_bus *bus, const char *destination, const char *path, const char *interface,
-                       const char *member, sd_bus_error *ret_error, sd_bus_message **reply, const char *types,
-                       ...) {
+                       const char *member, sd_bus_error *ret_error, sd_bus_message **reply,
+                       const char *types, ...) {
         va_list ap;
         int r;
 
@@ -235,8 +235,8 @@ int sd_bus_call_method_async(sd_bus *bus, sd_bus_slot **slot, const char *destin
 
         LOADED();
         va_start(ap, types);
-        r = lib.sd_bus_call_method_asyncv(bus, slot, destination, path, interface, member, callback, userdata,
-                                          types, ap);
+        r = lib.sd_bus_call_method_asyncv(bus, slot, destination, path, interface, member, callback,
+                                          userdata, types, ap);
         va_end(ap);
         return r;
 }
@@ -246,14 +246,15 @@ int sd_bus_get_property_string(sd_bus *bus, const char *destination, const char 
         return lib.sd_bus_get_property_string(bus, destination, path, interface, member, ret_error, ret);
 }
 int sd_bus_match_signal_async(sd_bus *bus, sd_bus_slot **ret, const char *sender, const char *path,
-                              const char *interface, const char *member, sd_bus_message_handler_t match_callback,
-                              sd_bus_message_handler_t add_callback, void *userdata) {
+                              const char *interface, const char *member,
+                              sd_bus_message_handler_t match_callback, sd_bus_message_handler_t add_callback,
+                              void *userdata) {
         LOADED();
         return lib.sd_bus_match_signal_async(bus, ret, sender, path, interface, member, match_callback,
                                              add_callback, userdata);
 }
-int sd_bus_message_new_method_call(sd_bus *bus, sd_bus_message **m, const char *destination, const char *path,
-                                   const char *interface, const char *member) {
+int sd_bus_message_new_method_call(sd_bus *bus, sd_bus_message **m, const char *destination,
+                                   const char *path, const char *interface, const char *member) {
         LOADED();
         return lib.sd_bus_message_new_method_call(bus, m, destination, path, interface, member);
 }
