@@ -16,8 +16,8 @@
 typedef struct Become {
         const OciProcess *p;
         const OciConfig *c;
-        scmp_filter_ctx filter; /* prepared linux.seccomp, or NULL */
-        bool in_userns;         /* root of a user namespace of ours (or joined) */
+        const SeccompProgram *filter; /* linux.seccomp compiled, or NULL */
+        bool in_userns;               /* root of a user namespace of ours (or joined) */
         unsigned preserve_fds;
         unsigned listen_fds; /* socket activation: LISTEN_FDS/LISTEN_PID=1 (the init only) */
         int sync_fd;         /* to the runtime: errors, the pty master, the seccomp listener, SYNC_EXEC */

@@ -297,7 +297,7 @@ void security_plan(bool no_new_privileges, bool have_seccomp, SecurityStep ret[2
         }
 }
 
-int process_finalize_security_full(const OciProcess *p, const OciSeccomp *s, scmp_filter_ctx ctx,
+int process_finalize_security_full(const OciProcess *p, const OciSeccomp *s, const SeccompProgram *ctx,
                                    bool in_user_namespace, int (*send_notify_fd)(int fd, void *userdata),
                                    void *userdata, int *ret_notify_fd, char **reterr) {
         /* Privileged region, container side: the last steps before execve. */
@@ -347,7 +347,7 @@ int process_finalize_security_full(const OciProcess *p, const OciSeccomp *s, scm
         return 0;
 }
 
-int process_finalize_security(const OciProcess *p, const OciSeccomp *s, scmp_filter_ctx ctx,
+int process_finalize_security(const OciProcess *p, const OciSeccomp *s, const SeccompProgram *ctx,
                               bool in_user_namespace, int *ret_notify_fd, char **reterr) {
         return process_finalize_security_full(p, s, ctx, in_user_namespace, NULL, NULL, ret_notify_fd,
                                               reterr);

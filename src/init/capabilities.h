@@ -52,13 +52,13 @@ void security_plan(bool no_new_privileges, bool have_seccomp, SecurityStep ret[2
 /* Does the whole final identity + filter sequence right before execve: returns with everything applied;
  * the caller's next syscall must be execve (or sending *ret_notify_fd to the runtime, then execve).
  * ctx may be NULL (no linux.seccomp); s may be NULL then too. The notify fd is returned as by
- * oci_seccomp_load() (-1 without SCMP_ACT_NOTIFY). ctx is not released: the process is about to exec. */
-int process_finalize_security(const OciProcess *p, const OciSeccomp *s, scmp_filter_ctx ctx,
+ * oci_seccomp_load() (-1 without SCMP_ACT_NOTIFY). ctx stays the caller's: the process is about to exec. */
+int process_finalize_security(const OciProcess *p, const OciSeccomp *s, const SeccompProgram *ctx,
                               bool in_user_namespace, int *ret_notify_fd, char **reterr);
 /* The same, and when send_notify_fd is non-NULL it is called with the listener fd right after the filter is
  * loaded (the fd is closed afterwards and *ret_notify_fd is -1). Use this one when a profile may notify:
  * without noNewPrivileges the filter is loaded before the user switch, and a syscall of that switch that
  * is SCMP_ACT_NOTIFY would block forever while the agent has no fd yet. */
-int process_finalize_security_full(const OciProcess *p, const OciSeccomp *s, scmp_filter_ctx ctx,
+int process_finalize_security_full(const OciProcess *p, const OciSeccomp *s, const SeccompProgram *ctx,
                                    bool in_user_namespace, int (*send_notify_fd)(int fd, void *userdata),
                                    void *userdata, int *ret_notify_fd, char **reterr);

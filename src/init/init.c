@@ -243,10 +243,12 @@ static int init_prepare_process(InitContext *ic) {
         r = become_prepare(&ic->b);
         if (r < 0)
                 return init_become_failed(ic, r, "process");
+        /* linux.seccomp was compiled by the runtime (create, while systemd's job ran): the init only loads it. */
         if (ic->c->linux_.seccomp.present) {
-                r = oci_seccomp_prepare(&ic->c->linux_.seccomp, &ic->b.filter, &ic->b.err);
-                if (r < 0)
-                        return init_become_failed(ic, r, "seccomp");
+                if (!ic->p->seccomp)
+                        return errorf(&ic->err, EINVAL,
+                                      "linux.seccomp: the runtime passed no compiled filter");
+                ic->b.filter = ic->p->seccomp;
         }
         return 0;
 }

@@ -15,6 +15,7 @@
 
 #include "macro.h"
 #include "oci-config.h"
+#include "seccomp-filter.h"
 
 typedef struct InitParams {
         const OciConfig *config;
@@ -28,9 +29,10 @@ typedef struct InitParams {
         int start_listen_fd;   /* the start barrier: a listening socket; the init accepts `start` on it */
         int close_in_init_fd;  /* an fd the init must drop at once (the create lock), or -1 */
         bool has_console_socket;
-        const int *bind_source_fds; /* see rootfs_open_bind_sources() */
-        int own_cgroup_fd;          /* rootless: the cgroup directory the init was born in, or -1 */
-        const char *comm;           /* the init's name until it execs the user process */
+        const int *bind_source_fds;    /* see rootfs_open_bind_sources() */
+        int own_cgroup_fd;             /* rootless: the cgroup directory the init was born in, or -1 */
+        const char *comm;              /* the init's name until it execs the user process */
+        const SeccompProgram *seccomp; /* linux.seccomp, compiled by the runtime before the clone */
         void (*after_pivot)(void); /* called right after rootfs_finish() (CRIU's /dev/null stdio), or NULL */
 } InitParams;
 

@@ -245,7 +245,7 @@ static int add_syscall_rules(scmp_filter_ctx ctx, const OciSyscall *sc, size_t i
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(scmp_filter_ctx, seccomp_release);
 
-int oci_seccomp_prepare(const OciSeccomp *s, scmp_filter_ctx *ret, char **reterr) {
+static int build_filter(const OciSeccomp *s, scmp_filter_ctx *ret, char **reterr) {
         _cleanup_(seccomp_releasep) scmp_filter_ctx ctx = NULL;
         uint32_t default_action;
         int r;
@@ -330,7 +330,7 @@ int oci_seccomp_prepare(const OciSeccomp *s, scmp_filter_ctx *ret, char **reterr
         return 0;
 }
 
-/* Filter flags for seccomp(2) from linux.seccomp.flags (validated by oci_seccomp_prepare()). */
+/* Filter flags for seccomp(2) from linux.seccomp.flags (validated by build_filter()). */
 static unsigned long filter_flags(const OciSeccomp *s, bool notify) {
         unsigned long flags = 0;
 
@@ -351,52 +351,77 @@ static unsigned long filter_flags(const OciSeccomp *s, bool notify) {
         return flags;
 }
 
-int oci_seccomp_load(scmp_filter_ctx ctx, const OciSeccomp *s, int *ret_notify_fd, char **reterr) {
-        /* Runs in the container's init, last step before execve: after the seccomp(2) call below, nothing
-         * else may run here. The program lives on the stack: the kernel copies it, and there is nothing
-         * to free afterwards. BPF_MAXINSNS (4096) instructions is what the kernel accepts at most. */
-        struct sock_filter insns[BPF_MAXINSNS];
+void seccomp_program_free(SeccompProgram *p) {
+        if (!p)
+                return;
+        free(p->insns);
+        free(p);
+}
+
+int oci_seccomp_prepare(const OciSeccomp *s, SeccompProgram **ret, char **reterr) {
+        _cleanup_(seccomp_releasep) scmp_filter_ctx ctx = NULL;
+        _cleanup_(seccomp_program_freep) SeccompProgram *prog = NULL;
+        _cleanup_close_ int fd = -EBADF;
         struct stat st;
         int r;
 
-        assert(ctx);
+        assert(s);
+        assert(ret);
+
+        r = build_filter(s, &ctx, reterr);
+        if (r < 0)
+                return r;
+
+        fd = memfd_create("sdrun-seccomp-bpf", MFD_CLOEXEC);
+        if (fd < 0)
+                return errorf(reterr, -errno, "linux.seccomp: creating a memfd for the BPF program: %m");
+        r = seccomp_export_bpf(ctx, fd);
+        if (r < 0)
+                return errorf(reterr, r, "linux.seccomp: generating the BPF program: %s", strerror(-r));
+        if (fstat(fd, &st) < 0)
+                return errorf(reterr, -errno, "linux.seccomp: stat of the BPF program: %m");
+        if (st.st_size <= 0 || st.st_size % sizeof(struct sock_filter) != 0)
+                return errorf(reterr, -EIO, "linux.seccomp: BPF program has an invalid size %jd",
+                              (intmax_t) st.st_size);
+        /* BPF_MAXINSNS (4096) instructions is what the kernel accepts at most. */
+        if ((size_t) st.st_size > BPF_MAXINSNS * sizeof(struct sock_filter))
+                return errorf(
+                        reterr, -E2BIG,
+                        "linux.seccomp: the filter compiles to %zu BPF instructions, the kernel accepts at most %d",
+                        (size_t) st.st_size / sizeof(struct sock_filter), BPF_MAXINSNS);
+
+        prog = calloc(1, sizeof *prog);
+        if (!prog)
+                return -ENOMEM;
+        prog->insns = malloc((size_t) st.st_size);
+        if (!prog->insns)
+                return -ENOMEM;
+        ssize_t n = pread(fd, prog->insns, (size_t) st.st_size, 0);
+        if (n < 0)
+                return errorf(reterr, -errno, "linux.seccomp: reading the BPF program: %m");
+        if (n != st.st_size)
+                return errorf(reterr, -EIO, "linux.seccomp: short read of the BPF program");
+        prog->len = (size_t) st.st_size / sizeof(struct sock_filter);
+        *ret = TAKE_PTR(prog);
+        return 0;
+}
+
+int oci_seccomp_load(const SeccompProgram *prog, const OciSeccomp *s, int *ret_notify_fd, char **reterr) {
+        /* Runs in the container process, last step before execve: after the seccomp(2) call below, nothing
+         * else may run here. The kernel copies the program. */
+        int r;
+
+        assert(prog);
         assert(s);
         assert(ret_notify_fd);
 
         bool notify = oci_seccomp_uses_notify(s);
         unsigned long flags = filter_flags(s, notify);
-
-        {
-                _cleanup_close_ int fd = memfd_create("sdrun-seccomp-bpf", MFD_CLOEXEC);
-                if (fd < 0)
-                        return errorf(reterr, -errno,
-                                      "linux.seccomp: creating a memfd for the BPF program: %m");
-                r = seccomp_export_bpf(ctx, fd);
-                if (r < 0)
-                        return errorf(reterr, r, "linux.seccomp: generating the BPF program: %s",
-                                      strerror(-r));
-                if (fstat(fd, &st) < 0)
-                        return errorf(reterr, -errno, "linux.seccomp: stat of the BPF program: %m");
-                if (st.st_size <= 0 || st.st_size % sizeof(struct sock_filter) != 0)
-                        return errorf(reterr, -EIO, "linux.seccomp: BPF program has an invalid size %jd",
-                                      (intmax_t) st.st_size);
-                if ((size_t) st.st_size > sizeof insns)
-                        return errorf(
-                                reterr, -E2BIG,
-                                "linux.seccomp: the filter compiles to %zu BPF instructions, the kernel accepts at most %d",
-                                (size_t) st.st_size / sizeof(struct sock_filter), BPF_MAXINSNS);
-                ssize_t n = pread(fd, insns, (size_t) st.st_size, 0);
-                if (n < 0)
-                        return errorf(reterr, -errno, "linux.seccomp: reading the BPF program: %m");
-                if (n != st.st_size)
-                        return errorf(reterr, -EIO, "linux.seccomp: short read of the BPF program");
-        }
-
-        struct sock_fprog prog = {
-                .len = (unsigned short) (st.st_size / sizeof(struct sock_filter)),
-                .filter = insns,
+        struct sock_fprog fprog = {
+                .len = (unsigned short) prog->len,
+                .filter = prog->insns,
         };
-        long fd = sys_seccomp(SECCOMP_SET_MODE_FILTER, flags, &prog);
+        long fd = sys_seccomp(SECCOMP_SET_MODE_FILTER, flags, &fprog);
         if (fd < 0) {
                 r = -errno;
                 if (r == -EACCES)

@@ -11,28 +11,42 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <linux/filter.h>
 #include <seccomp.h>
 
 #include "oci-config.h"
 
+/* linux.seccomp compiled to the BPF program seccomp(2) installs (libseccomp's output). Built where there is
+ * time for it (create builds it in the runtime while systemd's job for the scope runs) and loaded in the
+ * container process right before execve. */
+typedef struct SeccompProgram {
+        struct sock_filter *insns;
+        size_t len; /* instructions */
+} SeccompProgram;
+
+void seccomp_program_free(SeccompProgram *p);
+static inline void seccomp_program_freep(SeccompProgram **p) {
+        seccomp_program_free(*p);
+}
+
 /* How long oci_seccomp_send_to_agent() may take in total (connect + send). */
 #define SECCOMP_AGENT_TIMEOUT_USEC (5 * 1000 * 1000ULL)
 
-/* Build a libseccomp filter from linux.seccomp (not loaded). Unknown syscall names on this libseccomp are
+/* Compile linux.seccomp to its BPF program (not loaded). Unknown syscall names on this libseccomp are
  * skipped with a debug log (as runc does); unknown arch names, errnoRet on an action that has no errno,
- * flags the kernel does not support, SCMP_ACT_NOTIFY as default action or without listenerPath -> error
- * naming the JSON path ("linux.seccomp.syscalls[3].names[0]: ..."). Called in the init before privileges
- * are dropped. On success *ret owns the filter (seccomp_release() it when not loading). */
-int oci_seccomp_prepare(const OciSeccomp *s, scmp_filter_ctx *ret, char **reterr);
+ * flags the kernel does not support, SCMP_ACT_NOTIFY as default action or without listenerPath, a program
+ * longer than the kernel takes -> error naming the JSON path ("linux.seccomp.syscalls[3].names[0]: ...").
+ * Needs no privilege. On success *ret owns the program (seccomp_program_free()). */
+int oci_seccomp_prepare(const OciSeccomp *s, SeccompProgram **ret, char **reterr);
 
-/* Load the filter into the calling thread (all threads with SECCOMP_FILTER_FLAG_TSYNC). The BPF program
- * is exported from libseccomp and installed with seccomp(2) directly, so that every flag of the spec
- * (including SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, which libseccomp 2.5 cannot express) is honoured and
- * libseccomp never sets no_new_privs behind our back. *ret_notify_fd gets the listener fd (O_CLOEXEC) when
- * any rule is SCMP_ACT_NOTIFY, else -1. On success this makes no syscall after seccomp(2) and neither logs
- * nor frees anything: the caller's next syscalls run under the new filter. ctx stays owned by the caller.
- * Needs no_new_privs or CAP_SYS_ADMIN in the caller's user namespace. */
-int oci_seccomp_load(scmp_filter_ctx ctx, const OciSeccomp *s, int *ret_notify_fd, char **reterr);
+/* Load the program into the calling thread (all threads with SECCOMP_FILTER_FLAG_TSYNC), with seccomp(2)
+ * directly, so that every flag of the spec (including SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, which
+ * libseccomp 2.5 cannot express) is honoured and libseccomp never sets no_new_privs behind our back.
+ * *ret_notify_fd gets the listener fd (O_CLOEXEC) when any rule is SCMP_ACT_NOTIFY, else -1. On success
+ * this makes no syscall after seccomp(2) and neither logs nor frees anything: the caller's next syscalls
+ * run under the new filter. prog stays owned by the caller. Needs no_new_privs or CAP_SYS_ADMIN in the
+ * caller's user namespace. */
+int oci_seccomp_load(const SeccompProgram *prog, const OciSeccomp *s, int *ret_notify_fd, char **reterr);
 
 /* Runtime side: connect to s->listener_path (unix stream socket), send the notify fd with SCM_RIGHTS plus
  * the "container process state" JSON of config-linux.md (ociVersion, fds ["seccompFd"], pid, metadata =

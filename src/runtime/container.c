@@ -489,6 +489,7 @@ typedef struct CreateRun {
         char *cgroup, *scope_dir;
         InitProcess ip;
         SdUnitMachineCall *machine_call;
+        SeccompProgram *seccomp; /* linux.seccomp compiled, for the init to load */
 } CreateRun;
 
 static void create_run_done(CreateRun *cr) {
@@ -507,6 +508,7 @@ static void create_run_done(CreateRun *cr) {
         init_process_done(&cr->ip);
         cgroup_memberships_free(cr->orig, cr->n_orig);
         sdunit_machine_call_freep(&cr->machine_call);
+        seccomp_program_free(cr->seccomp);
         free(cr->se.cgroup);
         free(cr->se.scope_dir);
         free(cr->cgroup);
@@ -631,6 +633,14 @@ static int create_validate(CreateRun *cr, char **reterr) {
                         return r;
         }
 
+        /* linux.seccomp compiled here, not in the init: a bad filter fails before anything exists, and the
+         * init (a copy-on-write clone of this process) only has to load the program. */
+        if (c->linux_.seccomp.present) {
+                r = oci_seccomp_prepare(&c->linux_.seccomp, &cr->seccomp, reterr);
+                if (r < 0)
+                        return errwrap(reterr, r, "config.json");
+        }
+
         log_debug("create %s: config parsed and validated", o->id);
         return 0;
 }
@@ -748,6 +758,7 @@ static int create_clone_init(CreateRun *cr, char **reterr) {
                         .start_listen_fd = cr->listen_fd,
                         .close_in_init_fd = ct->lock_fd,
                         .has_console_socket = o->console_socket || o->ret_console_master,
+                        .seccomp = cr->seccomp,
                 },
                 .init_cgroup_fd = cr->subgroup_fd,
                 /* Rootless: the scope holds stage1 first, and the init is cloned from there. */

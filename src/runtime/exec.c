@@ -474,7 +474,7 @@ typedef struct ExecRun {
         int init_pidfd;
         unsigned long ns_mask; /* the init's namespaces that differ from ours */
         CgroupPlan cg;
-        scmp_filter_ctx filter;
+        SeccompProgram *filter;
         int sv[2];
         bool via_userns; /* rootless: an intermediate joins the container's user and pid namespaces */
         ExecChild x;
@@ -486,8 +486,7 @@ typedef struct ExecRun {
 static void exec_run_done(ExecRun *e) {
         sigkill_waitp(&e->child);
         e->child_pidfd = safe_close(e->child_pidfd);
-        if (e->filter)
-                seccomp_release(e->filter);
+        seccomp_program_free(e->filter);
         e->filter = NULL;
         cgroup_plan_done(&e->cg);
         close_pairp(&e->sv);

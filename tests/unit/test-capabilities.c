@@ -157,7 +157,7 @@ static int run_case(const Case *c, char **ret_status, char **ret_err) {
                         _exit(77);
                 }
                 if (c->s) {
-                        scmp_filter_ctx ctx = NULL;
+                        SeccompProgram *ctx = NULL;
                         r = oci_seccomp_prepare(c->s, &ctx, &err);
                         if (r >= 0)
                                 r = process_finalize_security(c->p, c->s, ctx, c->userns, &fd, &err);

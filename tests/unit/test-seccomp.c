@@ -74,7 +74,7 @@ static int run_filtered(const OciSeccomp *s, child_fn_t fn, void *userdata) {
         if (pid < 0)
                 return -1;
         if (pid == 0) {
-                scmp_filter_ctx ctx = NULL;
+                SeccompProgram *ctx = NULL;
                 char *err = NULL;
                 int fd = -1;
 
@@ -293,7 +293,7 @@ static void test_kill_thread_zombie_leader(void) {
 
         pid_t pid = fork();
         if (pid == 0) {
-                scmp_filter_ctx ctx = NULL;
+                SeccompProgram *ctx = NULL;
                 int fd;
                 if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || oci_seccomp_prepare(&s, &ctx, NULL) < 0 ||
                     oci_seccomp_load(ctx, &s, &fd, NULL) < 0)
@@ -355,10 +355,10 @@ static void test_trap_trace(void) {
 }
 
 static int prepare_error(const OciSeccomp *s, char **ret) {
-        scmp_filter_ctx ctx = NULL;
+        SeccompProgram *ctx = NULL;
         int r = oci_seccomp_prepare(s, &ctx, ret);
         if (ctx)
-                seccomp_release(ctx);
+                seccomp_program_free(ctx);
         return r;
 }
 
@@ -544,7 +544,7 @@ static OciSeccomp notify_profile = {
 
 /* Child side: load, pass the listener to the parent, then make the notified syscalls. */
 static _noreturn_ void notify_child(int sock) {
-        scmp_filter_ctx ctx = NULL;
+        SeccompProgram *ctx = NULL;
         char *err = NULL;
         int fd = -1;
 
