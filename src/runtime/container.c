@@ -34,6 +34,7 @@
 #include "process-util.h"
 #include "rootless.h"
 #include "sdunit.h"
+#include "seccomp-cache.h"
 #include "seccomp-filter.h"
 #include "state.h"
 #include "sync.h"
@@ -636,7 +637,8 @@ static int create_validate(CreateRun *cr, char **reterr) {
         /* linux.seccomp compiled here, not in the init: a bad filter fails before anything exists, and the
          * init (a copy-on-write clone of this process) only has to load the program. */
         if (c->linux_.seccomp.present) {
-                r = oci_seccomp_prepare(&c->linux_.seccomp, &cr->seccomp, reterr);
+                r = seccomp_program_get(o->root, cr->raw, cr->raw_len, &c->linux_.seccomp, &cr->seccomp,
+                                        reterr);
                 if (r < 0)
                         return errwrap(reterr, r, "config.json");
         }

@@ -33,6 +33,7 @@
 #include "rootless.h"
 #include "sdunit.h"
 #include "string-util.h"
+#include "seccomp-cache.h"
 #include "seccomp-filter.h"
 #include "state.h"
 #include "strv.h"
@@ -468,6 +469,8 @@ typedef struct ExecRun {
         const ExecOptions *o;
         Container *ct;
         OciConfig *c;
+        char *raw; /* config.json as stored (the seccomp cache's key is made from it) */
+        size_t raw_len;
         OciProcess *file_process; /* --process FILE's */
         const OciProcess *p;      /* the process to run */
         ContainerStatus st;
@@ -493,14 +496,13 @@ static void exec_run_done(ExecRun *e) {
         e->init_pidfd = safe_close(e->init_pidfd);
         oci_process_freep(&e->file_process);
         oci_config_freep(&e->c);
+        free(e->raw);
         container_freep(&e->ct);
 }
 
 /* The container (running or paused) and the process to run in it. */
 static int exec_load(ExecRun *e, char **reterr) {
         const ExecOptions *o = e->o;
-        _cleanup_free_ char *raw = NULL;
-        size_t raw_len = 0;
         int r;
 
         r = container_load_status(o->root, o->id, CONTAINER_LOCK_NONE, &e->ct, &e->st, reterr);
@@ -514,9 +516,9 @@ static int exec_load(ExecRun *e, char **reterr) {
                               container_status_to_string(e->st),
                               e->st == CONTAINER_CREATED ? ": start it first" : "");
 
-        r = container_read_config(e->ct, &raw, &raw_len);
+        r = container_read_config(e->ct, &e->raw, &e->raw_len);
         if (r >= 0)
-                r = oci_config_parse(raw, raw_len, &e->c, NULL);
+                r = oci_config_parse(e->raw, e->raw_len, &e->c, NULL);
         if (r < 0)
                 return errorf(reterr, r, "cannot read the config of container \"%s\": %s", o->id,
                               strerror(-r));
@@ -543,7 +545,8 @@ static int exec_prepare(ExecRun *e, char **reterr) {
         if (pidfd_wait_exit(e->init_pidfd, 0) == 0)
                 return errorf(reterr, ESRCH, "cannot exec in container \"%s\": its init is gone", o->id);
         if (e->c->linux_.seccomp.present) {
-                r = oci_seccomp_prepare(&e->c->linux_.seccomp, &e->filter, reterr);
+                r = seccomp_program_get(o->root, e->raw, e->raw_len, &e->c->linux_.seccomp, &e->filter,
+                                        reterr);
                 if (r < 0)
                         return errwrap(reterr, r, "linux.seccomp");
         }

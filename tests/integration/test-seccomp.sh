@@ -338,4 +338,53 @@ rc=0; t0=$SECONDS; wait "$expid" || rc=$?
 like "$rc:$((SECONDS - t0))" '^(137|1|255):[0-2]$' "exec returns at once after delete --force (status $rc)"
 no_leftovers "$id"
 
+# ---------------------------------------------------------------------------------------------------------
+# The compiled-program cache (ROOT/.seccomp-cache, src/runtime/seccomp-cache.c): the second container with a
+# profile loads the program the first one compiled, and the filter acts the same; an entry whose key is not
+# the profile's, one that is not ours alone, and a full cache are never used.
+CACHE=$SDRUN_ROOT/.seccomp-cache
+ERRNO_PROFILE=$(rule SCMP_ACT_ERRNO ',"errnoRet":38')   # ENOSYS from getppid, a marker only this profile gives
+cached_run() { # cached_run DESC: run the errno profile with --debug, check the filter and say where it came from
+        local id
+        id=$(new_id cache); track_container "$id"
+        bundle_set "$B" '.linux.seccomp=$p | .process.args=$a' --argjson p "$ERRNO_PROFILE" --argjson a "$(call)" ||
+                bail "bundle_set failed"
+        rm -f "$TEST_TMPDIR/cache.log"
+        out=$(timeout -k 2 10 "$SDRUN" --root "$SDRUN_ROOT" --debug --log "$TEST_TMPDIR/cache.log" run --bundle "$B" "$id" 2>&1)
+        like "$out" 'errno=38' "$1: the filter acts (getppid fails with the profile's errnoRet 38)"
+        no_leftovers "$id"
+        src=$(grep -o 'linux.seccomp: compiled[^"]*' "$TEST_TMPDIR/cache.log")
+}
+rm -rf "$CACHE"
+cached_run "first container"
+like "$src" "compiled, stored as $CACHE/[0-9a-f]{16}$" "the first compile is stored ($src)"
+entry=$(ls "$CACHE")
+is "$(stat -c '%a %U' "$CACHE" "$CACHE/$entry" | paste -sd' ')" "700 root 600 root" "the cache and its entry are root's alone"
+cached_run "second container"
+like "$src" "compiled program from $CACHE/$entry$" "the second container loads the stored program"
+# An entry under the right name whose key differs (a hash collision, or a swapped file) is not used: the
+# entry of a profile that allows getppid, put under this profile's name, would make getppid succeed.
+id=$(new_id cache); track_container "$id"
+bundle_set "$B" '.linux.seccomp=$p | .process.args=$a' --argjson p "$(rule SCMP_ACT_ALLOW)" --argjson a "$(call)" ||
+        bail "bundle_set failed"
+timeout -k 2 10 "$SDRUN" --root "$SDRUN_ROOT" run --bundle "$B" "$id" >/dev/null 2>&1
+no_leftovers "$id"
+other=$(ls "$CACHE" | grep -vx "$entry")
+is "$(wc -w <<<"$other")" 1 "a second profile has an entry of its own"
+cp "$CACHE/$other" "$CACHE/$entry"
+cached_run "an entry with another key"
+like "$src" "compiled, stored as $CACHE/$entry$" "an entry whose key is not the profile's is compiled again and replaced"
+cached_run "after the replacement"
+like "$src" "compiled program from $CACHE/$entry$" "the replaced entry is used"
+chmod 0660 "$CACHE/$entry"
+cached_run "a group-writable entry"
+like "$src" "compiled, stored as" "an entry others may write is not used"
+for i in $(seq 1 64); do : >"$CACHE/$(printf '%016x' "$i")"; done
+chmod 0600 "$CACHE"/*
+rm -f "$CACHE/$entry"
+cached_run "a full cache"
+is "$(ls "$CACHE")" "$entry" "a store into a full cache (64 entries) empties it first"
+# A notify profile is not cached (its listener differs per container): covered by the count staying 1.
+rm -rf "$CACHE"
+
 done_testing
