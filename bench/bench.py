@@ -33,6 +33,8 @@ OPS = {
     "start": ("start", 1.0, "ms"),
     "delete": ("delete (stopped container)", 0.75, "ms"),
     "exec": ("exec /bin/true into a running container", 0.75, "ms"),
+    "run_sc": ("run /bin/true, Podman's seccomp profile", 0.75, "ms"),
+    "create_sc": ("create, Podman's seccomp profile", 0.85, "ms"),
     "rss": ("peak RSS of the runtime during run", 0.90, "KiB"),
     "seq": ("N sequential runs, total", 0.75, "ms"),
     "pid1": ("PID 1 CPU per container (seq, per block)", 1.0, "ms"),
@@ -84,9 +86,11 @@ class Runtime:
         self.seq += 1
         return "b%s%d" % (self.name, self.seq)
 
-    def bundle(self, cid, args):
+    def bundle(self, cid, args, seccomp=None):
         cfg = json.loads(json.dumps(self.base))
         cfg["process"]["args"] = args
+        if seccomp is not None:
+            cfg["linux"]["seccomp"] = seccomp
         cfg["root"]["path"] = self.rootfs
         cfg["linux"]["cgroupsPath"] = "machine.slice:bench-%s:%s" % (self.name, cid)
         d = os.path.join(self.bundles, cid)
@@ -209,6 +213,11 @@ class Bench:
         self.cpu = {op: {rt.name: [] for rt in rts} for op in OPS}  # runtime's user+sys, ms
         self.pid1 = {}  # runtime -> {"runs", "ticks", "ms_per_run"} over the whole seq phase
         self.notes = []
+        # What every Podman container carries (tests/podman/podman-4.3-config.json, as Podman 4.3 wrote it).
+        src = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "podman",
+                           "podman-4.3-config.json")
+        with open(src) as f:
+            self.seccomp = json.load(f)["linux"]["seccomp"]
 
     def add(self, op, rt, value, cpu=None):
         self.samples[op][rt.name].append(value)
@@ -267,6 +276,24 @@ class Bench:
                 if exec_ok[rt.name]:
                     t, _, _, _ = rt.call(["exec", exec_ids[rt.name], "/bin/true"])
                     self.add_last("exec", rt, t)
+                # the same with the seccomp profile a Podman container has
+                cid = rt.new_id()
+                b = rt.bundle(cid, ["/bin/true"], seccomp=self.seccomp)
+                rt.live.add(cid)
+                t, _, _, _ = rt.call(["run", "--bundle", b, cid])
+                self.add_last("run_sc", rt, t)
+                rt.live.discard(cid)
+                rt.drop_bundle(cid)
+                cid = rt.new_id()
+                b = rt.bundle(cid, ["/bin/true"], seccomp=self.seccomp)
+                rt.live.add(cid)
+                t, _, _, _ = rt.call(["create", "--bundle", b, cid])
+                self.add_last("create_sc", rt, t)
+                rt.call(["start", cid])
+                rt.wait_stopped(cid)
+                rt.call(["delete", cid])
+                rt.live.discard(cid)
+                rt.drop_bundle(cid)
             progress("single operations", i + 1, n)
         for rt in self.rts:
             rt.cleanup()
