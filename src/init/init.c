@@ -243,7 +243,8 @@ static int init_prepare_process(InitContext *ic) {
         r = become_prepare(&ic->b);
         if (r < 0)
                 return init_become_failed(ic, r, "process");
-        /* linux.seccomp was compiled by the runtime (create, while systemd's job ran): the init only loads it. */
+        /* linux.seccomp was compiled by the runtime before the clone (or taken from its cache): the init only
+         * loads it. */
         if (ic->c->linux_.seccomp.present) {
                 if (!ic->p->seccomp)
                         return errorf(&ic->err, EINVAL,

@@ -16,9 +16,9 @@
 
 #include "oci-config.h"
 
-/* linux.seccomp compiled to the BPF program seccomp(2) installs (libseccomp's output). Built where there is
- * time for it (create builds it in the runtime while systemd's job for the scope runs) and loaded in the
- * container process right before execve. */
+/* linux.seccomp compiled to the BPF program seccomp(2) installs (libseccomp's output). Built by the runtime
+ * before anything is cloned (src/runtime/seccomp-cache.c keeps it for the next container with the same
+ * profile) and loaded in the container process right before execve. */
 typedef struct SeccompProgram {
         struct sock_filter *insns;
         size_t len; /* instructions */
