@@ -151,25 +151,21 @@ static void cache_make_room(int dir_fd) {
 }
 
 static int cache_store(int dir_fd, const char *name, const char *key, const SeccompProgram *prog) {
-        char tmp[64];
         uint64_t klen = strlen(key), n = prog->len;
-        int r = 0;
+        size_t size = STRLEN(CACHE_MAGIC) + sizeof klen + klen + sizeof n + n * sizeof(struct sock_filter);
+        _cleanup_free_ char *buf = malloc(size);
+        char *p = buf;
+
+        if (!buf)
+                return -ENOMEM;
+        p = mempcpy(p, CACHE_MAGIC, STRLEN(CACHE_MAGIC));
+        p = mempcpy(p, &klen, sizeof klen);
+        p = mempcpy(p, key, klen);
+        p = mempcpy(p, &n, sizeof n);
+        memcpy(p, prog->insns, n * sizeof(struct sock_filter));
 
         cache_make_room(dir_fd);
-        snprintf(tmp, sizeof tmp, ".%s.%d", name, (int) getpid());
-        _cleanup_close_ int fd =
-                openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0)
-                return -errno;
-        if (loop_write(fd, CACHE_MAGIC, STRLEN(CACHE_MAGIC)) < 0 || loop_write(fd, &klen, sizeof klen) < 0 ||
-            loop_write(fd, key, klen) < 0 || loop_write(fd, &n, sizeof n) < 0 ||
-            loop_write(fd, prog->insns, n * sizeof(struct sock_filter)) < 0)
-                r = -EIO;
-        if (r >= 0 && renameat(dir_fd, tmp, dir_fd, name) < 0)
-                r = -errno;
-        if (r < 0)
-                (void) unlinkat(dir_fd, tmp, 0);
-        return r;
+        return write_file_atomic_at(dir_fd, name, buf, size, 0600);
 }
 
 int seccomp_program_get(const char *root, const char *raw, size_t raw_len, const OciSeccomp *s,
