@@ -401,7 +401,7 @@ static int reopen_in_own_mount_ns(int fd) {
 
 /* A cgroup mount: with a cgroup namespace a fresh cgroup filesystem (its root is the namespace's root);
  * without one a bind of the init's own cgroup directory, so the container never sees the host's tree.
- * On a hybrid/v1 host: a tmpfs at the destination with one directory per hierarchy. Privileged, runs in
+ * On a hybrid/v1 host: a tmpfs at the destination with one directory per v1 hierarchy. Privileged, runs in
  * the container's namespaces (before pivot_root). */
 static int mount_cgroup(MountCtx *c, char **reterr) {
         _cleanup_free_ char *proc_cgroup = NULL;
@@ -481,6 +481,12 @@ static int mount_cgroup(MountCtx *c, char **reterr) {
                 _cleanup_close_ int sub_fd = -EBADF, src_fd = -EBADF;
                 const char *base = h[i].mount_point + STRLEN(CGROUP_ROOT "/");
 
+                /* Not the hybrid layout's cgroup2 hierarchy (/sys/fs/cgroup/unified), as runc and crun: a
+                 * systemd inside would take the layout for hybrid and look there for its own cgroup (the
+                 * path in /proc/self/cgroup, which without a cgroup namespace is the host's and not below
+                 * the bound directory) and fail to boot. It runs on name=systemd, as on a v1 host. */
+                if (streq(h[i].fstype, "cgroup2"))
+                        continue;
                 if (asprintf(&sub, "%s/%s", c->m->destination, base) < 0) {
                         r = mount_fail(c, reterr, -ENOMEM, NULL);
                         break;
