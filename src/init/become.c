@@ -98,7 +98,8 @@ int become_prepare(Become *b) {
         r = process_find_executable(p, &b->exe, &b->err);
         if (r < 0)
                 return r;
-        if ((r = process_apply_oom_score_adj(p, &b->err)) < 0 ||
+        if ((r = capabilities_check_held(p, &b->err)) < 0 ||
+            (r = process_apply_oom_score_adj(p, &b->err)) < 0 ||
             (r = process_apply_rlimits(p, &b->err)) < 0 ||
             (r = process_apply_personality(&b->c->linux_, &b->err)) < 0 ||
             (r = process_apply_memory_policy(&b->c->linux_, &b->err)) < 0 ||

@@ -58,12 +58,15 @@ static int capability_name(unsigned c, char *buf, size_t size) {
         return r;
 }
 
+/* set NULL: unknown capabilities are dropped without a word (they are reported where the sets are applied). */
 static uint64_t to_mask(const int *caps, size_t n, unsigned last_cap, const char *set) {
         uint64_t m = 0;
 
         for (size_t i = 0; i < n; i++) {
                 if (caps[i] < 0 || (unsigned) caps[i] > last_cap) {
                         char name[64];
+                        if (!set)
+                                continue;
                         if (caps[i] >= 0)
                                 capability_name((unsigned) caps[i], name, sizeof name);
                         else
@@ -125,6 +128,44 @@ int capability_mask_to_string(uint64_t mask, char **ret) {
 }
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(cap_t, cap_free);
+
+int capabilities_check_held(const OciProcess *p, char **reterr) {
+        const OciCapabilities *c = &p->capabilities;
+        uint64_t want = 0, held = 0;
+        unsigned last_cap;
+        int r;
+
+        if (!c->present)
+                return 0;
+        r = capability_last_cap(&last_cap);
+        if (r < 0)
+                return errorf(reterr, r,
+                              "process.capabilities: cannot determine the kernel's last capability: %s",
+                              strerror(-r));
+        want = to_mask(c->permitted, c->n_permitted, last_cap, NULL) |
+               to_mask(c->effective, c->n_effective, last_cap, NULL);
+        if (want == 0)
+                return 0;
+
+        _cleanup_(cap_freep) cap_t cur = cap_get_proc();
+        if (!cur)
+                return errorf(reterr, -errno, "process.capabilities: reading our own capabilities: %m");
+        for (unsigned i = 0; i <= last_cap; i++) {
+                cap_flag_value_t v = CAP_CLEAR;
+                if (cap_get_flag(cur, (cap_value_t) i, CAP_PERMITTED, &v) >= 0 && v == CAP_SET)
+                        held |= CAP_BIT(i);
+        }
+        if ((want & ~held) == 0)
+                return 0;
+
+        _cleanup_free_ char *missing = NULL;
+        (void) capability_mask_to_string(want & ~held, &missing);
+        return errorf(
+                reterr, -EPERM,
+                "process.capabilities.permitted: %s not held by the runtime here (its own permitted set), "
+                "so the container cannot have them",
+                strna(missing));
+}
 
 static int set_cap_flag(cap_t c, cap_flag_t flag, uint64_t mask) {
         cap_value_t v[64];

@@ -28,6 +28,11 @@ void capabilities_to_masks(const OciCapabilities *c, unsigned last_cap, Capabili
 /* "CAP_CHOWN CAP_KILL" for a mask (malloc'd; "" for 0). */
 int capability_mask_to_string(uint64_t mask, char **ret);
 
+/* The permitted and effective sets asked for are within what this process holds (its permitted set): else
+ * -EPERM naming the missing capabilities. Checked when the init sets itself up, so that `create` fails
+ * for it (as runc's and crun's do) rather than `start`, where the sets are applied. */
+int capabilities_check_held(const OciProcess *p, char **reterr);
+
 /* In the init, as root in the container's user namespace, before switching user (privileged region):
  * drop every capability not in bounding from the bounding set, set PR_SET_KEEPCAPS, switch to the user
  * (setgroups(additionalGids) unless setgroups is denied in the user namespace, setresgid, setresuid),

@@ -118,6 +118,33 @@ is "$(capline CapEff)" "$(capmask CAP_KILL)" "uid 1000: CapEff = ambient after e
 bundle_set "$B" '.process.user={uid: 0, gid: 0} | .process.capabilities={bounding: ["CAP_AUDIT_WRITE","CAP_KILL","CAP_NET_BIND_SERVICE"],
         effective: ["CAP_AUDIT_WRITE","CAP_KILL","CAP_NET_BIND_SERVICE"], permitted: ["CAP_AUDIT_WRITE","CAP_KILL","CAP_NET_BIND_SERVICE"]}'
 
+# A capability the runtime does not hold (dropped from its bounding set, so root's execve of the runtime
+# does not get it, as in a container that lacks it): create fails naming it, as runc's and crun's create
+# do, not start; nothing is left. runc as the control.
+bundle_set "$B" '.process.args=["true"] | .process.capabilities.bounding += ["CAP_SYS_NICE"]
+        | .process.capabilities.effective += ["CAP_SYS_NICE"] | .process.capabilities.permitted += ["CAP_SYS_NICE"]'
+id=$(new_id capheld); track_container "$id"
+# (Output to a file: a created init would hold a pipe open.)
+rc=0; capsh --drop=cap_sys_nice -- -c '"$0" --root "$1" create --bundle "$2" "$3"' \
+        "$SDRUN" "$SDRUN_ROOT" "$B" "$id" >"$TEST_TMPDIR/capheld" 2>&1 </dev/null || rc=$?
+out=$(cat "$TEST_TMPDIR/capheld")
+ok_desc "a capability the runtime lacks (CAP_SYS_NICE): create fails" test "$rc" != 0
+like "$out" 'process\.capabilities\.permitted: CAP_SYS_NICE not held by the runtime' \
+        "... with an error naming the set and the capability"
+no_leftovers "$id"
+if RUNC=$(command -v runc); then
+        rc=0; capsh --drop=cap_sys_nice -- -c '"$0" --root "$1" create --bundle "$2" capheld-runc' \
+                "$RUNC" "$TEST_TMPDIR/runc" "$B" >"$TEST_TMPDIR/capheld" 2>&1 </dev/null || rc=$?
+        out=$(cat "$TEST_TMPDIR/capheld")
+        "$RUNC" --root "$TEST_TMPDIR/runc" delete --force capheld-runc >/dev/null 2>&1
+        ok_desc "control: runc's create fails for it too" test "$rc" != 0
+        diag "runc: $out"
+else
+        skip "runc is not installed: no control"
+fi
+bundle_set "$B" '.process.capabilities={bounding: ["CAP_AUDIT_WRITE","CAP_KILL","CAP_NET_BIND_SERVICE"],
+        effective: ["CAP_AUDIT_WRITE","CAP_KILL","CAP_NET_BIND_SERVICE"], permitted: ["CAP_AUDIT_WRITE","CAP_KILL","CAP_NET_BIND_SERVICE"]}'
+
 # ---------------------------------------------------------------------------------------------------------
 # fds: only 0-2; --preserve-fds 2 passes exactly 3 and 4; LISTEN_FDS
 
