@@ -131,7 +131,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(cap_t, cap_free);
 
 int capabilities_check_held(const OciProcess *p, char **reterr) {
         const OciCapabilities *c = &p->capabilities;
-        uint64_t want = 0, held = 0;
+        uint64_t permitted, want, held = 0;
         unsigned last_cap;
         int r;
 
@@ -142,8 +142,8 @@ int capabilities_check_held(const OciProcess *p, char **reterr) {
                 return errorf(reterr, r,
                               "process.capabilities: cannot determine the kernel's last capability: %s",
                               strerror(-r));
-        want = to_mask(c->permitted, c->n_permitted, last_cap, NULL) |
-               to_mask(c->effective, c->n_effective, last_cap, NULL);
+        permitted = to_mask(c->permitted, c->n_permitted, last_cap, NULL);
+        want = permitted | to_mask(c->effective, c->n_effective, last_cap, NULL);
         if (want == 0)
                 return 0;
 
@@ -160,11 +160,10 @@ int capabilities_check_held(const OciProcess *p, char **reterr) {
 
         _cleanup_free_ char *missing = NULL;
         (void) capability_mask_to_string(want & ~held, &missing);
-        return errorf(
-                reterr, -EPERM,
-                "process.capabilities.permitted: %s not held by the runtime here (its own permitted set), "
-                "so the container cannot have them",
-                strna(missing));
+        return errorf(reterr, -EPERM,
+                      "process.capabilities.%s: %s not held by the runtime here (its own permitted set), "
+                      "so the container cannot have them",
+                      (permitted & ~held) ? "permitted" : "effective", strna(missing));
 }
 
 static int set_cap_flag(cap_t c, cap_flag_t flag, uint64_t mask) {
