@@ -288,10 +288,14 @@ static int apply_user(const OciProcess *p, bool in_user_namespace, bool seccomp_
         }
 
         /* 5. Ambient: the kernel only raises what is both permitted and inheritable. Like runc and crun, a
-         * capability that cannot be raised is a warning, not an error (Podman relies on that). */
+         * capability that cannot be raised is not an error (Podman relies on that). Buildah asks for every
+         * default capability as ambient with an empty inheritable set, on each RUN step: what the config
+         * itself rules out is only a debug message (runc and crun say nothing), the rest a warning. These
+         * go to the container's stderr when the runtime was given no --log. */
         if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
                 return errorf(reterr, -errno, "process.capabilities.ambient: clearing the ambient set: %m%s",
                               hint);
+        uint64_t ruled_out = 0;
         for (unsigned c = 0; c <= last_cap; c++) {
                 if (!(m.ambient & CAP_BIT(c)))
                         continue;
@@ -302,9 +306,17 @@ static int apply_user(const OciProcess *p, bool in_user_namespace, bool seccomp_
                 if (r != -EPERM && r != -EINVAL)
                         return errorf(reterr, r, "process.capabilities.ambient: raising %s: %s%s", name,
                                       strerror(-r), hint);
-                log_warning(
-                        "process.capabilities.ambient: cannot raise %s: %s (it must be permitted and inheritable too).",
-                        name, strerror(-r));
+                if (!(m.permitted & CAP_BIT(c)) || !(m.inheritable & CAP_BIT(c)))
+                        ruled_out |= CAP_BIT(c);
+                else
+                        log_warning("process.capabilities.ambient: cannot raise %s: %s.", name,
+                                    strerror(-r));
+        }
+        if (ruled_out != 0) {
+                _cleanup_free_ char *names = NULL;
+                (void) capability_mask_to_string(ruled_out, &names);
+                log_debug("process.capabilities.ambient: %s not raised: not both permitted and inheritable.",
+                          strna(names));
         }
 
         (void) umask((mode_t) (p->user.has_umask ? p->user.umask : 0022) & 0777);

@@ -118,6 +118,16 @@ is "$(capline CapEff)" "$(capmask CAP_KILL)" "uid 1000: CapEff = ambient after e
 bundle_set "$B" '.process.user={uid: 0, gid: 0} | .process.capabilities={bounding: ["CAP_AUDIT_WRITE","CAP_KILL","CAP_NET_BIND_SERVICE"],
         effective: ["CAP_AUDIT_WRITE","CAP_KILL","CAP_NET_BIND_SERVICE"], permitted: ["CAP_AUDIT_WRITE","CAP_KILL","CAP_NET_BIND_SERVICE"]}'
 
+# An ambient capability that is not also inheritable (buildah asks for that on every RUN step): not raised,
+# not an error, and no message on the container's stderr (runc and crun print none either).
+bundle_set "$B" '.process.capabilities={bounding: ["CAP_KILL","CAP_NET_BIND_SERVICE"], effective: ["CAP_KILL"],
+        permitted: ["CAP_KILL"], ambient: ["CAP_KILL","CAP_NET_BIND_SERVICE"]}'
+crun_sh 'grep ^Cap /proc/self/status'
+is "$rc|$(capline CapAmb)" "0|0000000000000000" "ambient capabilities that are not inheritable: not raised, not an error"
+is "$(cat "$TEST_TMPDIR/err")" "" "... and nothing about them on the container's stderr"
+bundle_set "$B" '.process.capabilities={bounding: ["CAP_AUDIT_WRITE","CAP_KILL","CAP_NET_BIND_SERVICE"],
+        effective: ["CAP_AUDIT_WRITE","CAP_KILL","CAP_NET_BIND_SERVICE"], permitted: ["CAP_AUDIT_WRITE","CAP_KILL","CAP_NET_BIND_SERVICE"]}'
+
 # A capability the runtime does not hold (dropped from its bounding set, so root's execve of the runtime
 # does not get it, as in a container that lacks it): create fails naming it, as runc's and crun's create
 # do, not start; nothing is left. runc as the control.
