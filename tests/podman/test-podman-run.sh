@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Suite "podman": `podman run --rm` through conmon and the runtime chosen by $PODMAN_TEST_RUNTIME (sdrun by
 # default; crun or runc as the control): exit codes (incl. Podman's 125/126/127), stdout/stderr, stdin,
-# -e, -w, -u, --read-only, --cap-drop, no-new-privileges, the network modes, and the resource limits, seen
-# from inside the container and, on the host, on the libpod-<id>.scope the runtime created.
+# -e, -w, -u, --read-only, --cap-drop, no-new-privileges, the network modes, the resource limits, seen
+# from inside the container and, on the host, on the libpod-<id>.scope the runtime created; and `podman
+# build`, whose RUN steps buildah runs through the same runtime.
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/lib-podman.sh"
 
@@ -141,6 +142,23 @@ if have_resource_control; then
 else
         skip "resource limits: no memory/pids controller in the $SDRUN_TEST_LAYOUT layout"
 fi
+
+# --- podman build: buildah runs each RUN step through the same runtime, with a config of its own ---------
+ctx=$TEST_TMPDIR/build-ctx
+mkdir -p "$ctx"
+cat >"$ctx/Containerfile" <<EOF
+FROM $IMG
+RUN echo built-here >/greeting && id -u
+RUN --mount=type=tmpfs,target=/scratch sh -c 'touch /scratch/x && ls /scratch'
+EOF
+pm_out out build --runtime "$PODMAN_RUNTIME_PATH" -t localhost/sdrun-test-built "$ctx"
+is "$PM_RC" 0 "podman build: the RUN steps run through the runtime" || diag "$PM_ERR"
+like "$out" $'STEP 2/3.*\n0\n' "podman build: a RUN step's output (id -u: 0)"
+like "$out" $'STEP 3/3.*\nx\n' "podman build: RUN --mount=type=tmpfs"
+unlike "$out$PM_ERR" "${PODMAN_TEST_RUNTIME}:" "podman build: no message of the runtime's in the build output"
+pm_is "podman build: the image holds what a RUN step wrote" built-here 0 \
+        run --rm localhost/sdrun-test-built cat /greeting
+podman rmi -f localhost/sdrun-test-built >/dev/null 2>&1
 
 pm_out out ps -a -q
 is "$out" "" "run --rm left no container behind"
