@@ -200,6 +200,39 @@ int cgroup_apply_file_writes_at(const char *root, const CgroupFileWrites *w, con
         return 0;
 }
 
+int cgroup_check_block_devices(const OciResources *r, char **reterr) {
+        const struct {
+                const OciBlockIoDevice *d;
+                size_t n;
+                const char *field;
+        } lists[] = {
+                { r->block_io.weight_device, r->block_io.n_weight_device, "weightDevice" },
+                { r->block_io.throttle_read_bps, r->block_io.n_throttle_read_bps, "throttleReadBpsDevice" },
+                { r->block_io.throttle_write_bps, r->block_io.n_throttle_write_bps,
+                  "throttleWriteBpsDevice" },
+                { r->block_io.throttle_read_iops, r->block_io.n_throttle_read_iops,
+                  "throttleReadIOPSDevice" },
+                { r->block_io.throttle_write_iops, r->block_io.n_throttle_write_iops,
+                  "throttleWriteIOPSDevice" },
+        };
+
+        if (!r->block_io.present)
+                return 0;
+        FOREACH_ARRAY(l, lists, ELEMENTSOF(lists))
+                for (size_t i = 0; i < l->n; i++) {
+                        char path[96];
+                        snprintf(path, sizeof path, "/sys/dev/block/%" PRIi64 ":%" PRIi64, l->d[i].major,
+                                 l->d[i].minor);
+                        if (access(path, F_OK) < 0)
+                                return errorf(reterr, errno == ENOENT ? -ENODEV : -errno,
+                                              "linux.resources.blockIO.%s[%zu]: %" PRIi64 ":%" PRIi64
+                                              " is not a block device on this host (%s: %s)",
+                                              l->field, i, l->d[i].major, l->d[i].minor, path,
+                                              strerror(errno));
+                }
+        return 0;
+}
+
 int cgroup_apply_file_writes(const CgroupFileWrites *w, const char *unit_cgroup_path, CgroupLayout layout,
                              char **reterr) {
         return cgroup_apply_file_writes_at(CGROUPFS, w, unit_cgroup_path, layout, reterr);

@@ -58,6 +58,11 @@ int cgroup_apply_file_writes(const CgroupFileWrites *w, const char *unit_cgroup_
 int cgroup_apply_file_writes_at(const char *cgroupfs_root, const CgroupFileWrites *w,
                                 const char *unit_cgroup_path, CgroupLayout layout, char **reterr);
 
+/* Every device of linux.resources.blockIO (weights and throttles) is a block device here: systemd skips a
+ * device it cannot find without an error (the limit would silently not apply), the kernel's files refuse
+ * it (-ENODEV), as runc and crun then fail. */
+int cgroup_check_block_devices(const OciResources *r, char **reterr);
+
 /* On a v1 or hybrid layout, systemd puts a unit's processes into the cgroup of the unit only in the
  * hierarchies of the controllers the unit uses: where cpuacct is mounted apart from cpu it stays in the root
  * cgroup there, and blkio does too with IOAccounting off. Statistics (containerd's metrics, podman stats,

@@ -601,6 +601,9 @@ static int create_validate(CreateRun *cr, char **reterr) {
                                                 reterr);
                 if (r < 0)
                         return errwrap(reterr, r, "config.json");
+                r = cgroup_check_block_devices(&c->linux_.resources, reterr);
+                if (r < 0)
+                        return errwrap(reterr, r, "config.json");
                 r = cgroup_props_add_default_devices(&cr->props, &cr->writes);
                 if (r < 0)
                         return r;

@@ -55,6 +55,9 @@ static int build_scope_properties(const OciConfig *c, CgroupLayout layout, UnitP
                 r = cgroup_props_from_resources(&c->linux_.resources, layout, props, writes, reterr);
                 if (r < 0)
                         return r;
+                r = cgroup_check_block_devices(&c->linux_.resources, reterr);
+                if (r < 0)
+                        return r;
                 r = cgroup_props_add_default_devices(props, writes);
                 if (r < 0)
                         return r;

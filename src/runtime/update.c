@@ -118,6 +118,8 @@ int container_update(const UpdateOptions *o, char **reterr) {
         if (r >= 0)
                 r = cgroup_props_from_resources(&cfg->linux_.resources, layout, &props, &writes, reterr);
         if (r >= 0)
+                r = cgroup_check_block_devices(&cfg->linux_.resources, reterr);
+        if (r >= 0)
                 r = cgroup_props_add_default_devices(&props, &writes);
         if (r < 0)
                 return r;

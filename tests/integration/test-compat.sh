@@ -60,6 +60,18 @@ reset_bundle
 bundle_set "$B" '.linux.resources.blockIO={weight: 5}'
 out=$(run_rt sdrun)
 like "$out" 'linux.resources.blockIO.weight: value 5 out of range' "blockIO.weight 5 still refused, naming the JSON path"
+# a blockIO limit on a device that is not a block device (1:3, /dev/null): runc fails (the kernel refuses the
+# throttle file); systemd would skip the device without an error and the limit would silently not apply
+reset_bundle
+bundle_set "$B" '.linux.resources.blockIO={throttleReadBpsDevice: [{major: 1, minor: 3, rate: 1048576}]}
+        | .process.args=["echo","ok"]'
+out=$(run_rt runc)
+like "$out" '^rc=[1-9]' "blockIO.throttleReadBpsDevice on 1:3 (not a block device): runc fails"
+out=$(run_rt sdrun)
+like "$out" '^rc=1' "... and so does sdrun"
+like "$out" 'linux\.resources\.blockIO\.throttleReadBpsDevice\[0\]: 1:3 is not a block device' \
+        "... naming the JSON path and the device"
+no_leftovers "$(cat "$TEST_TMPDIR/last-id")"
 
 # 2. Podman: devices[].fileMode with the file-type bits (020666)
 reset_bundle
