@@ -262,20 +262,22 @@ static int mount_fs(MountCtx *c, const char *fstype, const char *source, char **
 
 typedef struct CgroupHierarchy {
         char *mount_point; /* host: /sys/fs/cgroup/cpu */
-        char *fstype;      /* cgroup or cgroup2 */
-        char *controllers; /* "cpu", "cpu,cpuacct", "name=systemd"; "" for cgroup2 */
+        char *controllers; /* "cpu", "cpu,cpuacct", "name=systemd" */
 } CgroupHierarchy;
 
 static void hierarchies_free(CgroupHierarchy *h, size_t n) {
         for (size_t i = 0; i < n; i++) {
                 free(h[i].mount_point);
-                free(h[i].fstype);
                 free(h[i].controllers);
         }
         free(h);
 }
 
-/* The hierarchies mounted directly under /sys/fs/cgroup, from one read of /proc/self/mountinfo. */
+/* The v1 hierarchies mounted directly under /sys/fs/cgroup, from one read of /proc/self/mountinfo. Not the
+ * hybrid layout's cgroup2 one (/sys/fs/cgroup/unified), which a container does not get, as with runc and
+ * crun: a systemd inside would take the layout for hybrid and look there for its own cgroup (the path in
+ * /proc/self/cgroup, which without a cgroup namespace is the host's and not below the bound directory) and
+ * fail to boot. It runs on name=systemd, as on a v1 host. */
 static int read_cgroup_hierarchies(CgroupHierarchy **ret, size_t *ret_n) {
         _cleanup_free_ char *mi = NULL;
         CgroupHierarchy *h = NULL;
@@ -290,7 +292,8 @@ static int read_cgroup_hierarchies(CgroupHierarchy **ret, size_t *ret_n) {
         for (char *line = strtok_r(mi, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
                 char *fields[16] = {}, *sep, *p = line, *tail;
                 size_t nf = 0;
-                const char *fstype, *superopts;
+                const char *fstype;
+                char *superopts;
 
                 sep = strstr(line, " - ");
                 if (!sep)
@@ -308,7 +311,7 @@ static int read_cgroup_hierarchies(CgroupHierarchy **ret, size_t *ret_n) {
                 superopts = strtok_r(NULL, " ", &s3);
                 if (!fstype || !superopts)
                         continue;
-                if (!streq(fstype, "cgroup") && !streq(fstype, "cgroup2"))
+                if (!streq(fstype, "cgroup"))
                         continue;
                 const char *mp = fields[4];
                 if (!strneq(mp, CGROUP_ROOT "/", STRLEN(CGROUP_ROOT "/")) ||
@@ -319,35 +322,26 @@ static int read_cgroup_hierarchies(CgroupHierarchy **ret, size_t *ret_n) {
                 _cleanup_free_ char *ctl = strdup("");
                 if (!ctl)
                         goto oom;
-                if (streq(fstype, "cgroup")) {
-                        _cleanup_free_ char *copy = strdup(superopts);
-                        char *s4 = NULL;
-                        if (!copy)
+                for (char *s4 = NULL, *o = strtok_r(superopts, ",", &s4); o; o = strtok_r(NULL, ",", &s4)) {
+                        if (streq(o, "rw") || streq(o, "ro") || strneq(o, "release_agent=", 14) ||
+                            streq(o, "clone_children") || streq(o, "noprefix") || streq(o, "xattr") ||
+                            streq(o, "cpuset_v2_mode") || streq(o, "favordynmods"))
+                                continue;
+                        size_t a = strlen(ctl);
+                        char *nn = realloc(ctl, a + 1 + strlen(o) + 1);
+                        if (!nn)
                                 goto oom;
-                        for (char *o = strtok_r(copy, ",", &s4); o; o = strtok_r(NULL, ",", &s4)) {
-                                if (streq(o, "rw") || streq(o, "ro") || strneq(o, "release_agent=", 14) ||
-                                    streq(o, "clone_children") || streq(o, "noprefix") ||
-                                    streq(o, "xattr") || streq(o, "cpuset_v2_mode") ||
-                                    streq(o, "favordynmods"))
-                                        continue;
-                                size_t a = strlen(ctl);
-                                char *nn = realloc(ctl, a + 1 + strlen(o) + 1);
-                                if (!nn)
-                                        goto oom;
-                                ctl = nn;
-                                sprintf(ctl + a, "%s%s", a ? "," : "", o);
-                        }
+                        ctl = nn;
+                        sprintf(ctl + a, "%s%s", a ? "," : "", o);
                 }
 
                 CgroupHierarchy *nh = reallocarray(h, n + 1, sizeof(*h));
                 if (!nh)
                         goto oom;
                 h = nh;
-                h[n] = (CgroupHierarchy){ .mount_point = strdup(mp),
-                                          .fstype = strdup(fstype),
-                                          .controllers = TAKE_PTR(ctl) };
+                h[n] = (CgroupHierarchy){ .mount_point = strdup(mp), .controllers = TAKE_PTR(ctl) };
                 n++;
-                if (!h[n - 1].mount_point || !h[n - 1].fstype)
+                if (!h[n - 1].mount_point)
                         goto oom;
         }
 
@@ -481,12 +475,6 @@ static int mount_cgroup(MountCtx *c, char **reterr) {
                 _cleanup_close_ int sub_fd = -EBADF, src_fd = -EBADF;
                 const char *base = h[i].mount_point + STRLEN(CGROUP_ROOT "/");
 
-                /* Not the hybrid layout's cgroup2 hierarchy (/sys/fs/cgroup/unified), as runc and crun: a
-                 * systemd inside would take the layout for hybrid and look there for its own cgroup (the
-                 * path in /proc/self/cgroup, which without a cgroup namespace is the host's and not below
-                 * the bound directory) and fail to boot. It runs on name=systemd, as on a v1 host. */
-                if (streq(h[i].fstype, "cgroup2"))
-                        continue;
                 if (asprintf(&sub, "%s/%s", c->m->destination, base) < 0) {
                         r = mount_fail(c, reterr, -ENOMEM, NULL);
                         break;
@@ -498,7 +486,7 @@ static int mount_cgroup(MountCtx *c, char **reterr) {
                 }
 
                 if (c->rc->new_cgroupns) {
-                        r = mount_on_fd("cgroup", sub_fd, h[i].fstype, c->spec.flags,
+                        r = mount_on_fd("cgroup", sub_fd, "cgroup", c->spec.flags,
                                         isempty(h[i].controllers) ? NULL : h[i].controllers);
                         if (r < 0)
                                 r = mount_fail(c, reterr, r, base);
