@@ -223,12 +223,12 @@ int cgroup_check_block_devices(const OciResources *r, char **reterr) {
                         char path[96];
                         snprintf(path, sizeof path, "/sys/dev/block/%" PRIi64 ":%" PRIi64, l->d[i].major,
                                  l->d[i].minor);
-                        if (access(path, F_OK) < 0)
-                                return errorf(reterr, errno == ENOENT ? -ENODEV : -errno,
+                        int k = RET_NERRNO(access(path, F_OK));
+                        if (k < 0)
+                                return errorf(reterr, k == -ENOENT ? -ENODEV : k,
                                               "linux.resources.blockIO.%s[%zu]: %" PRIi64 ":%" PRIi64
                                               " is not a block device on this host (%s: %s)",
-                                              l->field, i, l->d[i].major, l->d[i].minor, path,
-                                              strerror(errno));
+                                              l->field, i, l->d[i].major, l->d[i].minor, path, strerror(-k));
                 }
         return 0;
 }
