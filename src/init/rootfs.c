@@ -239,20 +239,48 @@ static int check_not_symlink(MountCtx *c, char **reterr) {
 }
 
 /* mount(2) of a filesystem. Privileged, runs in the container's namespaces (before pivot_root). */
+/* A tmpfs over a directory the rootfs already has takes that directory's mode (an image's /tmp keeps its
+ * 1777, a setgid directory its setgid bit), as with runc; a mode= in the options still wins, being later.
+ * Where the destination is created for the mount, the tmpfs keeps its own default. */
+static int tmpfs_data_with_mode(MountCtx *c, char **ret) {
+        _cleanup_close_ int fd = -EBADF;
+        struct stat st;
+
+        *ret = NULL;
+        fd = open_in_root(c->root_fd, c->m->destination, O_PATH | O_DIRECTORY);
+        if (fd == -ENOENT || fd == -ENOTDIR)
+                return 0;
+        if (fd < 0)
+                return fd;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (asprintf(ret, "mode=%04o%s%s", (unsigned) (st.st_mode & 07777), isempty(c->spec.data) ? "" : ",",
+                     strempty(c->spec.data)) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
 static int mount_fs(MountCtx *c, const char *fstype, const char *source, char **reterr) {
         _cleanup_close_ int target_fd = -EBADF;
-        _cleanup_free_ char *labelled = NULL;
+        _cleanup_free_ char *labelled = NULL, *with_mode = NULL;
         int r;
+
+        if (streq(fstype, "tmpfs")) {
+                r = tmpfs_data_with_mode(c, &with_mode);
+                if (r < 0)
+                        return mount_fail(c, reterr, r, "read the destination's mode");
+        }
 
         r = mkdir_p_in_root(c->root_fd, c->m->destination, 0755, false, &target_fd);
         if (r < 0)
                 return mount_fail(c, reterr, r, "create destination");
 
-        r = build_data(c->rc, c->spec.data, &labelled);
+        r = build_data(c->rc, with_mode ?: c->spec.data, &labelled);
         if (r < 0)
                 return mount_fail(c, reterr, r, NULL);
 
-        r = mount_on_fd(source ?: fstype, target_fd, fstype, c->spec.flags, labelled ?: c->spec.data);
+        r = mount_on_fd(source ?: fstype, target_fd, fstype, c->spec.flags,
+                        labelled ?: with_mode ?: c->spec.data);
         if (r < 0)
                 return mount_fail(c, reterr, r, NULL);
         return mount_apply_after(c, reterr);

@@ -106,6 +106,32 @@ is "$rc" 1 "tmpcopyup on a bind mount is refused"
 like "$err" 'mounts\[[0-9]+\].*tmpcopyup is only valid for tmpfs' "tmpcopyup on bind: clear error: $err"
 no_leftovers "$id"
 
+# A tmpfs over a directory the rootfs has takes that directory's mode, special bits included (an image's
+# /tmp keeps its 1777), as with runc; a mode= option still wins; a destination created for the mount keeps
+# the tmpfs default, 1777. runc as the control.
+id=$(new_id tmpfsmode); track_container "$id"
+mkdir -p "$B/rootfs/opt/m1" "$B/rootfs/opt/m2"
+chmod 'a=rwx,ug+s,+t' "$B/rootfs/opt/m1"
+chmod 0750 "$B/rootfs/opt/m2"
+bundle_set "$B" '.mounts |= map(select(.destination != "/opt/keep")) | .root.readonly=false
+        | .mounts += [{destination: "/opt/m1", type: "tmpfs", source: "tmpfs", options: ["nosuid"]},
+                      {destination: "/opt/m2", type: "tmpfs", source: "tmpfs", options: ["mode=0711"]},
+                      {destination: "/opt/m3", type: "tmpfs", source: "tmpfs"}]
+        | .process.args=["stat","-c","%a","/opt/m1","/opt/m2","/opt/m3"]'
+out=$(sd run --bundle "$B" "$id" 2>&1)
+is "$out" $'7777\n711\n1777' "tmpfs mode: the existing directory's (7777), mode= wins (711), a new one 1777"
+no_leftovers "$id"
+if RUNC=$(command -v runc); then
+        rmdir "$B/rootfs/opt/m3"
+        # (the mode= case is left out: runc 1.1 let the directory's mode win over it, which later runc
+        # releases fixed, runc issue 3911)
+        out=$("$RUNC" --root "$TEST_TMPDIR/runc" run --bundle "$B" "$id-runc" 2>&1 | sed -n '1p;3p')
+        is "$out" $'7777\n1777' "control: runc gives the same modes"
+else
+        skip "runc is not installed: no control"
+fi
+bundle_set "$B" '.mounts |= map(select(.destination | startswith("/opt/m") | not))'
+
 # overlay (any filesystem type goes to mount(2) with its options as data)
 id=$(new_id overlay); track_container "$id"
 ov=$TEST_TMPDIR/ov; mkdir -p "$ov/lower" "$ov/upper" "$ov/work"
