@@ -57,6 +57,16 @@ int console_answer(int sync_fd, SyncMsg *m, int *ret_master, const char *socket_
         sync_msg_done(m);
         if (ret_master) {
                 console_copy_winsize(STDIN_FILENO, fd);
+                /* Where what the container prints goes to a file or a pipe, not a terminal, the pty does not
+                 * turn each "\n" into "\r\n": the output is what the process wrote, as with runc. A terminal
+                 * keeps the translation, which it needs in raw mode. */
+                if (!isatty(STDOUT_FILENO)) {
+                        struct termios t;
+                        if (tcgetattr(fd, &t) == 0) {
+                                t.c_oflag &= ~(tcflag_t) ONLCR;
+                                (void) tcsetattr(fd, TCSANOW, &t);
+                        }
+                }
                 *ret_master = TAKE_FD(fd);
         } else {
                 int r = console_send_master(socket_path, fd, reterr);
