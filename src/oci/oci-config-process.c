@@ -85,9 +85,27 @@ static int parse_additional_gids(const cJSON *v, const OciJsonPath *p, void *dst
                                     &u->n_additional_gids, oci_json_field_uint32, reterr);
 }
 
+/* The spec requires uid and gid; runc and crun take a missing one as 0 (runc's own integration tests send
+ * {"uid": 0}). So do we, with a warning, as where else engines are laxer than the spec. */
+static int check_user(const cJSON *v, const OciJsonPath *p, void *obj, char **reterr) {
+        const OciUser *u = obj;
+        _cleanup_free_ char *path = NULL;
+
+        if (u->has_uid && u->has_gid)
+                return 0;
+        path = oci_json_path_to_string(p);
+        if (!u->has_uid)
+                log_warning("%s.uid: required by the runtime-spec but missing, using 0 as runc and crun do.",
+                            strna(path));
+        if (!u->has_gid)
+                log_warning("%s.gid: required by the runtime-spec but missing, using 0 as runc and crun do.",
+                            strna(path));
+        return 0;
+}
+
 static const OciJsonField user_fields[] = {
-        FIELD("uid", oci_json_field_uint32, OciUser, uid, OCI_JSON_MANDATORY),
-        FIELD("gid", oci_json_field_uint32, OciUser, gid, OCI_JSON_MANDATORY),
+        FIELD_HAS("uid", oci_json_field_uint32, OciUser, uid, has_uid, 0),
+        FIELD_HAS("gid", oci_json_field_uint32, OciUser, gid, has_gid, 0),
         FIELD_HAS("umask", field_umask, OciUser, umask, has_umask, 0),
         FIELD_SELF("additionalGids", parse_additional_gids, 0),
         /* Windows-only; kept but not used on Linux (the spec defines it for Windows). */
@@ -261,7 +279,7 @@ static int field_args(const cJSON *v, const OciJsonPath *p, void *dst, char **re
 static const OciJsonField process_table[] = {
         FIELD("terminal", oci_json_field_bool, OciProcess, terminal, 0),
         { "consoleSize", NULL, 0, offsetof(OciProcess, has_console_size), 0, .fields = console_size_fields },
-        FIELD_OBJECT("user", user_fields, NULL, OciProcess, user, 0),
+        FIELD_OBJECT("user", user_fields, check_user, OciProcess, user, 0),
         FIELD("args", field_args, OciProcess, args, OCI_JSON_MANDATORY),
         FIELD("commandLine", oci_json_field_string, OciProcess, command_line, 0),
         FIELD("env", field_env, OciProcess, env, 0),

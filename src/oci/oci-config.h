@@ -18,6 +18,7 @@ typedef struct OciIdMapping {
 typedef struct OciUser {
         uint32_t uid;
         uint32_t gid;
+        bool has_uid, has_gid; /* the spec requires both; runc and crun take a missing one as 0 */
         bool has_umask;
         uint32_t umask;
         uint32_t *additional_gids;

@@ -238,7 +238,6 @@ static const BadCase bad_cases[] = {
         { "{" MIN_ "," PROC_ ",\"user\":{\"uid\":4294967296,\"gid\":0}}}", "process.user.uid: value 4294967296 out of range" },
         { "{" MIN_ "," PROC_ ",\"user\":{\"uid\":1.5,\"gid\":0}}}", "process.user.uid: expected an integer, got 1.5" },
         { "{" MIN_ "," PROC_ ",\"user\":{\"uid\":1e3,\"gid\":0}}}", "process.user.uid: expected an integer, got 1e3" },
-        { "{" MIN_ "," PROC_ ",\"user\":{\"uid\":0}}}", "process.user.gid: required property is missing" },
         { "{" MIN_ "," PROC_ ",\"user\":{\"uid\":0,\"gid\":0,\"additionalGids\":[1,\"2\"]}}}",
           "process.user.additionalGids[1]: expected a number, got string" },
         { "{" MIN_ "," PROC_ ",\"rlimits\":[{\"type\":\"RLIMIT_NOFILE\",\"soft\":10,\"hard\":5}]}}",
@@ -480,6 +479,19 @@ static void test_engine_compat(void) {
         tap_is_int(oci_config_parse(um, strlen(um), &u, &uerr), 0, "umask 07777 and cpu.burst > quota accepted (%s)", strna(uerr));
         tap_ok(u && u->process.user.umask == 0777, "umask 07777 -> 0777 (what umask(2) keeps)");
         tap_ok(u && !u->linux_.resources.cpu.has_burst, "cpu.burst > quota: not applied");
+
+        static const char nogid[] = "{" MIN_ "," PROC_ ",\"user\":{\"uid\":7}}}";
+        _cleanup_oci_config_ OciConfig *ng = NULL;
+        _cleanup_free_ char *ngerr = NULL;
+        tap_is_int(oci_config_parse(nogid, strlen(nogid), &ng, &ngerr), 0,
+                   "process.user without gid: accepted with a warning, as runc and crun do (%s)", strna(ngerr));
+        tap_ok(ng && ng->process.user.uid == 7 && ng->process.user.gid == 0, "process.user without gid: gid 0");
+        static const char nouid[] = "{" MIN_ "," PROC_ ",\"user\":{\"gid\":8}}}";
+        _cleanup_oci_config_ OciConfig *nu = NULL;
+        _cleanup_free_ char *nuerr = NULL;
+        tap_is_int(oci_config_parse(nouid, strlen(nouid), &nu, &nuerr), 0, "process.user without uid: accepted (%s)",
+                   strna(nuerr));
+        tap_ok(nu && nu->process.user.uid == 0 && nu->process.user.gid == 8, "process.user without uid: uid 0");
 
         static const char pers[] = "{" MIN_ "," LNX_ "\"personality\":{\"domain\":\"LINUX\",\"flags\":[\"ADDR_NO_RANDOMIZE\"]}}}";
         _cleanup_oci_config_ OciConfig *pc = NULL;
