@@ -115,6 +115,15 @@ for w in 'ociVersion: "1.0"' 'linux.resources.devices\[[0-9]+\].access' 'linux.m
         like "$b" "sdrun: $w" "... with a warning naming $w"
 done
 
+# process.user with uid only (runc's own capabilities.bats sends {"uid": 0}): gid 0, with a warning
+reset_bundle
+bundle_set "$B" '.process.user={uid: 0} | .process.args=["id","-g"]'
+b=$(run_rt sdrun)
+a=$(run_rt runc | grep -v 'level=warning')
+is "$(echo "$b" | grep -v '^sdrun: ')" "$a" "process.user without gid: runc and sdrun agree"
+is "$a" $'rc=0\n0' "... gid 0"
+like "$b" 'sdrun: process.user.gid: required by the runtime-spec but missing' "... with a warning naming process.user.gid"
+
 # cpu.burst larger than the quota: the kernel refuses it, runc and crun do not apply it (the unified box has
 # no cpu controller for runc to write cpu.max to: compared in the hybrid layout only)
 reset_bundle
