@@ -685,8 +685,8 @@ static int exec_wait(ExecRun *e, char **reterr) {
                         return r;
                 } else if (m.type == SYNC_EXEC_FAILED) {
                         r = m.error > 0 ? -m.error : -EIO;
-                        errorf(reterr, r, "unable to start container process: exec: \"%s\": %s",
-                               e->p->args[0],
+                        /* execve(2) itself failed: worded as runc 1.2 and later do (Go's os.PathError) */
+                        errorf(reterr, r, "unable to start container process: exec %s: %s", e->p->args[0],
                                r == -EACCES   ? "permission denied"
                                : r == -ENOENT ? "no such file or directory"
                                               : strerror(-r));

@@ -220,6 +220,13 @@ like "$err" 'exec: "nonexistent-cmd": executable file not found in \$PATH' "miss
 is "$(grep -c 'executable file not found' <<<"$err")" 1 "missing command: the error is printed once"
 rc=0; err=$(sd exec "$id" /etc 2>&1) || rc=$?
 like "$rc:$err" '^255:.*permission denied' "a directory as command: permission denied"
+# execve(2) fails on a script whose interpreter is missing: one line, worded as runc 1.2 and later
+# (runc's exec.bats "execve error")
+printf '#!/no-such-interpreter foo\nsh\n' >"$B/rootfs/bad-interp.sh"
+chmod +x "$B/rootfs/bad-interp.sh"
+rc=0; err=$(sd exec "$id" /bad-interp.sh 2>&1) || rc=$?
+is "$rc" 255 "a missing interpreter: exit status 255"
+like "$err" '^sdrun: .*exec /bad-interp.sh: no such file or directory$' "a missing interpreter: runc's wording, one line: $err"
 rc=0; err=$(sd exec no-such-container-x true 2>&1) || rc=$?
 like "$rc:$err" '^255:.*does not exist' "unknown container: clear error"
 
