@@ -22,6 +22,7 @@ static void options_done(ExecOptions *o) {
         free(o->env);
         free(o->caps);
         free(o->additional_gids);
+        free(o->sub_cgroups);
 }
 
 static int push(char ***l, size_t *n, char *s) {
@@ -53,7 +54,8 @@ static int parse_exec_options(int argc, char *argv[], ExecOptions *o, const char
                 ARG_PRESERVE_FDS,
                 ARG_PROCESS_LABEL,
                 ARG_APPARMOR,
-                ARG_IGNORE_PAUSED
+                ARG_IGNORE_PAUSED,
+                ARG_CGROUP
         };
         const CliOption options[] = {
                 { "process", required_argument, 'p', .string = &o->process_file },
@@ -71,9 +73,10 @@ static int parse_exec_options(int argc, char *argv[], ExecOptions *o, const char
                 { "process-label", required_argument, ARG_PROCESS_LABEL, .string = &o->process_label },
                 { "apparmor", required_argument, ARG_APPARMOR, .string = &o->apparmor },
                 { "ignore-paused", no_argument, ARG_IGNORE_PAUSED, .flag = &o->ignore_paused },
+                { "cgroup", required_argument, ARG_CGROUP },
                 {},
         };
-        size_t n_env = 0, n_caps = 0;
+        size_t n_env = 0, n_caps = 0, n_sub_cgroups = 0;
         unsigned v;
         int c;
 
@@ -88,6 +91,12 @@ static int parse_exec_options(int argc, char *argv[], ExecOptions *o, const char
                         break;
                 case 'e':
                         if (push(&o->env, &n_env, optarg) < 0)
+                                return log_oom();
+                        break;
+                case ARG_CGROUP:
+                        if (isempty(optarg))
+                                return cli_usage_error("exec", "--cgroup: empty argument"), -EINVAL;
+                        if (push(&o->sub_cgroups, &n_sub_cgroups, optarg) < 0)
                                 return log_oom();
                         break;
                 case 'u': {

@@ -254,11 +254,129 @@ static void memberships_done(Memberships *x) {
         *x = (Memberships){};
 }
 
-static int cgroup_plan_make(pid_t init_pid, CgroupPlan *ret, char **reterr) {
+/* --cgroup [CONTROLLERS:]PATH (runc's, and crun's): a sub-cgroup of the container's cgroup to join, in every
+ * hierarchy or in the v1 ones of the listed controllers. PATH is relative to the container's cgroup; "/" is
+ * that cgroup itself. */
+typedef struct SubCgroup {
+        char *controllers; /* "memory", "cpu,cpuacct"; NULL for every hierarchy */
+        char *path;        /* without leading "/"; "" for the container's cgroup itself */
+} SubCgroup;
+
+static void sub_cgroups_free(SubCgroup *s) {
+        for (SubCgroup *i = s; i && i->path; i++) {
+                free(i->controllers);
+                free(i->path);
+        }
+        free(s);
+}
+
+static void sub_cgroups_freep(SubCgroup **s) {
+        sub_cgroups_free(*s);
+}
+
+static int sub_cgroups_parse(char *const *specs, SubCgroup **ret, char **reterr) {
+        size_t n = 0;
+        SubCgroup *s;
+
+        while (specs && specs[n])
+                n++;
+        s = calloc(n + 1, sizeof(SubCgroup));
+        if (!s)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                const char *spec = specs[i], *colon = strchr(spec, ':'), *path = colon ? colon + 1 : spec;
+
+                if (colon && colon == spec) {
+                        sub_cgroups_free(s);
+                        return errorf(reterr, EINVAL, "--cgroup \"%s\": no controller before \":\"", spec);
+                }
+                while (*path == '/')
+                        path++;
+                /* Nothing outside the container's cgroup: no ".." component, as runc refuses it. */
+                for (const char *c = path; *c;) {
+                        size_t len = strcspn(c, "/");
+                        if (len == 2 && c[0] == '.' && c[1] == '.') {
+                                sub_cgroups_free(s);
+                                return errorf(reterr, EINVAL, "--cgroup \"%s\": bad sub cgroup path", spec);
+                        }
+                        c += len;
+                        c += strspn(c, "/");
+                }
+                _cleanup_free_ char *ctl = colon ? strndup(spec, (size_t) (colon - spec)) : NULL;
+                char *p = strdup(path);
+                if ((colon && !ctl) || !p) {
+                        free(p);
+                        sub_cgroups_free(s);
+                        return -ENOMEM;
+                }
+                s[i].controllers = TAKE_PTR(ctl);
+                s[i].path = p;
+        }
+        *ret = s;
+        return 0;
+}
+
+/* Whether the cgroup path is base or below it. */
+static bool cgroup_path_below(const char *path, const char *base) {
+        size_t n = strlen(base);
+        while (n > 0 && base[n - 1] == '/')
+                n--;
+        return strneq(path, base, n) && (path[n] == 0 || path[n] == '/');
+}
+
+/* Whether the comma-separated lists a and b share a name. */
+static bool controllers_overlap(const char *a, const char *b) {
+        for (const char *x = a; *x;) {
+                size_t lx = strcspn(x, ",");
+                for (const char *y = b; *y;) {
+                        size_t ly = strcspn(y, ",");
+                        if (lx == ly && strneq(x, y, lx))
+                                return true;
+                        y += ly + (y[ly] == ',');
+                }
+                x += lx + (x[lx] == ',');
+        }
+        return false;
+}
+
+/* The sub-cgroup of the membership m that the --cgroup list asks for, or NULL where the process joins the
+ * init's own cgroup there. Set in *ret_path ("BASE/SUB"), from the container's cgroup. */
+static int sub_cgroup_for(const SubCgroup *subs, const char *ct_cgroup, const CgroupMembership *m,
+                          char **ret_path, char **reterr) {
+        const SubCgroup *pick = NULL;
+
+        *ret_path = NULL;
+        for (const SubCgroup *i = subs; i && i->path; i++)
+                if (!i->controllers ||
+                    (!isempty(m->controllers) && controllers_overlap(i->controllers, m->controllers)))
+                        pick = i; /* the last one given wins, as a later flag does */
+        if (!pick)
+                return 0;
+        /* A v1 hierarchy where the container has no cgroup of its own (one systemd does not manage, such as
+         * cpuset here): only an explicit controller asks for it. */
+        if (isempty(ct_cgroup) || !cgroup_path_below(m->path, ct_cgroup)) {
+                if (!pick->controllers)
+                        return 0;
+                return errorf(
+                        reterr, EINVAL,
+                        "--cgroup \"%s:%s\": the container has no cgroup of its own in the \"%s\" hierarchy",
+                        pick->controllers, pick->path, m->controllers);
+        }
+        if (asprintf(ret_path, "%s%s%s", ct_cgroup, isempty(pick->path) ? "" : "/", pick->path) < 0)
+                return -ENOMEM;
+        return 1;
+}
+
+static int cgroup_plan_make(pid_t init_pid, const char *ct_cgroup, char *const *sub_specs, CgroupPlan *ret,
+                            char **reterr) {
         _cleanup_(memberships_done) Memberships theirs = {}, ours = {};
         _cleanup_(cgroup_plan_done) CgroupPlan plan = { .unified_fd = -EBADF };
+        _cleanup_(sub_cgroups_freep) SubCgroup *subs = NULL;
         int r;
 
+        r = sub_cgroups_parse(sub_specs, &subs, reterr);
+        if (r < 0)
+                return r;
         r = cgroup_read_memberships(init_pid, &theirs.m, &theirs.n);
         if (r < 0)
                 return errorf(reterr, r, "read /proc/%d/cgroup of the container init: %s", (int) init_pid,
@@ -266,11 +384,29 @@ static int cgroup_plan_make(pid_t init_pid, CgroupPlan *ret, char **reterr) {
         r = cgroup_read_memberships(0, &ours.m, &ours.n);
         if (r < 0)
                 return errorf(reterr, r, "read /proc/self/cgroup: %s", strerror(-r));
+        /* A controller named in --cgroup must be one of the container's v1 hierarchies. */
+        for (const SubCgroup *sc = subs; sc->path; sc++) {
+                bool known = false;
+                for (size_t i = 0; sc->controllers && i < theirs.n; i++)
+                        if (!isempty(theirs.m[i].controllers) &&
+                            controllers_overlap(sc->controllers, theirs.m[i].controllers))
+                                known = true;
+                if (sc->controllers && !known)
+                        return errorf(reterr, EINVAL, "--cgroup \"%s:%s\": unknown controller \"%s\"%s",
+                                      sc->controllers, sc->path, sc->controllers,
+                                      theirs.n == 1 ? " (cgroup v2 has no per-controller hierarchies)" : "");
+        }
         plan.v1 = calloc(theirs.n + 1, sizeof(CgroupMembership));
         if (!plan.v1)
                 return -ENOMEM;
         for (size_t i = 0; i < theirs.n; i++) {
                 const CgroupMembership *m = &theirs.m[i];
+                _cleanup_free_ char *sub = NULL;
+
+                r = sub_cgroup_for(subs, ct_cgroup, m, &sub, reterr);
+                if (r < 0)
+                        return r;
+                const char *path = sub ?: m->path;
                 if (isempty(m->controllers)) {
                         _cleanup_free_ char *dir = NULL, *mnt = NULL;
                         r = cgroup_hierarchy_mount("", &mnt);
@@ -278,26 +414,31 @@ static int cgroup_plan_make(pid_t init_pid, CgroupPlan *ret, char **reterr) {
                                 continue;
                         if (r < 0)
                                 return r;
-                        if (asprintf(&dir, "%s%s", mnt, m->path) < 0)
+                        if (asprintf(&dir, "%s%s", mnt, path) < 0)
                                 return -ENOMEM;
                         plan.unified_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                        if (plan.unified_fd < 0 && sub)
+                                return errorf(reterr, -errno,
+                                              "--cgroup: cannot open \"%s\" for adding pid to it: %s", dir,
+                                              errno == ENOENT ? "no such file or directory"
+                                                              : strerror(errno));
                         if (plan.unified_fd < 0)
                                 return errorf(reterr, -errno, "open the container's cgroup \"%s\": %s", dir,
                                               strerror(errno));
-                        plan.unified_path = strdup(m->path);
+                        plan.unified_path = strdup(path);
                         if (!plan.unified_path)
                                 return -ENOMEM;
                         continue;
                 }
                 bool same = false;
                 for (size_t k = 0; k < ours.n; k++)
-                        if (streq(ours.m[k].controllers, m->controllers) && streq(ours.m[k].path, m->path))
+                        if (streq(ours.m[k].controllers, m->controllers) && streq(ours.m[k].path, path))
                                 same = true;
                 if (same)
                         continue;
                 CgroupMembership *d = &plan.v1[plan.n_v1];
                 d->controllers = strdup(m->controllers);
-                d->path = strdup(m->path);
+                d->path = strdup(path);
                 plan.n_v1++;
                 if (!d->controllers || !d->path)
                         return -ENOMEM;
@@ -324,8 +465,9 @@ static int cgroup_plan_attach_v1(const CgroupPlan *c, pid_t pid, char **reterr) 
                         return -ENOMEM;
                 r = write_string_file(procs, pidbuf);
                 if (r < 0)
-                        return errorf(reterr, r, "join the container's cgroup: write %s to \"%s\": %s",
-                                      pidbuf, procs, strerror(-r));
+                        return errorf(reterr, r, "join the container's cgroup: adding pid %s to \"%s\": %s",
+                                      pidbuf, procs,
+                                      r == -ENOENT ? "no such file or directory" : strerror(-r));
         }
         return 0;
 }
@@ -538,7 +680,7 @@ static int exec_prepare(ExecRun *e, char **reterr) {
         r = init_namespaces(e->ct->pid, &e->ns_mask);
         if (r < 0)
                 return errorf(reterr, r, "read the namespaces of the container init: %s", strerror(-r));
-        r = cgroup_plan_make(e->ct->pid, &e->cg, reterr);
+        r = cgroup_plan_make(e->ct->pid, e->ct->cgroup, o->sub_cgroups, &e->cg, reterr);
         if (r < 0)
                 return r;
         /* The init may have died (and its pid been reused) while we looked at /proc/PID. */

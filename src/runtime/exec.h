@@ -38,6 +38,7 @@ typedef struct ExecOptions {
         const char *process_label; /* --process-label: refused when non-empty (no SELinux support) */
         const char *apparmor;      /* --apparmor: refused when non-empty (no AppArmor support) */
         bool ignore_paused;
+        char **sub_cgroups; /* --cgroup [CONTROLLERS:]PATH, NULL-terminated; NULL for none */
 } ExecOptions;
 
 typedef struct ExecProcess {

@@ -227,6 +227,32 @@ chmod +x "$B/rootfs/bad-interp.sh"
 rc=0; err=$(sd exec "$id" /bad-interp.sh 2>&1) || rc=$?
 is "$rc" 255 "a missing interpreter: exit status 255"
 like "$err" '^sdrun: .*exec /bad-interp.sh: no such file or directory$' "a missing interpreter: runc's wording, one line: $err"
+# --cgroup [CONTROLLERS:]PATH (runc's and crun's): the process joins a sub-cgroup of the container's cgroup
+cg=$(unit_prop "$unit" ControlGroup)
+before=$(pgrep -c -f "^sleep 100000" || true)
+rc=0; err=$(sd exec --cgroup .. "$id" true 2>&1) || rc=$?
+like "$rc:$err" '^255:.*--cgroup "\.\.": bad sub cgroup path' "exec --cgroup ..: refused, runc's wording"
+rc=0; err=$(sd exec --cgroup nonexistent "$id" true 2>&1) || rc=$?
+like "$rc:$err" '^255:.* adding pid .*no such file or directory' "exec --cgroup of a missing sub-cgroup: refused, runc's wording: $err"
+rc=0; err=$(sd exec --cgroup whaaat:/ "$id" true 2>&1) || rc=$?
+like "$rc:$err" '^255:.*unknown controller "whaaat"' "exec --cgroup with an unknown controller: refused"
+is "$(pgrep -c -f "^sleep 100000" || true)" "$before" "exec --cgroup failures leave no process behind"
+out=$(sd exec --cgroup / "$id" cat /proc/self/cgroup 2>&1)
+is "$(grep -v -c -- ":$cg\$" <<<"$out" | head -1)" "$(grep -c ':/$' <<<"$out")" "exec --cgroup /: the container's own cgroup, where it has one"
+if [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]; then
+        mkdir "/sys/fs/cgroup$cg/sub"
+        out=$(sd exec --cgroup sub "$id" cat /proc/self/cgroup 2>&1 | grep '^0::')
+        like "$out" "^0::($cg)?/sub\$" "exec --cgroup sub: the process is in the sub-cgroup"
+        rmdir "/sys/fs/cgroup$cg/sub"
+else
+        mkdir "/sys/fs/cgroup/memory$cg/submem"
+        out=$(sd exec --cgroup memory:submem "$id" cat /proc/self/cgroup 2>&1)
+        # (paths as the container's cgroup namespace shows them, relative to the container's cgroup)
+        like "$out" ":memory:($cg)?/submem"$'\n' "exec --cgroup memory:submem: in the memory sub-cgroup"
+        like "$out" ":pids:($cg|/)"$'\n' "exec --cgroup memory:submem: the other hierarchies are the container's"
+        rmdir "/sys/fs/cgroup/memory$cg/submem"
+fi
+
 rc=0; err=$(sd exec no-such-container-x true 2>&1) || rc=$?
 like "$rc:$err" '^255:.*does not exist' "unknown container: clear error"
 
