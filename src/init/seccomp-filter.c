@@ -534,22 +534,23 @@ int oci_seccomp_send_to_agent_timeout(const OciSeccomp *s, int notify_fd, pid_t 
                 if (errno == EINPROGRESS) {
                         r = wait_fd(sock, POLLOUT, deadline);
                         if (r < 0)
-                                return errorf(reterr, r, "seccomp agent: connecting to \"%s\": %s",
+                                return errorf(reterr, r, "failed to connect with seccomp agent \"%s\": %s",
                                               s->listener_path, strerror(-r));
                         int err = 0;
                         socklen_t l = sizeof err;
                         if (getsockopt(sock, SOL_SOCKET, SO_ERROR, &err, &l) < 0)
                                 err = errno;
                         if (err != 0)
-                                return errorf(reterr, -err, "seccomp agent: connecting to \"%s\": %s",
+                                return errorf(reterr, -err,
+                                              "failed to connect with seccomp agent \"%s\": %s",
                                               s->listener_path, strerror(err));
                         break;
                 }
                 if (errno != EAGAIN && errno != EINTR)
-                        return errorf(reterr, -errno, "seccomp agent: connecting to \"%s\": %m",
+                        return errorf(reterr, -errno, "failed to connect with seccomp agent \"%s\": %m",
                                       s->listener_path);
                 if (now_usec(CLOCK_MONOTONIC) >= deadline)
-                        return errorf(reterr, -ETIMEDOUT, "seccomp agent: connecting to \"%s\": %s",
+                        return errorf(reterr, -ETIMEDOUT, "failed to connect with seccomp agent \"%s\": %s",
                                       s->listener_path, strerror(ETIMEDOUT));
                 (void) usleep(10 * USEC_PER_MSEC);
         }

@@ -207,6 +207,7 @@ notify_case false
 # An agent that is not there: start fails promptly with a message naming listenerPath.
 srun notify-no-agent "$(jq -c --arg s "$TEST_TMPDIR/nobody.sock" '. + {listenerPath: $s}' <<<"$(rule SCMP_ACT_NOTIFY)")" "$(call)"
 like "$rc:$err" '^1:.*listenerPath' "SCMP_ACT_NOTIFY with no agent listening: run fails promptly naming listenerPath"
+like "$err" 'failed to connect with seccomp agent' "... in runc's wording (runc's seccomp-notify.bats looks for it)"
 no_leftovers "$last_id"
 
 # ---------------------------------------------------------------------------------------------------------
