@@ -234,7 +234,8 @@ static int check_not_symlink(MountCtx *c, char **reterr) {
         if (fstat(fd, &st) < 0)
                 return mount_fail(c, reterr, negative_errno(), "open destination");
         if (S_ISLNK(st.st_mode))
-                return mount_fail(c, reterr, -ELOOP, "destination is a symlink");
+                return mount_fail(c, reterr, -ELOOP,
+                                  "destination is a symlink, it must be mounted on ordinary directory");
         return 0;
 }
 
@@ -765,7 +766,8 @@ static int enter_root(const RootfsContext *ctx, char **reterr) {
 
 int rootfs_finish(const RootfsContext *ctx, char **reterr) {
         /* Privileged, runs in the container's namespaces: the init, after the createContainer hooks. */
-        _cleanup_close_ int devnull_tree = -EBADF, last_devnull = -EBADF, root_fd = -EBADF;
+        _cleanup_close_ int devnull_tree = -EBADF, last_devnull = -EBADF, last_dirmask = -EBADF,
+                            root_fd = -EBADF;
         const OciLinux *l;
         unsigned long prop;
         int r;
@@ -824,8 +826,11 @@ int rootfs_finish(const RootfsContext *ctx, char **reterr) {
                 if (fstat(fd, &st) < 0)
                         return rootfs_error(reterr, negative_errno(), "linux.maskedPaths[%zu] \"%s\"", i, p);
 
+                /* Every masked directory gets the same read-only tmpfs (one superblock, as with runc): the
+                 * first is made, the others are clones of it. */
                 if (S_ISDIR(st.st_mode))
-                        tree = make_tmpfs_tree(true, NULL);
+                        tree = last_dirmask >= 0 ? clone_tree_fd(last_dirmask, false)
+                                                 : make_tmpfs_tree(true, NULL);
                 else if (devnull_tree >= 0)
                         tree = TAKE_FD(devnull_tree);
                 else
@@ -836,11 +841,12 @@ int rootfs_finish(const RootfsContext *ctx, char **reterr) {
                 r = move_mount_to_fd(tree, fd);
                 if (r < 0)
                         return rootfs_error(reterr, r, "linux.maskedPaths[%zu] \"%s\": attach", i, p);
+                /* attached now: the source of the next mask's clone */
                 if (!S_ISDIR(st.st_mode)) {
-                        /* attached now: the source of the next file mask's clone */
                         safe_close(last_devnull);
                         last_devnull = TAKE_FD(tree);
-                }
+                } else if (last_dirmask < 0)
+                        last_dirmask = TAKE_FD(tree);
         }
 
         /* Last: unbindable mounts could not be cloned for the masks and read-only paths above. */

@@ -163,6 +163,11 @@ drv "$B4" --drop-sys-admin -- sh -c 'touch /data/x 2>/dev/null && echo written; 
         mount -o remount,rw /data 2>/dev/null && echo remounted; mount -o remount,rw,bind /data 2>/dev/null && echo remounted;
         ls -A /secret | wc -l; wc -c </secretfile; umount /secret 2>/dev/null && echo unmounted; touch /ok && echo root-rw'
 is "$out" $'0\n0\nroot-rw' "custom readonlyPaths not writable nor remountable, maskedPaths hidden, missing ones ignored"
+# the masked directories share one read-only tmpfs, as with runc (runc's mask.bats "directories share tmpfs")
+mkdir -p "$B4/rootfs/secret2"
+bundle_set "$B4" '.linux.maskedPaths += ["/secret2"]'
+drv "$B4" -- sh -c 'stat -c %d /secret /secret2 | uniq | wc -l; touch /secret2/foo 2>&1 | grep -c "Read-only file system"'
+is "$out" $'1\n1' "masked directories: one tmpfs (same device), read-only"
 
 # linux.rootfsPropagation
 for p in shared unbindable; do
@@ -206,7 +211,7 @@ rm -rf "$H/rootfs/proc"
 ln -s / "$H/rootfs/proc"
 drv "$H" -- true
 is "$rc" 125 "rootfs/proc -> /: refused"
-like "$out" 'mounts\[0\]: mount "proc" on "/proc" \(type proc\): destination is a symlink' "... with a clear error"
+like "$out" 'mounts\[0\]: mount "proc" on "/proc" \(type proc\): destination is a symlink, it must be mounted on ordinary directory' "... with a clear error (with the words runc uses)"
 
 H2=$TEST_TMPDIR/h2
 make_bundle "$H2"
