@@ -229,8 +229,11 @@ static int init_namespaces(pid_t pid, unsigned long *ret) {
 }
 
 typedef struct CgroupPlan {
-        int unified_fd;       /* the init's cgroup on the unified hierarchy, for CLONE_INTO_CGROUP */
-        char *unified_path;   /* and its path ("/machine.slice/x.scope/sub") */
+        int unified_fd;     /* the cgroup to join on the unified hierarchy, for CLONE_INTO_CGROUP */
+        char *unified_path; /* and its path ("/machine.slice/x.scope/sub") */
+        int fallback_fd;    /* the init's own cgroup there, where the container's cannot take the process */
+        char *fallback_path;
+        bool explicit_sub;    /* --cgroup chose unified_fd: no fallback, as with runc */
         CgroupMembership *v1; /* v1 hierarchies where the init is elsewhere than we are */
         size_t n_v1;
 } CgroupPlan;
@@ -239,6 +242,9 @@ static void cgroup_plan_done(CgroupPlan *c) {
         c->unified_fd = safe_close(c->unified_fd);
         free(c->unified_path);
         c->unified_path = NULL;
+        c->fallback_fd = safe_close(c->fallback_fd);
+        free(c->fallback_path);
+        c->fallback_path = NULL;
         cgroup_memberships_free(c->v1, c->n_v1);
         c->v1 = NULL;
         c->n_v1 = 0;
@@ -341,7 +347,7 @@ static bool controllers_overlap(const char *a, const char *b) {
 
 /* The sub-cgroup of the membership m that the --cgroup list asks for, or NULL where the process joins the
  * init's own cgroup there. Set in *ret_path ("BASE/SUB"), from the container's cgroup. */
-static int sub_cgroup_for(const SubCgroup *subs, const char *ct_cgroup, const CgroupMembership *m,
+static int sub_cgroup_for(const SubCgroup *subs, const char *base, const CgroupMembership *m,
                           char **ret_path, char **reterr) {
         const SubCgroup *pick = NULL;
 
@@ -354,7 +360,7 @@ static int sub_cgroup_for(const SubCgroup *subs, const char *ct_cgroup, const Cg
                 return 0;
         /* A v1 hierarchy where the container has no cgroup of its own (one systemd does not manage, such as
          * cpuset here): only an explicit controller asks for it. */
-        if (isempty(ct_cgroup) || !cgroup_path_below(m->path, ct_cgroup)) {
+        if (isempty(base) || !cgroup_path_below(m->path, base)) {
                 if (!pick->controllers)
                         return 0;
                 return errorf(
@@ -362,15 +368,17 @@ static int sub_cgroup_for(const SubCgroup *subs, const char *ct_cgroup, const Cg
                         "--cgroup \"%s:%s\": the container has no cgroup of its own in the \"%s\" hierarchy",
                         pick->controllers, pick->path, m->controllers);
         }
-        if (asprintf(ret_path, "%s%s%s", ct_cgroup, isempty(pick->path) ? "" : "/", pick->path) < 0)
+        if (asprintf(ret_path, "%s%s%s", base, isempty(pick->path) ? "" : "/", pick->path) < 0)
                 return -ENOMEM;
         return 1;
 }
 
-static int cgroup_plan_make(pid_t init_pid, const char *ct_cgroup, char *const *sub_specs, CgroupPlan *ret,
-                            char **reterr) {
+/* ct_cgroup: the container's cgroup (the scope's); ct_unified: its cgroup on the unified hierarchy, which is
+ * a sub-cgroup of the scope with run.oci.systemd.subgroup. */
+static int cgroup_plan_make(pid_t init_pid, const char *ct_cgroup, const char *ct_unified,
+                            char *const *sub_specs, CgroupPlan *ret, char **reterr) {
         _cleanup_(memberships_done) Memberships theirs = {}, ours = {};
-        _cleanup_(cgroup_plan_done) CgroupPlan plan = { .unified_fd = -EBADF };
+        _cleanup_(cgroup_plan_done) CgroupPlan plan = { .unified_fd = -EBADF, .fallback_fd = -EBADF };
         _cleanup_(sub_cgroups_freep) SubCgroup *subs = NULL;
         int r;
 
@@ -403,10 +411,17 @@ static int cgroup_plan_make(pid_t init_pid, const char *ct_cgroup, char *const *
                 const CgroupMembership *m = &theirs.m[i];
                 _cleanup_free_ char *sub = NULL;
 
-                r = sub_cgroup_for(subs, ct_cgroup, m, &sub, reterr);
+                const char *base = isempty(m->controllers) ? ct_unified : ct_cgroup;
+                r = sub_cgroup_for(subs, base, m, &sub, reterr);
                 if (r < 0)
                         return r;
-                const char *path = sub ?: m->path;
+                /* Without --cgroup: the container's own cgroup, as with runc, also where the init moved
+                 * itself below it (a systemd inside moves to init.scope); on the unified hierarchy the init's
+                 * cgroup stays the fallback, for when domain controllers keep the container's from taking
+                 * processes. */
+                bool top =
+                        !sub && !isempty(base) && cgroup_path_below(m->path, base) && !streq(m->path, base);
+                const char *path = sub ?: top ? base : m->path;
                 if (isempty(m->controllers)) {
                         _cleanup_free_ char *dir = NULL, *mnt = NULL;
                         r = cgroup_hierarchy_mount("", &mnt);
@@ -414,6 +429,19 @@ static int cgroup_plan_make(pid_t init_pid, const char *ct_cgroup, char *const *
                                 continue;
                         if (r < 0)
                                 return r;
+                        plan.explicit_sub = sub;
+                        if (top) {
+                                _cleanup_free_ char *own = NULL;
+                                if (asprintf(&own, "%s%s", mnt, m->path) < 0)
+                                        return -ENOMEM;
+                                plan.fallback_fd = open(own, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                                if (plan.fallback_fd < 0)
+                                        return errorf(reterr, -errno, "open the init's cgroup \"%s\": %s",
+                                                      own, strerror(errno));
+                                plan.fallback_path = strdup(m->path);
+                                if (!plan.fallback_path)
+                                        return -ENOMEM;
+                        }
                         if (asprintf(&dir, "%s%s", mnt, path) < 0)
                                 return -ENOMEM;
                         plan.unified_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -444,7 +472,7 @@ static int cgroup_plan_make(pid_t init_pid, const char *ct_cgroup, char *const *
                         return -ENOMEM;
         }
         *ret = plan;
-        plan = (CgroupPlan){ .unified_fd = -EBADF };
+        plan = (CgroupPlan){ .unified_fd = -EBADF, .fallback_fd = -EBADF };
         return 0;
 }
 
@@ -680,7 +708,13 @@ static int exec_prepare(ExecRun *e, char **reterr) {
         r = init_namespaces(e->ct->pid, &e->ns_mask);
         if (r < 0)
                 return errorf(reterr, r, "read the namespaces of the container init: %s", strerror(-r));
-        r = cgroup_plan_make(e->ct->pid, e->ct->cgroup, o->sub_cgroups, &e->cg, reterr);
+        const char *subgroup = oci_config_annotation(e->c, "run.oci.systemd.subgroup");
+        _cleanup_free_ char *ct_unified = NULL;
+        if (!isempty(subgroup) && !isempty(e->ct->cgroup) &&
+            asprintf(&ct_unified, "%s/%s", e->ct->cgroup, subgroup) < 0)
+                return -ENOMEM;
+        r = cgroup_plan_make(e->ct->pid, e->ct->cgroup, ct_unified ?: e->ct->cgroup, o->sub_cgroups, &e->cg,
+                             reterr);
         if (r < 0)
                 return r;
         /* The init may have died (and its pid been reused) while we looked at /proc/PID. */
@@ -711,6 +745,16 @@ static int exec_prepare(ExecRun *e, char **reterr) {
         return 0;
 }
 
+/* Join the init's own cgroup on the unified hierarchy instead of the container's (see cgroup_plan_make()). */
+static void cgroup_plan_use_fallback(CgroupPlan *c) {
+        if (c->fallback_fd < 0)
+                return;
+        safe_close(c->unified_fd);
+        c->unified_fd = TAKE_FD(c->fallback_fd);
+        free(c->unified_path);
+        c->unified_path = TAKE_PTR(c->fallback_path);
+}
+
 /* The child, born in the init's pid namespace and (where the kernel lets us) its cgroup. */
 static int exec_clone(ExecRun *e, char **reterr) {
         e->x = (ExecChild) {
@@ -732,6 +776,9 @@ static int exec_clone(ExecRun *e, char **reterr) {
                 e->x.ns_mask &=
                         ~(unsigned long) CLONE_NEWUSER; /* the intermediate joined it for the child */
                 e->x.wait_go = true;
+                /* Rootless through the user namespace: where the init moved below the container's cgroup,
+                 * its own cgroup, which takes processes whatever controllers are on. */
+                cgroup_plan_use_fallback(&e->cg);
                 pid_t child = clone_via_userns(&e->x, e->cg.unified_fd, e->sv[0], &e->child_pidfd,
                                                &e->in_cgroup, reterr);
                 if (child < 0)
@@ -739,13 +786,27 @@ static int exec_clone(ExecRun *e, char **reterr) {
                 e->child = child;
         } else {
                 pid_t child = clone_into(e->cg.unified_fd, &e->child_pidfd);
+                if (child < 0 && errno == EBUSY && e->cg.fallback_fd >= 0) {
+                        /* The container's cgroup has domain controllers on for its children: the init's */
+                        log_debug(
+                                "exec: the container's cgroup takes no process (%m), joining the init's \"%s\"",
+                                e->cg.fallback_path);
+                        cgroup_plan_use_fallback(&e->cg);
+                        child = clone_into(e->cg.unified_fd, &e->child_pidfd);
+                }
                 if (child < 0 && e->cg.unified_fd >= 0 && (errno == EACCES || errno == EPERM) &&
                     rootless_detect()) {
-                        /* Rootless, outside the user's cgroup tree: systemd moves it in (below). */
+                        /* Rootless, outside the user's cgroup tree: systemd moves it in (below), into the
+                         * init's own cgroup where it has one below the container's. */
+                        cgroup_plan_use_fallback(&e->cg);
                         e->x.wait_go = true;
                         e->in_cgroup = false;
                         child = clone_into(-EBADF, &e->child_pidfd);
                 }
+                if (child < 0 && e->cg.explicit_sub)
+                        return errorf(reterr, -errno,
+                                      "--cgroup: adding pid of the new process to cgroups \"%s\": %s",
+                                      e->cg.unified_path, strerror(errno));
                 if (child < 0)
                         return errorf(reterr, -errno, "clone the process into the container's cgroup: %s",
                                       strerror(errno));
@@ -865,7 +926,7 @@ int container_exec(const ExecOptions *o, ExecProcess *ret, char **reterr) {
         _cleanup_(exec_run_done) ExecRun e = {
                 .o = o,
                 .init_pidfd = -EBADF,
-                .cg = { .unified_fd = -EBADF },
+                .cg = { .unified_fd = -EBADF, .fallback_fd = -EBADF },
                 .sv = { -EBADF, -EBADF },
                 .child_pidfd = -EBADF,
         };

@@ -320,4 +320,33 @@ ok_desc "no exec child is left" sh -c "! grep -qx sdrun:exec /proc/[0-9]*/comm"
 sd delete -f "$sid"
 no_leftovers "$sid"
 
+# cgroup v2: exec joins the container's cgroup even where the init moved below it, as runc does; where
+# domain controllers on for the children keep it from taking processes, the init's cgroup instead, unless
+# --cgroup asked for it (runc's exec.bats "exec --cgroup subcgroup [v2]").
+if [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]; then
+        fid=$(new_id exfb); track_container "$fid"
+        # (a memory limit, so that the scope has the memory controller to hand down)
+        cp -a "$B" "$TEST_TMPDIR/bfb"
+        bundle_set "$TEST_TMPDIR/bfb" '.linux.resources={memory: {limit: 268435456}}'
+        sd run -d --bundle "$TEST_TMPDIR/bfb" "$fid" >/dev/null 2>&1 || bail "run -d failed"
+        WAIT_FOR_TIMEOUT=10 wait_for is_status "$fid" running
+        fcg=$(cgroup_dir "$(unit_of "$fid")")
+        mkdir "$fcg/foobar"
+        echo "$(pid_of "$fid")" >"$fcg/foobar/cgroup.procs"
+        like "$(sd exec "$fid" cat /proc/self/cgroup | grep '^0::')" "^0::(/|/.*\.scope)\$" \
+                "exec with the init in a sub-cgroup: the container's cgroup"
+        if grep -qw memory "$fcg/cgroup.controllers" && echo +memory >"$fcg/cgroup.subtree_control"; then
+                like "$(sd exec "$fid" cat /proc/self/cgroup | grep '^0::')" '^0::(/.*\.scope)?/foobar$' \
+                        "exec with memory on for the children: falls back to the init's cgroup"
+                rc=0; err=$(sd exec --cgroup / "$fid" true 2>&1) || rc=$?
+                like "$rc:$err" '^255:.* adding pid .* to cgroups.*evice or resource busy' \
+                        "exec --cgroup / then: refused, no fallback, runc's wording: $err"
+        else
+                skip "no memory controller delegated to the scope here"
+                skip "no memory controller delegated to the scope here"
+        fi
+        sd delete -f "$fid"
+        no_leftovers "$fid"
+fi
+
 done_testing

@@ -79,4 +79,25 @@ like "$(cat "$d/payload/cgroup.controllers")" 'memory' "subgroup: the container'
 ok_desc "delete --force" sd delete --force "$id"
 no_leftovers "$id"
 
+# exec joins the container's cgroup, also with the init moved below it (runc's default); with memory on
+# for the scope's children the container's cgroup takes no process, and exec falls back to the init's,
+# unless --cgroup asked for it (runc's exec.bats "exec --cgroup subcgroup [v2]").
+id=$(new_id vmexec); track_container "$id"
+bundle_set "$B" 'del(.annotations) | .process.args=["sleep","1000"] | .linux.resources={memory: {limit: 67108864}}'
+ok_desc "exec fallback: run --detach" sd run --detach --bundle "$B" "$id"
+d=$(cgroup_dir "$(unit_of "$id")")
+mkdir "$d/foobar"
+sd state "$id" | jq -r .pid >"$d/foobar/cgroup.procs"
+like "$(sd exec "$id" cat /proc/self/cgroup | grep '^0::')" '^0::(/|/.*\.scope)$' \
+        "exec with the init in a sub-cgroup: the container's cgroup"
+ok_desc "memory on for the scope's children" sh -c "echo +memory >$d/cgroup.subtree_control"
+like "$(sd exec "$id" cat /proc/self/cgroup | grep '^0::')" '^0::(/.*\.scope)?/foobar$' \
+        "exec then: falls back to the init's cgroup"
+rc=0; err=$(sd exec --cgroup / "$id" true 2>&1) || rc=$?
+like "$rc:$err" '^255:.* adding pid .* to cgroups.*evice or resource busy' "exec --cgroup / then: refused: $err"
+like "$(sd exec --cgroup foobar "$id" cat /proc/self/cgroup | grep '^0::')" '^0::(/.*\.scope)?/foobar$' \
+        "exec --cgroup foobar: in it"
+ok_desc "delete --force" sd delete --force "$id"
+no_leftovers "$id"
+
 done_testing
