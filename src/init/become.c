@@ -143,25 +143,63 @@ int become_terminal(Become *b, int (*setup_slave)(int slave, char **reterr)) {
         return 0;
 }
 
-/* process.env; LISTEN_FDS=n and LISTEN_PID=1 replace whatever it says about them with socket activation; HOME
- * from the container's /etc/passwd when process.env has none (what runc does). */
-static int build_env(const OciProcess *p, unsigned listen_fds, char ***ret) {
+/* The length of the key of "KEY=VALUE" (the parser made sure of the "="). */
+static size_t env_key_len(const char *e) {
+        const char *eq = strchr(e, '=');
+        return eq ? (size_t) (eq - e) + 1 : strlen(e);
+}
+
+/* HOME= for uid from the container's /etc/passwd, or "HOME=/". */
+static char *passwd_home(uid_t uid) {
         _cleanup_free_ char *buf = NULL;
-        bool has_home = false;
+        char *home = NULL;
+
+        if (become_read_file("/etc/passwd", PASSWD_SIZE_MAX, &buf) >= 0)
+                for (char *q = buf, *line; !home && (line = next_line(&q));) {
+                        char *f[7] = {};
+                        int k = 0;
+
+                        /* name:pw:uid:gid:gecos:home:shell */
+                        for (char *s = line; s && k < 7; k++) {
+                                f[k] = s;
+                                s = strchr(s, ':');
+                                if (s)
+                                        *s++ = 0;
+                        }
+                        if (k >= 6 && *f[2] && strtoul(f[2], NULL, 10) == uid && *f[5])
+                                if (asprintf(&home, "HOME=%s", f[5]) < 0)
+                                        home = NULL;
+                }
+        return home ?: strdup("HOME=/");
+}
+
+/* process.env, as runc makes it: a variable given twice is set once, where it first appears, to the value
+ * it was given last; LISTEN_FDS=n and LISTEN_PID=1 replace whatever it says about them with socket
+ * activation; HOME, when missing or empty, comes from the container's /etc/passwd. */
+static int build_env(const OciProcess *p, unsigned listen_fds, char ***ret) {
         size_t n = 0, total = 0;
+        ssize_t home = -1;
         char **env;
 
-        for (char **e = p->env; e && *e; e++, total++)
-                if (strneq(*e, "HOME=", 5))
-                        has_home = true;
+        for (char **e = p->env; e && *e; e++)
+                total++;
         env = calloc(total + 4, sizeof(char *));
         if (!env)
                 return -ENOMEM;
         for (size_t i = 0; i < total; i++) {
-                if (listen_fds > 0 &&
-                    (strneq(p->env[i], "LISTEN_FDS=", 11) || strneq(p->env[i], "LISTEN_PID=", 11)))
+                const char *e = p->env[i];
+                size_t kl = env_key_len(e), k;
+
+                if (listen_fds > 0 && (strneq(e, "LISTEN_FDS=", 11) || strneq(e, "LISTEN_PID=", 11)))
                         continue;
-                env[n++] = p->env[i];
+                for (k = 0; k < n; k++)
+                        if (strneq(env[k], e, kl))
+                                break;
+                env[k] = (char *) e; /* a later value replaces an earlier one, in its place */
+                if (k == n)
+                        n++;
+                if (strneq(e, "HOME=", 5))
+                        home = (ssize_t) k;
         }
         if (listen_fds > 0) {
                 if (asprintf(&env[n], "LISTEN_FDS=%u", listen_fds) < 0)
@@ -169,26 +207,10 @@ static int build_env(const OciProcess *p, unsigned listen_fds, char ***ret) {
                 n++;
                 env[n++] = (char *) "LISTEN_PID=1";
         }
-        if (!has_home) {
-                char *home = NULL;
-                if (become_read_file("/etc/passwd", PASSWD_SIZE_MAX, &buf) >= 0)
-                        for (char *q = buf, *line; !home && (line = next_line(&q));) {
-                                char *f[7] = {};
-                                int k = 0;
-
-                                /* name:pw:uid:gid:gecos:home:shell */
-                                for (char *s = line; s && k < 7; k++) {
-                                        f[k] = s;
-                                        s = strchr(s, ':');
-                                        if (s)
-                                                *s++ = 0;
-                                }
-                                if (k >= 6 && *f[2] && strtoul(f[2], NULL, 10) == p->user.uid && *f[5])
-                                        if (asprintf(&home, "HOME=%s", f[5]) < 0)
-                                                home = NULL;
-                        }
-                env[n] = home ?: strdup("HOME=/");
-        }
+        if (home < 0)
+                env[n] = passwd_home(p->user.uid);
+        else if (streq(env[home], "HOME="))
+                env[home] = passwd_home(p->user.uid);
         *ret = env;
         return 0;
 }

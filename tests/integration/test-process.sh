@@ -41,6 +41,19 @@ is "${lines[3]}" "FOO=bar baz HOME=/home/user" "process.env, HOME from /etc/pass
 like "${lines[4]}" '(^|,)EMPTY=(,|$)' "env: an empty value is kept"
 unlike "${lines[4]}" 'LISTEN_|SDRUN|NOTIFY_SOCKET|INVOCATION_ID' "env: nothing of the runtime's environment leaks"
 bundle_set "$B" '.process.user={uid: 0, gid: 0} | .process.cwd="/" | .process.env=["PATH=/bin:/usr/bin"]'
+# A variable given twice is set once, where it first appears, to its last value; an empty HOME comes from
+# /etc/passwd, as with runc (runc's env.bats). runc as the control.
+bundle_set "$B" '.process.env=["HOME=", "ONE=two", "PATH=/bin:/usr/bin", "ONE=three"] | .process.args=["env"]'
+id=$(new_id env); track_container "$id"
+out=$(sd run --bundle "$B" "$id" 2>&1)
+is "$out" $'HOME=/root\nONE=three\nPATH=/bin:/usr/bin' "env: duplicates set once (last value, first place), empty HOME from /etc/passwd"
+no_leftovers "$id"
+if RUNC=$(command -v runc); then
+        is "$("$RUNC" --root "$TEST_TMPDIR/runc" run --bundle "$B" "$id-runc" 2>&1 </dev/null)" "$out" "control: runc's env is the same"
+else
+        skip "runc is not installed: no control"
+fi
+bundle_set "$B" '.process.env=["PATH=/bin:/usr/bin"]'
 
 id=$(new_id args); track_container "$id"
 bundle_set "$B" '.process.args=["/bin/echo","a  b","","c*","$HOME"]'
