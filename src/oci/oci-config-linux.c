@@ -413,15 +413,27 @@ static int field_mpol_flags(const cJSON *v, const OciJsonPath *p, void *dst, cha
 }
 
 static const OciJsonField memory_policy_fields[] = {
-        FIELD("mode", field_mpol_mode, OciMemoryPolicy, mode, OCI_JSON_MANDATORY),
+        FIELD_HAS("mode", field_mpol_mode, OciMemoryPolicy, mode, has_mode, 0),
         FIELD("nodes", field_cpu_list, OciMemoryPolicy, nodes, 0),
         FIELD("flags", field_mpol_flags, OciMemoryPolicy, flags, 0),
         {},
 };
 
 static int check_memory_policy(const cJSON *v, const OciJsonPath *p, void *obj, char **reterr) {
-        const OciMemoryPolicy *m = obj;
+        OciMemoryPolicy *m = obj;
         bool has_nodes;
+
+        /* The spec requires mode; runc takes an empty object as no policy (MPOL_DEFAULT, what a process has
+         * anyway), and so do we, with a warning. With nodes or flags, a missing mode is an error. */
+        if (!m->has_mode) {
+                if (cJSON_GetArraySize(v) > 0)
+                        return oci_json_error_at(reterr, p, "mode", "required property is missing");
+                _cleanup_free_ char *path = oci_json_path_to_string(p);
+                log_warning("%s: an empty object, required by the runtime-spec to give a mode; taking it as "
+                            "MPOL_DEFAULT, as runc does.",
+                            strna(path));
+                m->mode = OCI_MPOL_DEFAULT;
+        }
 
         /* set_mempolicy(2): DEFAULT and LOCAL take no nodes; BIND, INTERLEAVE, WEIGHTED_INTERLEAVE and
          * PREFERRED_MANY need at least one; PREFERRED takes zero (= local) or more. */

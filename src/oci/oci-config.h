@@ -325,7 +325,8 @@ typedef struct OciLinux {
         } intel_rdt;
         struct {
                 bool present;
-                int mode; /* MPOL_* */
+                bool has_mode; /* an empty object, which runc accepts, is MPOL_DEFAULT */
+                int mode;      /* MPOL_* */
                 char *nodes;
                 unsigned flags; /* MPOL_F_* */
         } memory_policy;

@@ -116,6 +116,9 @@ run_sh '.linux.memoryPolicy={mode: "MPOL_BIND", nodes: "0"}' 'head -1 /proc/self
 like "$out" ' bind:0 ' "memoryPolicy MPOL_BIND 0: numa_maps shows bind:0 ($out)"
 run_sh '.linux.memoryPolicy={mode: "MPOL_PREFERRED", nodes: "0"}' 'head -1 /proc/self/numa_maps'
 like "$out" ' prefer:0 ' "memoryPolicy MPOL_PREFERRED 0: numa_maps shows prefer:0 ($out)"
+# an empty memoryPolicy: runc takes it as no policy (runc's memorypolicy.bats), so do we, with a warning
+run_sh '.linux.memoryPolicy={}' 'head -1 /proc/self/numa_maps'
+like "$out" ' default ' "memoryPolicy {}: numa_maps shows default ($out)"
 
 # ---------------------------------------------------------------------------------------------------------
 # --no-pivot (ramfs roots): MS_MOVE + chroot through the real binary

@@ -358,6 +358,7 @@ static const BadCase bad_cases[] = {
         { "{" MIN_ "," LNX_ "\"memoryPolicy\":{\"mode\":\"MPOL_BIND\"}}}", "linux.memoryPolicy.nodes: at least one node" },
         { "{" MIN_ "," LNX_ "\"memoryPolicy\":{\"mode\":\"MPOL_LOCAL\",\"nodes\":\"0\"}}}", "linux.memoryPolicy.nodes: must be empty" },
         { "{" MIN_ "," LNX_ "\"memoryPolicy\":{\"mode\":\"MPOL_X\"}}}", "linux.memoryPolicy.mode: unknown memory policy mode" },
+        { "{" MIN_ "," LNX_ "\"memoryPolicy\":{\"nodes\":\"0\"}}}", "linux.memoryPolicy.mode: required property is missing" },
         { "{" MIN_ "," LNX_ "\"memoryPolicy\":{\"mode\":\"MPOL_BIND\",\"nodes\":\"0\",\"flags\":[\"MPOL_F_STATIC_NODES\","
           "\"MPOL_F_RELATIVE_NODES\"]}}}", "linux.memoryPolicy.flags: MPOL_F_STATIC_NODES and MPOL_F_RELATIVE_NODES" },
         { "{" MIN_ "," LNX_ "\"personality\":{\"domain\":\"LINUX64\"}}}", "linux.personality.domain: unknown personality domain" },
@@ -492,6 +493,14 @@ static void test_engine_compat(void) {
         tap_is_int(oci_config_parse(nouid, strlen(nouid), &nu, &nuerr), 0, "process.user without uid: accepted (%s)",
                    strna(nuerr));
         tap_ok(nu && nu->process.user.uid == 0 && nu->process.user.gid == 8, "process.user without uid: uid 0");
+
+        static const char mpol[] = "{" MIN_ "," LNX_ "\"memoryPolicy\":{}}}";
+        _cleanup_oci_config_ OciConfig *mp = NULL;
+        _cleanup_free_ char *mperr = NULL;
+        tap_is_int(oci_config_parse(mpol, strlen(mpol), &mp, &mperr), 0,
+                   "linux.memoryPolicy {}: accepted with a warning, as runc does (%s)", strna(mperr));
+        tap_ok(mp && mp->linux_.memory_policy.present && mp->linux_.memory_policy.mode == 0 /* MPOL_DEFAULT */,
+               "linux.memoryPolicy {}: MPOL_DEFAULT");
 
         static const char pers[] = "{" MIN_ "," LNX_ "\"personality\":{\"domain\":\"LINUX\",\"flags\":[\"ADDR_NO_RANDOMIZE\"]}}}";
         _cleanup_oci_config_ OciConfig *pc = NULL;
