@@ -101,7 +101,7 @@ static int hook_run_one(const OciHook *h, OciHookKind kind, size_t idx, const ch
                 (void) kill(pid, SIGKILL);
                 while (waitid(P_PID, (id_t) pid, &si, WEXITED) < 0 && errno == EINTR)
                         ;
-                return errorf(reterr, -k, "%s hook [%zu] \"%s\": pidfd_open: %s",
+                return errorf(reterr, -k, "error running %s hook #%zu: \"%s\": pidfd_open: %s",
                               oci_hook_kind_to_string(kind), idx, h->path, strerror(k));
         }
         /* A hook that exits without reading its stdin must not kill us with SIGPIPE: blocked while we feed
@@ -187,16 +187,17 @@ static int hook_run_one(const OciHook *h, OciHookKind kind, size_t idx, const ch
         log_hook_output(kind, idx, output);
 
         if (timed_out)
-                return errorf(reterr, ETIMEDOUT, "%s hook [%zu] \"%s\" timed out after %d s and was killed",
+                return errorf(reterr, ETIMEDOUT,
+                              "error running %s hook #%zu: \"%s\" timed out after %d s and was killed",
                               oci_hook_kind_to_string(kind), idx, h->path,
                               h->has_timeout ? h->timeout : 600);
         if (si.si_code == CLD_EXITED && si.si_status == 0)
                 return 0;
         if (si.si_code == CLD_EXITED)
-                return errorf(reterr, EIO, "%s hook [%zu] \"%s\" failed with exit status %d%s%s",
-                              oci_hook_kind_to_string(kind), idx, h->path, si.si_status, *msg ? ": " : "",
-                              msg);
-        return errorf(reterr, EIO, "%s hook [%zu] \"%s\" was killed by signal %s",
+                return errorf(
+                        reterr, EIO, "error running %s hook #%zu: \"%s\" failed with exit status %d%s%s",
+                        oci_hook_kind_to_string(kind), idx, h->path, si.si_status, *msg ? ": " : "", msg);
+        return errorf(reterr, EIO, "error running %s hook #%zu: \"%s\" was killed by signal %s",
                       oci_hook_kind_to_string(kind), idx, h->path, strsignal(si.si_status));
 }
 
@@ -204,7 +205,7 @@ int hooks_run(const OciConfig *c, OciHookKind kind, const char *state_json, cons
         int r;
 
         for (size_t i = 0; i < c->hooks.n_hooks[kind]; i++) {
-                log_debug("running %s hook [%zu] %s", oci_hook_kind_to_string(kind), i,
+                log_debug("running %s hook #%zu: %s", oci_hook_kind_to_string(kind), i,
                           c->hooks.hooks[kind][i].path);
                 r = hook_run_one(&c->hooks.hooks[kind][i], kind, i, state_json, cwd, reterr);
                 if (r < 0)

@@ -170,6 +170,7 @@ for h in prestart createRuntime createContainer; do
         rc=0; err=$(sd create --bundle "$B" "$id" 2>&1) || rc=$?
         is "$rc" 1 "a failing $h hook makes create fail"
         like "$err" "$h hook.*exit status 3" "failing $h: the error names the hook: $err"
+        like "$err" "error running $h hook #0: " "failing $h: in runc's words (runc's hooks.bats looks for them)"
         unlike "$err" "HOOK-STDOUT-$h.*HOOK-STDOUT-$h" "failing $h: the hook output appears once at most"
         ok_desc "failing $h: startContainer never ran" test ! -e "$OUT/startContainer.stdin"
         rc=0; sd state "$id" >/dev/null 2>&1 || rc=$?
