@@ -143,10 +143,22 @@ int become_terminal(Become *b, int (*setup_slave)(int slave, char **reterr)) {
         return 0;
 }
 
-/* The length of the key of "KEY=VALUE" (the parser made sure of the "="). */
-static size_t env_key_len(const char *e) {
-        const char *eq = strchr(e, '=');
-        return eq ? (size_t) (eq - e) + 1 : strlen(e);
+typedef struct EnvEntry {
+        const char *e;
+        size_t key_len; /* "KEY=" */
+        size_t index;
+} EnvEntry;
+
+/* By key, then by position: the entries of one variable are together, in the order given. */
+static int env_entry_compare(const void *a, const void *b) {
+        const EnvEntry *x = a, *y = b;
+        int c = memcmp(x->e, y->e, MIN(x->key_len, y->key_len));
+
+        if (c != 0)
+                return c;
+        if (x->key_len != y->key_len)
+                return x->key_len < y->key_len ? -1 : 1;
+        return x->index < y->index ? -1 : x->index > y->index;
 }
 
 /* HOME= for uid from the container's /etc/passwd, or "HOME=/". */
@@ -177,33 +189,46 @@ static char *passwd_home(uid_t uid) {
  * it was given last; LISTEN_FDS=n and LISTEN_PID=1 replace whatever it says about them with socket
  * activation; HOME, when missing or empty, comes from the container's /etc/passwd. */
 static int build_env(const OciProcess *p, unsigned listen_fds, char ***ret) {
-        size_t n = 0, total = 0;
+        _cleanup_free_ EnvEntry *sorted = NULL;
+        _cleanup_free_ const char **keep = NULL;
+        size_t n = 0, total = 0, m = 0;
         ssize_t home = -1;
         char **env;
 
         for (char **e = p->env; e && *e; e++)
                 total++;
         env = calloc(total + 4, sizeof(char *));
-        if (!env)
-                return -ENOMEM;
+        sorted = calloc(total + 1, sizeof(EnvEntry));
+        keep = calloc(total + 1, sizeof(char *));
+        if (!env || !sorted || !keep)
+                return -ENOMEM; /* the caller fails right away */
         for (size_t i = 0; i < total; i++) {
-                const char *e = p->env[i];
-                size_t kl = env_key_len(e), k;
+                const char *e = p->env[i], *eq = strchr(e, '=');
 
                 if (listen_fds > 0 && (strneq(e, "LISTEN_FDS=", 11) || strneq(e, "LISTEN_PID=", 11)))
                         continue;
-                for (k = 0; k < n; k++)
-                        if (strneq(env[k], e, kl))
-                                break;
-                env[k] = (char *) e; /* a later value replaces an earlier one, in its place */
-                if (k == n)
-                        n++;
-                if (strneq(e, "HOME=", 5))
-                        home = (ssize_t) k;
+                sorted[m++] =
+                        (EnvEntry){ .e = e, .key_len = eq ? (size_t) (eq - e) + 1 : strlen(e), .index = i };
+        }
+        /* Sorted rather than compared pairwise: a config may hold a great many variables. */
+        qsort(sorted, m, sizeof(EnvEntry), env_entry_compare);
+        for (size_t a = 0, b; a < m; a = b) {
+                for (b = a + 1; b < m && sorted[b].key_len == sorted[a].key_len &&
+                                memcmp(sorted[b].e, sorted[a].e, sorted[a].key_len) == 0;
+                     b++)
+                        ;
+                keep[sorted[a].index] = sorted[b - 1].e; /* the first place, the last value */
+        }
+        for (size_t i = 0; i < total; i++) {
+                if (!keep[i])
+                        continue;
+                if (strneq(keep[i], "HOME=", 5))
+                        home = (ssize_t) n;
+                env[n++] = (char *) keep[i];
         }
         if (listen_fds > 0) {
                 if (asprintf(&env[n], "LISTEN_FDS=%u", listen_fds) < 0)
-                        return -ENOMEM; /* the caller fails right away */
+                        return -ENOMEM;
                 n++;
                 env[n++] = (char *) "LISTEN_PID=1";
         }
