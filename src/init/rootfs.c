@@ -726,6 +726,94 @@ int rootfs_prepare(const RootfsContext *ctx, char **reterr) {
         return 0;
 }
 
+/* A mountinfo field with its \ooo escapes (space, tab, newline, backslash) decoded, in place. */
+static void mountinfo_unescape(char *s) {
+        char *w = s;
+
+        for (char *r = s; *r;) {
+                if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' &&
+                    r[3] >= '0' && r[3] <= '7') {
+                        *w++ = (char) (((r[1] - '0') << 6) | ((r[2] - '0') << 3) | (r[3] - '0'));
+                        r += 4;
+                } else
+                        *w++ = *r++;
+        }
+        *w = 0;
+}
+
+static bool path_is_or_below(const char *path, const char *dir) {
+        size_t n = strlen(dir);
+
+        while (n > 1 && dir[n - 1] == '/')
+                n--;
+        return strneq(path, dir, n) && (path[n] == 0 || path[n] == '/' || (n == 1 && dir[0] == '/'));
+}
+
+/* --no-pivot leaves the host's mounts in the container's mount namespace, under its root: the kernel takes
+ * a procfs or sysfs there, masked nowhere, as leave to mount a fresh unmasked one (in a new user namespace:
+ * mount_too_revealing()), so "unshare -mrpf mount -t proc" inside would get the host's sysrq-trigger. Each
+ * one outside the rootfs is detached, as runc does, or, where the kernel will not let go of it (locked in a
+ * user namespace), covered with an empty read-only tmpfs. The deepest first: mountinfo lists parents
+ * first. Privileged, in the container's mount namespace (rslave: nothing of this reaches the host). */
+static int no_pivot_hide_proc_sys(const char *rootfs, char **reterr) {
+        _cleanup_free_ char *mi = NULL, *root = NULL;
+        _cleanup_free_ char **points = NULL;
+        size_t n = 0;
+        char *save = NULL;
+        int r;
+
+        root = realpath(rootfs, NULL);
+        if (!root)
+                return rootfs_error(reterr, negative_errno(), "--no-pivot: resolve rootfs \"%s\"", rootfs);
+        r = read_full_file_at(AT_FDCWD, "/proc/self/mountinfo", 16 * 1024 * 1024, &mi, NULL);
+        if (r < 0)
+                return rootfs_error(reterr, r, "--no-pivot: read /proc/self/mountinfo");
+        for (char *line = strtok_r(mi, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                char *sep = strstr(line, " - "), *mp = line, *fstype;
+
+                if (!sep)
+                        continue;
+                fstype = sep + 3;
+                fstype[strcspn(fstype, " ")] = 0;
+                if (!streq(fstype, "proc") && !streq(fstype, "sysfs"))
+                        continue;
+                for (int k = 0; k < 4 && mp; k++) { /* id parent major:minor root mount-point */
+                        mp = strchr(mp, ' ');
+                        if (mp)
+                                mp++;
+                }
+                if (!mp)
+                        continue;
+                mp[strcspn(mp, " ")] = 0;
+                mountinfo_unescape(mp);
+                if (path_is_or_below(mp, root))
+                        continue;
+                char **l = realloc(points, (n + 1) * sizeof(char *));
+                if (!l)
+                        return -ENOMEM;
+                points = l;
+                points[n++] = mp;
+        }
+        for (size_t i = n; i-- > 0;) {
+                _cleanup_close_ int tree = -EBADF, target = -EBADF;
+
+                struct statfs sf;
+
+                if (umount2(points[i], MNT_DETACH) >= 0)
+                        continue;
+                /* Gone with a parent detached before it (the path now shows what was below), or locked. */
+                if (statfs(points[i], &sf) < 0 ||
+                    (sf.f_type != PROC_SUPER_MAGIC && sf.f_type != SYSFS_MAGIC))
+                        continue;
+                target = RET_NERRNO(open(points[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+                tree = target < 0 ? target : make_tmpfs_tree(true, NULL);
+                r = tree < 0 ? tree : move_mount_to_fd(tree, target);
+                if (r < 0)
+                        return rootfs_error(reterr, r, "--no-pivot: hide the host's \"%s\"", points[i]);
+        }
+        return 0;
+}
+
 static int enter_root(const RootfsContext *ctx, char **reterr) {
         /* Privileged, runs in the container's namespaces. */
         _cleanup_close_ int root_fd = -EBADF;
@@ -739,6 +827,9 @@ static int enter_root(const RootfsContext *ctx, char **reterr) {
                 return rootfs_error(reterr, r, "chdir to rootfs \"%s\"", ctx->rootfs);
 
         if (ctx->no_pivot) {
+                r = no_pivot_hide_proc_sys(ctx->rootfs, reterr);
+                if (r < 0)
+                        return r;
                 r = RET_NERRNO(mount(".", "/", NULL, MS_MOVE, NULL));
                 if (r < 0)
                         return rootfs_error(reterr, r, "move rootfs \"%s\" to \"/\"", ctx->rootfs);

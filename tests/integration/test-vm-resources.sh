@@ -79,6 +79,19 @@ like "$(cat "$d/payload/cgroup.controllers")" 'memory' "subgroup: the container'
 ok_desc "delete --force" sd delete --force "$id"
 no_leftovers "$id"
 
+# --no-pivot leaves the host's mounts below the container's root; its procfs and sysfs must be detached,
+# else the kernel lets a new user namespace inside mount a fresh, unmasked procfs (runc's no_pivot.bats).
+# (Here, not in the boxes: there the box's own /proc lets no such mount through either way.)
+for np in --no-pivot ""; do
+        id=$(new_id vmnopivot); track_container "$id"
+        bundle_set "$B" 'del(.annotations) | del(.linux.resources)
+                | .process.args=["unshare","-mrpf","sh","-c","mount -t proc none /proc && echo MOUNTED-BARE-PROC"]
+                | .process.capabilities.bounding += ["CAP_SETFCAP"] | .process.capabilities.permitted += ["CAP_SETFCAP"]'
+        rc=0; out=$(sd run $np --bundle "$B" "$id" 2>&1) || rc=$?
+        like "$rc:$out" '^1:.*mount.*denied' "${np:-pivot_root}: no fresh procfs in a new user namespace inside: $out"
+        no_leftovers "$id"
+done
+
 # exec joins the container's cgroup, also with the init moved below it (runc's default); with memory on
 # for the scope's children the container's cgroup takes no process, and exec falls back to the init's,
 # unless --cgroup asked for it (runc's exec.bats "exec --cgroup subcgroup [v2]").
