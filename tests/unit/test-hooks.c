@@ -239,19 +239,19 @@ static void test_failures(void) {
         int r;
 
         tap_is_int(run_one("echo something went wrong >&2; exit 3", "{}", &err), -EIO, "a hook that exits 3: -EIO");
-        tap_is_str(err, "prestart hook [0] \"/bin/sh\" failed with exit status 3: something went wrong",
+        tap_is_str(err, "error running prestart hook #0: \"/bin/sh\" failed with exit status 3: something went wrong",
                    "the message names kind, index, path, status and the hook's last words");
         tap_is_int(run_one("exit 1", "{}", &err), -EIO, "a silent hook that exits 1: -EIO");
-        tap_is_str(err, "prestart hook [0] \"/bin/sh\" failed with exit status 1", "... without a trailing colon");
+        tap_is_str(err, "error running prestart hook #0: \"/bin/sh\" failed with exit status 1", "... without a trailing colon");
 
         tap_is_int(run_one("kill -KILL $$", "{}", &err), -EIO, "a hook killed by SIGKILL: -EIO");
-        tap_is_str(err, "prestart hook [0] \"/bin/sh\" was killed by signal Killed", "the message names the signal");
+        tap_is_str(err, "error running prestart hook #0: \"/bin/sh\" was killed by signal Killed", "the message names the signal");
         tap_is_int(run_one("kill -SEGV $$", "{}", &err), -EIO, "a hook killed by SIGSEGV: -EIO");
         tap_ok(err && strstr(err, "was killed by signal Segmentation fault"), "%s", strna(err));
 
         OciHook h = { .path = strdup("/nonexistent/hook") };
         tap_is_int(run_hooks(&h, 1, "{}", NULL, &err), -EIO, "a missing binary: -EIO");
-        tap_is_str(err, "prestart hook [0] \"/nonexistent/hook\" failed with exit status 127: exec \"/nonexistent/hook\": No such file or directory",
+        tap_is_str(err, "error running prestart hook #0: \"/nonexistent/hook\" failed with exit status 127: exec \"/nonexistent/hook\": No such file or directory",
                    "the message says exit status 127 and why");
         hook_done(&h);
 
@@ -271,7 +271,7 @@ static void test_failures(void) {
         uint64_t dt = now_usec(CLOCK_MONOTONIC) - t0;
         tap_is_int(r, -ETIMEDOUT, "a hook that outlives its timeout of 1 s: -ETIMEDOUT");
         tap_ok(dt >= USEC_PER_SEC && dt < 5 * USEC_PER_SEC, "after the timeout (%llu ms)", (unsigned long long) (dt / 1000));
-        tap_is_str(err, "prestart hook [0] \"/bin/sh\" timed out after 1 s and was killed", "the message says so");
+        tap_is_str(err, "error running prestart hook #0: \"/bin/sh\" timed out after 1 s and was killed", "the message says so");
         _cleanup_free_ char *pid = slurp("pid");
         tap_ok(pid && atoi(pid) > 0 && kill(atoi(pid), 0) < 0 && errno == ESRCH, "the hook is killed and reaped (pid %d)",
                pid ? atoi(pid) : 0);
@@ -293,7 +293,7 @@ static void test_order(void) {
         out = slurp("order");
         tap_is_str(out, "012", "they run in order, and none after the failing one");
         out = mfree(out);
-        tap_ok(err && strstr(err, "prestart hook [2] ") && strstr(err, "exit status 9"), "the message names index 2: %s",
+        tap_ok(err && strstr(err, "error running prestart hook #2: ") && strstr(err, "exit status 9"), "the message names index 2: %s",
                strna(err));
 
         /* Poststop: every hook runs, failures are warnings, the result is 0. */
@@ -304,7 +304,7 @@ static void test_order(void) {
         tap_is_int(hooks_run_all_warn(&c, OCI_HOOK_POSTSTOP, "{}", NULL), 0, "hooks_run_all_warn(): 0 despite a failure");
         out = slurp("order");
         tap_is_str(out, "0123", "every poststop hook runs");
-        tap_ok(strstr(logged, "poststop hook [2] \"/bin/sh\" failed with exit status 9"), "the failure is logged");
+        tap_ok(strstr(logged, "error running poststop hook #2: \"/bin/sh\" failed with exit status 9"), "the failure is logged");
         for (size_t i = 0; i < ELEMENTSOF(hs); i++)
                 hook_done(&hs[i]);
 }
