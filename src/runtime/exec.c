@@ -234,7 +234,7 @@ typedef struct CgroupPlan {
         int fallback_fd;    /* the init's own cgroup there, where the container's cannot take the process */
         char *fallback_path;
         bool explicit_sub;    /* --cgroup chose unified_fd: no fallback, as with runc */
-        CgroupMembership *v1; /* v1 hierarchies where the init is elsewhere than we are */
+        CgroupMembership *v1; /* v1 hierarchies where the process goes elsewhere than we are */
         size_t n_v1;
 } CgroupPlan;
 
@@ -345,8 +345,8 @@ static bool controllers_overlap(const char *a, const char *b) {
         return false;
 }
 
-/* The sub-cgroup of the membership m that the --cgroup list asks for, or NULL where the process joins the
- * init's own cgroup there. Set in *ret_path ("BASE/SUB"), from the container's cgroup. */
+/* The sub-cgroup of the membership m that the --cgroup list asks for, in *ret_path ("BASE/SUB", BASE being
+ * the container's cgroup there): 1, or 0 with NULL where no --cgroup applies to this hierarchy. */
 static int sub_cgroup_for(const SubCgroup *subs, const char *base, const CgroupMembership *m,
                           char **ret_path, char **reterr) {
         const SubCgroup *pick = NULL;
@@ -429,7 +429,7 @@ static int cgroup_plan_make(pid_t init_pid, const char *ct_cgroup, const char *c
                                 continue;
                         if (r < 0)
                                 return r;
-                        plan.explicit_sub = sub;
+                        plan.explicit_sub = sub != NULL;
                         if (top) {
                                 _cleanup_free_ char *own = NULL;
                                 if (asprintf(&own, "%s%s", mnt, m->path) < 0)
@@ -445,14 +445,16 @@ static int cgroup_plan_make(pid_t init_pid, const char *ct_cgroup, const char *c
                         if (asprintf(&dir, "%s%s", mnt, path) < 0)
                                 return -ENOMEM;
                         plan.unified_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                        if (plan.unified_fd < 0 && sub)
-                                return errorf(reterr, -errno,
-                                              "--cgroup: cannot open \"%s\" for adding pid to it: %s", dir,
-                                              errno == ENOENT ? "no such file or directory"
-                                                              : strerror(errno));
-                        if (plan.unified_fd < 0)
-                                return errorf(reterr, -errno, "open the container's cgroup \"%s\": %s", dir,
-                                              strerror(errno));
+                        if (plan.unified_fd < 0) {
+                                int e = errno;
+                                if (sub)
+                                        return errorf(
+                                                reterr, -e,
+                                                "--cgroup: cannot open \"%s\" for adding pid to it: %s", dir,
+                                                e == ENOENT ? "no such file or directory" : strerror(e));
+                                return errorf(reterr, -e, "open the container's cgroup \"%s\": %s", dir,
+                                              strerror(e));
+                        }
                         plan.unified_path = strdup(path);
                         if (!plan.unified_path)
                                 return -ENOMEM;
