@@ -239,7 +239,6 @@ static int check_not_symlink(MountCtx *c, char **reterr) {
         return 0;
 }
 
-/* mount(2) of a filesystem. Privileged, runs in the container's namespaces (before pivot_root). */
 /* A tmpfs over a directory the rootfs already has takes that directory's mode (an image's /tmp keeps its
  * 1777, a setgid directory its setgid bit), as with runc; a mode= in the options still wins, being later.
  * Where the destination is created for the mount, the tmpfs keeps its own default. */
@@ -261,6 +260,7 @@ static int tmpfs_data_with_mode(MountCtx *c, char **ret) {
         return 0;
 }
 
+/* mount(2) of a filesystem. Privileged, runs in the container's namespaces (before pivot_root). */
 static int mount_fs(MountCtx *c, const char *fstype, const char *source, char **reterr) {
         _cleanup_close_ int target_fd = -EBADF;
         _cleanup_free_ char *labelled = NULL, *with_mode = NULL;
@@ -796,7 +796,6 @@ static int no_pivot_hide_proc_sys(const char *rootfs, char **reterr) {
         }
         for (size_t i = n; i-- > 0;) {
                 _cleanup_close_ int tree = -EBADF, target = -EBADF;
-
                 struct statfs sf;
 
                 if (umount2(points[i], MNT_DETACH) >= 0)
