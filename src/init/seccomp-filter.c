@@ -339,6 +339,11 @@ static unsigned long filter_flags(const OciSeccomp *s, bool notify) {
                 if (oci_seccomp_flag_from_name(s->flags[i], &f) >= 0)
                         flags |= f;
         }
+        /* Without linux.seccomp.flags at all (not an empty list), SPEC_ALLOW where the kernel has it, as runc
+         * and Docker do: a seccomp filter then does not also turn on the speculative store bypass mitigation,
+         * which the container did not ask for and which costs it performance. */
+        if (!s->flags && kernel_accepts_filter_flags(SECCOMP_FILTER_FLAG_SPEC_ALLOW))
+                flags |= SECCOMP_FILTER_FLAG_SPEC_ALLOW;
         if (notify) {
                 flags |= SECCOMP_FILTER_FLAG_NEW_LISTENER;
                 /* With TSYNC, a failure to sync must be reported as ESRCH: the return value is the fd. */
@@ -417,6 +422,7 @@ int oci_seccomp_load(const SeccompProgram *prog, const OciSeccomp *s, int *ret_n
 
         bool notify = oci_seccomp_uses_notify(s);
         unsigned long flags = filter_flags(s, notify);
+        log_debug("seccomp filter flags: %lu", flags);
         struct sock_fprog fprog = {
                 .len = (unsigned short) prog->len,
                 .filter = prog->insns,

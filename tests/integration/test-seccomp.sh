@@ -210,6 +210,24 @@ like "$rc:$err" '^1:.*listenerPath' "SCMP_ACT_NOTIFY with no agent listening: ru
 like "$err" 'failed to connect with seccomp agent' "... in runc's wording (runc's seccomp-notify.bats looks for it)"
 no_leftovers "$last_id"
 
+# linux.seccomp.flags: without the field, SECCOMP_FILTER_FLAG_SPEC_ALLOW (4) where the kernel has it, as runc
+# and Docker do; an empty list is no flag at all; the flags given are the flags loaded (runc's seccomp.bats)
+for fl in absent '[]' '["SECCOMP_FILTER_FLAG_LOG"]'; do
+        id=$(new_id scfl); track_container "$id"
+        if [ "$fl" = absent ]; then f='del(.linux.seccomp.flags)'; else f=".linux.seccomp.flags=$fl"; fi
+        bundle_set "$B" ".linux.seccomp={defaultAction: \"SCMP_ACT_ALLOW\", syscalls: [{names: [\"mkdir\"], action: \"SCMP_ACT_ERRNO\"}]}
+                | .process.args=[\"true\"] | $f"
+        out=$("$SDRUN" --debug --root "$SDRUN_ROOT" run --bundle "$B" "$id" 2>&1 </dev/null | grep -o 'seccomp filter flags: [0-9]*')
+        case $fl in
+        absent) want=4 ;;
+        '[]') want=0 ;;
+        *) want=2 ;;
+        esac
+        if [ "$fl" = absent ] && ! grep -q SECCOMP_FILTER_FLAG_SPEC_ALLOW <<<"$(sd features)"; then want=0; fi
+        is "$out" "seccomp filter flags: $want" "seccomp flags $fl: the filter is loaded with $want"
+        no_leftovers "$id"
+done
+
 # ---------------------------------------------------------------------------------------------------------
 # Never hang: each sdrun call below is bounded by `timeout 10` (exit status 124 fails the test).
 
