@@ -497,6 +497,16 @@ int oci_config_parse(const char *json, size_t len, OciConfig **ret, char **reter
         return parse_document(json, len, parse_config_document, (void **) &c, (void **) ret, reterr_message);
 }
 
+int oci_config_reparse(const char *json, size_t len, OciConfig **ret, char **reterr_message) {
+        int level = log_get_max_level(), r;
+
+        if (level >= LOG_LEVEL_WARNING && level < LOG_LEVEL_DEBUG)
+                log_set_max_level(LOG_LEVEL_ERR);
+        r = oci_config_parse(json, len, ret, reterr_message);
+        log_set_max_level(level);
+        return r;
+}
+
 static int parse_process_document(const cJSON *j, void *obj, char **reterr) {
         const OciJsonPath root = OCI_JSON_KEY(NULL, "process");
         int r;

@@ -359,6 +359,9 @@ typedef struct OciConfig {
  * non-NULL, a malloc'd message that names the JSON path, e.g.
  * "linux.namespaces[2].type: unknown namespace \"foo\"" (the caller prefixes "config.json: "). */
 int oci_config_parse(const char *json, size_t len, OciConfig **ret, char **reterr_message);
+/* The same, for a config that create already parsed and warned about (the copy in the state directory, read
+ * again by start, exec, delete...): without its warnings, which were said once. */
+int oci_config_reparse(const char *json, size_t len, OciConfig **ret, char **reterr_message);
 /* Parse a process object (exec --process, or config.json's process) the same way; path_prefix is used in
  * messages ("process" for exec --process files). */
 int oci_process_parse(const char *json, size_t len, OciProcess **ret, char **reterr_message);

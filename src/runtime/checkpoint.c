@@ -145,7 +145,7 @@ int container_checkpoint(const CheckpointOptions *o, char **reterr) {
                               o->id, container_status_to_string(st));
         r = container_read_config(ct, &raw, &raw_len);
         if (r >= 0)
-                r = oci_config_parse(raw, raw_len, &c, NULL);
+                r = oci_config_reparse(raw, raw_len, &c, NULL);
         if (r < 0)
                 return errorf(reterr, r, "cannot read the config of container \"%s\"", o->id);
         if (c->has_process && c->process.terminal && !o->common.shell_job)

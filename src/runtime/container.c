@@ -1067,7 +1067,7 @@ int container_start_full(const char *root, const char *id, const StartOptions *s
                               container_status_to_string(st));
         r = container_read_config(ct, &raw, &raw_len);
         if (r >= 0)
-                r = oci_config_parse(raw, raw_len, &c, NULL);
+                r = oci_config_reparse(raw, raw_len, &c, NULL);
         if (r < 0)
                 return errorf(reterr, r, "cannot read the config of container \"%s\"", id);
         if (!c->has_process)
@@ -1288,7 +1288,8 @@ static int delete_corrupt(Container *ct, bool force, char **reterr) {
         if (!force)
                 return errorf(reterr, EUCLEAN, "state of container \"%s\" is corrupt: use delete --force",
                               ct->id);
-        if (container_read_config(ct, &raw, &raw_len) >= 0 && oci_config_parse(raw, raw_len, &c, NULL) >= 0)
+        if (container_read_config(ct, &raw, &raw_len) >= 0 &&
+            oci_config_reparse(raw, raw_len, &c, NULL) >= 0)
                 (void) sdunit_scope_name_from_cgroups_path(c->linux_.cgroups_path, ct->id, &slice, &unit,
                                                            NULL);
         if (!unit && sdunit_scope_name_from_cgroups_path(NULL, ct->id, &slice, &unit, NULL) < 0)
@@ -1354,7 +1355,7 @@ int container_delete(const char *root, const char *id, bool force, char **reterr
         /* A container stopped by `checkpoint` had its poststop hooks run then. */
         if (faccessat(ct->dir_fd, CHECKPOINTED_MARKER, F_OK, 0) < 0 &&
             container_read_config(ct, &raw, &raw_len) >= 0 &&
-            oci_config_parse(raw, raw_len, &c, NULL) >= 0 && c->hooks.n_hooks[OCI_HOOK_POSTSTOP] > 0) {
+            oci_config_reparse(raw, raw_len, &c, NULL) >= 0 && c->hooks.n_hooks[OCI_HOOK_POSTSTOP] > 0) {
                 _cleanup_free_ char *state_json = NULL;
                 if (container_hook_state_string(ct, CONTAINER_STOPPED, 0, &state_json) >= 0)
                         (void) hooks_run_all_warn(c, OCI_HOOK_POSTSTOP, state_json, ct->bundle ?: "/");

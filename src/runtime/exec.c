@@ -690,7 +690,7 @@ static int exec_load(ExecRun *e, char **reterr) {
 
         r = container_read_config(e->ct, &e->raw, &e->raw_len);
         if (r >= 0)
-                r = oci_config_parse(e->raw, e->raw_len, &e->c, NULL);
+                r = oci_config_reparse(e->raw, e->raw_len, &e->c, NULL);
         if (r < 0)
                 return errorf(reterr, r, "cannot read the config of container \"%s\": %s", o->id,
                               strerror(-r));
