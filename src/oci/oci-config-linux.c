@@ -148,9 +148,20 @@ static int field_namespace_type(const cJSON *v, const OciJsonPath *p, void *dst,
         return get_enum_index(v, p, namespace_names, _OCI_NS_MAX, "namespace", dst, reterr);
 }
 
+/* An empty path is no path (a new namespace), as runc takes it (crun fails to open ""); the spec wants an
+ * absolute one. */
+static int field_namespace_path(const cJSON *v, const OciJsonPath *p, void *dst, char **reterr) {
+        if (cJSON_IsString(v) && isempty(cJSON_GetStringValue(v))) {
+                _cleanup_free_ char *path = oci_json_path_to_string(p);
+                log_warning("%s: empty, taken as no path (a new namespace), as runc does.", strna(path));
+                return 0;
+        }
+        return oci_json_field_absolute_path(v, p, dst, reterr);
+}
+
 static const OciJsonField namespace_fields[] = {
         FIELD("type", field_namespace_type, OciNamespace, type, OCI_JSON_MANDATORY),
-        FIELD("path", oci_json_field_absolute_path, OciNamespace, path, 0),
+        FIELD("path", field_namespace_path, OciNamespace, path, 0),
         {},
 };
 

@@ -98,6 +98,18 @@ same "unknown capability CAP_NOT_YET_INVENTED"
 out=$(run_rt sdrun)
 like "$out" 'process.capabilities.bounding\[[0-9]+\]: unknown capability "CAP_NOT_YET_INVENTED", ignoring it' \
         "the warning names the JSON path"
+is "$(grep -c 'process.capabilities.bounding\[[0-9]*\]: unknown capability' <<<"$out")" 1 \
+        "the warning is said once, not again by start and delete reading the stored config"
+
+# a namespace with an empty path is a new one, as runc takes it (crun fails to open ""), with a warning
+reset_bundle
+bundle_set "$B" '.linux.namespaces |= map(if .type == "uts" then .path = "" else . end) | .hostname="empty-path"
+        | .process.args=["hostname"]'
+b=$(run_rt sdrun)
+a=$(run_rt runc | grep -v 'level=warning')
+is "$(echo "$b" | grep -v '^sdrun: ')" "$a" "linux.namespaces[].path \"\": runc and sdrun agree"
+is "$a" $'rc=0\nempty-path' "... a new uts namespace with the hostname"
+like "$b" 'linux.namespaces\[[0-9]+\].path: empty, taken as no path' "... with a warning naming the JSON path"
 
 # 4b. more that runc and crun accept: warned about where the spec's letter is stricter
 reset_bundle
