@@ -245,12 +245,12 @@ no_leftovers "$id"
 # holds what the process wrote, as with runc (whose integration tests compare such output line by line).
 id=$(new_id tty); track_container "$id"
 bundle_set "$B" '.process.args=["printf","a\\nb\\n"]'
-script -qec "$SDRUN --root $SDRUN_ROOT run --bundle $B $id >$TEST_TMPDIR/fg.out" /dev/null >/dev/null 2>&1 </dev/null
+script -qec "$SDRUN --root $SDRUN_ROOT run --bundle $B $id >$TEST_TMPDIR/fg.out </dev/null" /dev/null >/dev/null 2>&1 </dev/null
 is "$(grep -c $'\r' "$TEST_TMPDIR/fg.out")" 0 "foreground terminal, output to a file: no \\r added"
 like "$(cat "$TEST_TMPDIR/fg.out")" $'a\nb$' "foreground terminal, output to a file: the lines arrive"
 no_leftovers "$id"
 if RUNC=$(command -v runc); then
-        script -qec "$RUNC --root $TEST_TMPDIR/runc run --bundle $B $id-runc >$TEST_TMPDIR/fg-runc.out" /dev/null \
+        script -qec "$RUNC --root $TEST_TMPDIR/runc run --bundle $B $id-runc >$TEST_TMPDIR/fg-runc.out </dev/null" /dev/null \
                 >/dev/null 2>&1 </dev/null
         is "$(grep -c $'\r' "$TEST_TMPDIR/fg-runc.out")" 0 "control: runc adds no \\r either"
         like "$(cat "$TEST_TMPDIR/fg-runc.out")" $'a\nb$' "control: runc's lines arrive"
