@@ -194,11 +194,6 @@ int cgroup_enable_subtree_controllers(const char *dir) {
         return write_string_file(path, want);
 }
 
-static bool path_is_at_or_below(const char *path, const char *prefix) {
-        size_t n = strlen(prefix);
-        return strneq(path, prefix, n) && (path[n] == 0 || path[n] == '/');
-}
-
 int cgroup_leave_unit(pid_t pid, const CgroupMembership *orig, size_t n_orig, const char *unit_path) {
         CgroupMembership *now = NULL;
         size_t n_now = 0;

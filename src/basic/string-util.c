@@ -5,6 +5,14 @@
 
 #include "string-util.h"
 
+bool path_is_at_or_below(const char *path, const char *prefix) {
+        size_t n = strlen(prefix);
+
+        while (n > 0 && prefix[n - 1] == '/')
+                n--;
+        return strneq(path, prefix, n) && (path[n] == 0 || path[n] == '/');
+}
+
 char *next_line(char **p) {
         char *line = *p;
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "macro.h"
@@ -13,6 +14,10 @@ int free_and_strdup(char **p, const char *s);
  * `for (char *p = buf, *line; (line = next_line(&p));)`. NULL at the end of the text (a final '\n' does not
  * make an empty last line). */
 char *next_line(char **p);
+
+/* Whether path is prefix or below it, by whole components ("/a/b" is below "/a", "/ab" is not); trailing
+ * slashes of prefix do not count, so every absolute path is below "/". */
+bool path_is_at_or_below(const char *path, const char *prefix);
 
 /* A new string, formatted; NULL on out of memory. */
 char *strdup_printf(const char *fmt, ...) _printf_(1, 2);

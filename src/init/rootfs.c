@@ -18,6 +18,7 @@
 #include "mount-options.h"
 #include "mount.h"
 #include "rootfs.h"
+#include "string-util.h"
 
 #define CGROUP_ROOT "/sys/fs/cgroup"
 
@@ -741,14 +742,6 @@ static void mountinfo_unescape(char *s) {
         *w = 0;
 }
 
-static bool path_is_or_below(const char *path, const char *dir) {
-        size_t n = strlen(dir);
-
-        while (n > 1 && dir[n - 1] == '/')
-                n--;
-        return strneq(path, dir, n) && (path[n] == 0 || path[n] == '/' || (n == 1 && dir[0] == '/'));
-}
-
 /* --no-pivot leaves the host's mounts in the container's mount namespace, under its root: the kernel takes
  * a procfs or sysfs there, masked nowhere, as leave to mount a fresh unmasked one (in a new user namespace:
  * mount_too_revealing()), so "unshare -mrpf mount -t proc" inside would get the host's sysrq-trigger. Each
@@ -786,7 +779,7 @@ static int no_pivot_hide_proc_sys(const char *rootfs, char **reterr) {
                         continue;
                 mp[strcspn(mp, " ")] = 0;
                 mountinfo_unescape(mp);
-                if (path_is_or_below(mp, root))
+                if (path_is_at_or_below(mp, root))
                         continue;
                 char **l = realloc(points, (n + 1) * sizeof(char *));
                 if (!l)

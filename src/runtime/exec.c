@@ -322,14 +322,6 @@ static int sub_cgroups_parse(char *const *specs, SubCgroup **ret, char **reterr)
         return 0;
 }
 
-/* Whether the cgroup path is base or below it. */
-static bool cgroup_path_below(const char *path, const char *base) {
-        size_t n = strlen(base);
-        while (n > 0 && base[n - 1] == '/')
-                n--;
-        return strneq(path, base, n) && (path[n] == 0 || path[n] == '/');
-}
-
 /* Whether the comma-separated lists a and b share a name. */
 static bool controllers_overlap(const char *a, const char *b) {
         for (const char *x = a; *x;) {
@@ -360,7 +352,7 @@ static int sub_cgroup_for(const SubCgroup *subs, const char *base, const CgroupM
                 return 0;
         /* A v1 hierarchy where the container has no cgroup of its own (one systemd does not manage, such as
          * cpuset here): only an explicit controller asks for it. */
-        if (isempty(base) || !cgroup_path_below(m->path, base)) {
+        if (isempty(base) || !path_is_at_or_below(m->path, base)) {
                 if (!pick->controllers)
                         return 0;
                 return errorf(
@@ -419,8 +411,8 @@ static int cgroup_plan_make(pid_t init_pid, const char *ct_cgroup, const char *c
                  * itself below it (a systemd inside moves to init.scope); on the unified hierarchy the init's
                  * cgroup stays the fallback, for when domain controllers keep the container's from taking
                  * processes. */
-                bool top =
-                        !sub && !isempty(base) && cgroup_path_below(m->path, base) && !streq(m->path, base);
+                bool top = !sub && !isempty(base) && path_is_at_or_below(m->path, base) &&
+                           !streq(m->path, base);
                 const char *path = sub ?: top ? base : m->path;
                 if (isempty(m->controllers)) {
                         _cleanup_free_ char *dir = NULL, *mnt = NULL;

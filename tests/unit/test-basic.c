@@ -105,6 +105,11 @@ static void test_strings(void) {
         s = mfree(s);
         s = strdup_printf("%s-%d", "x", 42);
         tap_is_str(s, "x-42", "strdup_printf()");
+
+        tap_ok(path_is_at_or_below("/a/b", "/a"), "path_is_at_or_below(): a child");
+        tap_ok(path_is_at_or_below("/a", "/a/"), "path_is_at_or_below(): the path itself, trailing slash ignored");
+        tap_ok(!path_is_at_or_below("/ab", "/a"), "path_is_at_or_below(): whole components only");
+        tap_ok(path_is_at_or_below("/x", "/"), "path_is_at_or_below(): everything is below /");
 }
 
 static void test_log_json(void) {
