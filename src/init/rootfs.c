@@ -288,6 +288,51 @@ static int mount_fs(MountCtx *c, const char *fstype, const char *source, char **
         return mount_apply_after(c, reterr);
 }
 
+/* A mountinfo field with its \ooo escapes (space, tab, newline, backslash) decoded, in place. */
+static void mountinfo_unescape(char *s) {
+        char *w = s;
+
+        for (char *r = s; *r;) {
+                if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' &&
+                    r[3] >= '0' && r[3] <= '7') {
+                        *w++ = (char) (((r[1] - '0') << 6) | ((r[2] - '0') << 3) | (r[3] - '0'));
+                        r += 4;
+                } else
+                        *w++ = *r++;
+        }
+        *w = 0;
+}
+
+typedef struct MountinfoEntry {
+        char *mount_point; /* escapes decoded */
+        char *fstype;
+        char *super_options;
+} MountinfoEntry;
+
+/* One line of /proc/self/mountinfo ("id parent maj:min root mount-point options... - fstype source
+ * super-options"), cut up in place; false for a line that is not one. */
+static bool mountinfo_parse_line(char *line, MountinfoEntry *ret) {
+        char *sep = strstr(line, " - "), *mp = line, *save = NULL;
+
+        if (!sep)
+                return false;
+        *sep = 0;
+        for (int k = 0; k < 4 && mp; k++) {
+                mp = strchr(mp, ' ');
+                if (mp)
+                        mp++;
+        }
+        if (!mp)
+                return false;
+        mp[strcspn(mp, " ")] = 0;
+        mountinfo_unescape(mp);
+        ret->mount_point = mp;
+        ret->fstype = strtok_r(sep + 3, " ", &save);
+        (void) strtok_r(NULL, " ", &save); /* source */
+        ret->super_options = strtok_r(NULL, " ", &save);
+        return ret->fstype && ret->super_options;
+}
+
 /* ---- cgroup ------------------------------------------------------------------------------------ */
 
 typedef struct CgroupHierarchy {
@@ -320,30 +365,12 @@ static int read_cgroup_hierarchies(CgroupHierarchy **ret, size_t *ret_n) {
                 return r;
 
         for (char *line = strtok_r(mi, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-                char *fields[16] = {}, *sep, *p = line, *tail;
-                size_t nf = 0;
-                const char *fstype;
-                char *superopts;
+                MountinfoEntry e;
 
-                sep = strstr(line, " - ");
-                if (!sep)
+                if (!mountinfo_parse_line(line, &e) || !streq(e.fstype, "cgroup"))
                         continue;
-                *sep = 0;
-                tail = sep + 3;
-                for (char *s2 = NULL, *f = strtok_r(p, " ", &s2); f && nf < ELEMENTSOF(fields);
-                     f = strtok_r(NULL, " ", &s2))
-                        fields[nf++] = f;
-                if (nf < 5)
-                        continue;
-                char *s3 = NULL;
-                fstype = strtok_r(tail, " ", &s3);
-                (void) strtok_r(NULL, " ", &s3); /* source */
-                superopts = strtok_r(NULL, " ", &s3);
-                if (!fstype || !superopts)
-                        continue;
-                if (!streq(fstype, "cgroup"))
-                        continue;
-                const char *mp = fields[4];
+                const char *mp = e.mount_point;
+                char *superopts = e.super_options;
                 if (!strneq(mp, CGROUP_ROOT "/", STRLEN(CGROUP_ROOT "/")) ||
                     strchr(mp + STRLEN(CGROUP_ROOT "/"), '/'))
                         continue;
@@ -727,21 +754,6 @@ int rootfs_prepare(const RootfsContext *ctx, char **reterr) {
         return 0;
 }
 
-/* A mountinfo field with its \ooo escapes (space, tab, newline, backslash) decoded, in place. */
-static void mountinfo_unescape(char *s) {
-        char *w = s;
-
-        for (char *r = s; *r;) {
-                if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' &&
-                    r[3] >= '0' && r[3] <= '7') {
-                        *w++ = (char) (((r[1] - '0') << 6) | ((r[2] - '0') << 3) | (r[3] - '0'));
-                        r += 4;
-                } else
-                        *w++ = *r++;
-        }
-        *w = 0;
-}
-
 /* --no-pivot leaves the host's mounts in the container's mount namespace, under its root: the kernel takes
  * a procfs or sysfs there, masked nowhere, as leave to mount a fresh unmasked one (in a new user namespace:
  * mount_too_revealing()), so "unshare -mrpf mount -t proc" inside would get the host's sysrq-trigger. Each
@@ -762,30 +774,17 @@ static int no_pivot_hide_proc_sys(const char *rootfs, char **reterr) {
         if (r < 0)
                 return rootfs_error(reterr, r, "--no-pivot: read /proc/self/mountinfo");
         for (char *line = strtok_r(mi, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-                char *sep = strstr(line, " - "), *mp = line, *fstype;
+                MountinfoEntry e;
 
-                if (!sep)
-                        continue;
-                fstype = sep + 3;
-                fstype[strcspn(fstype, " ")] = 0;
-                if (!streq(fstype, "proc") && !streq(fstype, "sysfs"))
-                        continue;
-                for (int k = 0; k < 4 && mp; k++) { /* id parent major:minor root mount-point */
-                        mp = strchr(mp, ' ');
-                        if (mp)
-                                mp++;
-                }
-                if (!mp)
-                        continue;
-                mp[strcspn(mp, " ")] = 0;
-                mountinfo_unescape(mp);
-                if (path_is_at_or_below(mp, root))
+                if (!mountinfo_parse_line(line, &e) ||
+                    (!streq(e.fstype, "proc") && !streq(e.fstype, "sysfs")) ||
+                    path_is_at_or_below(e.mount_point, root))
                         continue;
                 char **l = realloc(points, (n + 1) * sizeof(char *));
                 if (!l)
                         return -ENOMEM;
                 points = l;
-                points[n++] = mp;
+                points[n++] = e.mount_point;
         }
         for (size_t i = n; i-- > 0;) {
                 _cleanup_close_ int tree = -EBADF, target = -EBADF;
