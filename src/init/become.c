@@ -149,15 +149,21 @@ typedef struct EnvEntry {
         size_t index;
 } EnvEntry;
 
+static int env_key_compare(const EnvEntry *x, const EnvEntry *y) {
+        int c = memcmp(x->e, y->e, MIN(x->key_len, y->key_len));
+
+        if (c != 0 || x->key_len == y->key_len)
+                return c;
+        return x->key_len < y->key_len ? -1 : 1;
+}
+
 /* By key, then by position: the entries of one variable are together, in the order given. */
 static int env_entry_compare(const void *a, const void *b) {
         const EnvEntry *x = a, *y = b;
-        int c = memcmp(x->e, y->e, MIN(x->key_len, y->key_len));
+        int c = env_key_compare(x, y);
 
         if (c != 0)
                 return c;
-        if (x->key_len != y->key_len)
-                return x->key_len < y->key_len ? -1 : 1;
         return x->index < y->index ? -1 : x->index > y->index;
 }
 
@@ -213,9 +219,7 @@ static int build_env(const OciProcess *p, unsigned listen_fds, char ***ret) {
         /* Sorted rather than compared pairwise: a config may hold a great many variables. */
         qsort(sorted, m, sizeof(EnvEntry), env_entry_compare);
         for (size_t a = 0, b; a < m; a = b) {
-                for (b = a + 1; b < m && sorted[b].key_len == sorted[a].key_len &&
-                                memcmp(sorted[b].e, sorted[a].e, sorted[a].key_len) == 0;
-                     b++)
+                for (b = a + 1; b < m && env_key_compare(&sorted[a], &sorted[b]) == 0; b++)
                         ;
                 keep[sorted[a].index] = sorted[b - 1].e; /* the first place, the last value */
         }
