@@ -146,14 +146,13 @@ static int init_apply_sysctl(InitContext *ic) {
 
 static int init_prepare_rootfs(InitContext *ic) {
         const InitParams *p = ic->p;
-        const char *ns_path = NULL;
 
         ic->rc = (RootfsContext){
                 .config = ic->c,
                 .rootfs = p->rootfs,
                 .no_pivot = p->no_pivot,
                 .new_userns = ic->new_userns,
-                .new_cgroupns = oci_config_has_namespace(ic->c, OCI_NS_CGROUP, &ns_path) && !ns_path,
+                .own_cgroupns = p->own_cgroupns,
                 /* Its own network namespace, new or joined by path: a fresh sysfs shows it. */
                 .new_netns = oci_config_has_namespace(ic->c, OCI_NS_NETWORK, NULL),
                 .bundle = p->bundle,

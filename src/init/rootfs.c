@@ -468,7 +468,7 @@ static int mount_cgroup(MountCtx *c, char **reterr) {
                 return mount_fail(c, reterr, negative_errno(), "statfs " CGROUP_ROOT);
         unified = sfs.f_type == CGROUP2_SUPER_MAGIC;
 
-        if (!c->rc->new_cgroupns) {
+        if (!c->rc->own_cgroupns) {
                 r = read_full_file_at(AT_FDCWD, "/proc/self/cgroup", 1024 * 1024, &proc_cgroup, NULL);
                 if (r < 0)
                         return mount_fail(c, reterr, r, "read /proc/self/cgroup");
@@ -482,7 +482,7 @@ static int mount_cgroup(MountCtx *c, char **reterr) {
                 _cleanup_free_ char *own = NULL, *src = NULL;
                 _cleanup_close_ int src_fd = -EBADF;
 
-                if (c->rc->new_cgroupns) {
+                if (c->rc->own_cgroupns) {
                         r = mount_on_fd("cgroup2", target_fd, "cgroup2", c->spec.flags, c->spec.data);
                         if (r >= 0)
                                 return mount_apply_after(c, reterr);
@@ -542,7 +542,7 @@ static int mount_cgroup(MountCtx *c, char **reterr) {
                         break;
                 }
 
-                if (c->rc->new_cgroupns) {
+                if (c->rc->own_cgroupns) {
                         r = mount_on_fd("cgroup", sub_fd, "cgroup", c->spec.flags,
                                         isempty(h[i].controllers) ? NULL : h[i].controllers);
                         if (r < 0)

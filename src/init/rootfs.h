@@ -13,7 +13,7 @@ typedef struct RootfsContext {
         const char *rootfs;        /* absolute, realpath'd host path of root.path */
         bool no_pivot;             /* --no-pivot: MS_MOVE + chroot instead of pivot_root (ramfs roots) */
         bool new_userns;           /* own user namespace: device nodes are bind-mounted from the host */
-        bool new_cgroupns;         /* cgroup mounts: namespaced view (fresh cgroup filesystems) */
+        bool own_cgroupns;         /* own cgroup namespace (new, or joined, not ours): fresh cgroup mounts */
         bool new_netns;            /* sysfs is mounted only with a new netns; else /sys is bind-mounted */
         const char *console_slave; /* unused by rootfs_prepare; see rootfs_setup_console() */
         const char *bundle;        /* relative mounts[].source paths are relative to this (NULL: cwd) */

@@ -763,6 +763,7 @@ static int create_clone_init(CreateRun *cr, char **reterr) {
                         .start_listen_fd = cr->listen_fd,
                         .close_in_init_fd = ct->lock_fd,
                         .has_console_socket = o->console_socket || o->ret_console_master,
+                        .own_cgroupns = has_own_namespace(cr->c, OCI_NS_CGROUP, "cgroup"),
                         .seccomp = cr->seccomp,
                 },
                 .init_cgroup_fd = cr->subgroup_fd,

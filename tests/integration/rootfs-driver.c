@@ -125,7 +125,7 @@ int main(int argc, char *argv[]) {
                         .rootfs = rootfs,
                         .no_pivot = no_pivot,
                         .new_userns = userns,
-                        .new_cgroupns = cgroupns,
+                        .own_cgroupns = cgroupns,
                         .new_netns = netns,
                         .bundle = bundle_abs,
                 };

@@ -99,6 +99,30 @@ ok_desc "time namespace: boottime is 86400 s ahead inside (${lines[0]:-?} vs hos
 isnt() { [ "$1" != "$2" ]; }
 ok_desc "time namespace: the process is in its own time namespace" isnt "${lines[1]:-}" "$(readlink /proc/self/ns/time)"
 
+# the cgroup namespace of another container alone (Podman's --cgroupns=container:ID): /sys/fs/cgroup is a
+# fresh cgroup mount, rooted at the other container's cgroup, so that the container's own cgroup is "/.." from
+# there; runc, on the same bundle, is the control.
+RUNC=$(command -v runc) || bail "runc is not installed (Debian package runc): it is the control here"
+ida=$(new_id cgnsA); track_container "$ida"
+reset_bundle
+bundle_set "$B" '.process.args=["sleep","300"]'
+ok_desc "cgroupns of another container: the first runs" sd run --detach --bundle "$B" "$ida"
+pida=$(sd state "$ida" | jq -r .pid)
+bundle_set "$B" '.linux.namespaces |= map(if .type == "cgroup" then .path = "/proc/" + $p + "/ns/cgroup" else . end) |
+        .process.args=["sh","-c","grep ^0:: /proc/self/cgroup; test -e /sys/fs/cgroup/cgroup.procs -o -e /sys/fs/cgroup/systemd/cgroup.procs && echo mounted"]' \
+        --arg p "$pida"
+cgns_out() { sed -E 's#^0::(/\.\.)+/.*\.scope$#0::/../SCOPE#'; } # runc's scope is in system.slice, ours in machine.slice
+idb=$(new_id cgnsB); track_container "$idb"
+rc=0; out=$(sd run --bundle "$B" "$idb" 2>&1 </dev/null) || rc=$?
+is "$rc:$(cgns_out <<<"$out" | paste -sd, -)" "0:0::/../SCOPE,mounted" \
+        "cgroupns of another container: its own cgroup is outside that namespace's root, the cgroup mount works"
+no_leftovers "$idb"
+rc=0; out=$("$RUNC" --root "$TEST_TMPDIR/runc" --systemd-cgroup run --bundle "$B" "rc-$idb" 2>&1 </dev/null) || rc=$?
+"$RUNC" --root "$TEST_TMPDIR/runc" delete --force "rc-$idb" >/dev/null 2>&1
+is "$rc:$(cgns_out <<<"$out" | paste -sd, -)" "0:0::/../SCOPE,mounted" "cgroupns of another container: runc (the control) the same"
+ok_desc "cgroupns of another container: delete the first" sd delete --force "$ida"
+no_leftovers "$ida"
+
 # ---------------------------------------------------------------------------------------------------------
 # scheduler, ioPriority, execCPUAffinity, personality
 
