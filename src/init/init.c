@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,10 @@
 /* Everything in this file runs in the container's namespaces, as root there (privileged). */
 
 #define KEYCTL_JOIN_SESSION_KEYRING 1
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
 
 typedef struct InitContext {
         const InitParams *p;
@@ -100,6 +105,45 @@ static int init_become_root(InitContext *ic) {
         if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0) {
                 r = -errno;
                 return errorf(&ic->err, r, "become root in the user namespace: %s", strerror(-r));
+        }
+        return 0;
+}
+
+/* A new time namespace is made here, not by the clone: its offsets can be written only while no process is
+ * in it, and made inside the container's user namespace it belongs to that one, as with runc's. One owned by
+ * the host's user namespace could not be entered by a second container that joins the user namespace first
+ * (it would lack CAP_SYS_ADMIN over the owner), and rootless, could not be made at all. unshare() makes it
+ * for our children only; setns() on time_for_children moves the init itself in, so that the hooks it runs,
+ * the user's process and `exec` all see it. Before setresuid(): then /proc/self is still ours to write (a
+ * changed uid makes the init non-dumpable, and its /proc files the host root's, unmapped in the namespace). */
+static int init_time_namespace(InitContext *ic) {
+        const OciLinux *l = &ic->c->linux_;
+        const char *ns_path = NULL;
+        char buf[128];
+        int k = 0, r;
+
+        if (!oci_config_has_namespace(ic->c, OCI_NS_TIME, &ns_path) || ns_path)
+                return 0;
+        if (unshare(CLONE_NEWTIME) < 0) {
+                r = -errno;
+                return errorf(&ic->err, r, "create time namespace: %s", strerror(-r));
+        }
+        if (l->time_monotonic.present)
+                k += snprintf(buf + k, sizeof buf - (size_t) k, "monotonic %lld %u\n",
+                              (long long) l->time_monotonic.secs, l->time_monotonic.nanosecs);
+        if (l->time_boottime.present)
+                k += snprintf(buf + k, sizeof buf - (size_t) k, "boottime %lld %u\n",
+                              (long long) l->time_boottime.secs, l->time_boottime.nanosecs);
+        if (k > 0) {
+                r = write_string_file("/proc/self/timens_offsets", buf);
+                if (r < 0)
+                        return errorf(&ic->err, r, "linux.timeOffsets: write /proc/self/timens_offsets: %s",
+                                      strerror(-r));
+        }
+        _cleanup_close_ int fd = open("/proc/self/ns/time_for_children", O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || setns(fd, CLONE_NEWTIME) < 0) {
+                r = -errno;
+                return errorf(&ic->err, r, "enter the new time namespace: %s", strerror(-r));
         }
         return 0;
 }
@@ -310,6 +354,7 @@ static const struct {
         int (*run)(InitContext *ic);
 } init_steps[] = {
         { "attach", init_attach },
+        { "time namespace", init_time_namespace },
         { "setresuid", init_become_root },
         { "hostname", init_set_names },
         { "sysctl", init_apply_sysctl },

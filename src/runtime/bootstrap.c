@@ -19,7 +19,6 @@
 #include "bootstrap.h"
 #include "criu.h"
 #include "error-util.h"
-#include "fileio.h"
 #include "init.h"
 #include "log.h"
 #include "macro.h"
@@ -75,23 +74,8 @@ static int open_ns_paths(const OciConfig *c, int fds[_OCI_NS_MAX], char **reterr
         return 0;
 }
 
-static int write_time_offsets(const OciConfig *c) {
-        char buf[128];
-        int k = 0;
-
-        if (c->linux_.time_monotonic.present)
-                k += snprintf(buf + k, sizeof buf - (size_t) k, "monotonic %lld %u\n",
-                              (long long) c->linux_.time_monotonic.secs, c->linux_.time_monotonic.nanosecs);
-        if (c->linux_.time_boottime.present)
-                k += snprintf(buf + k, sizeof buf - (size_t) k, "boottime %lld %u\n",
-                              (long long) c->linux_.time_boottime.secs, c->linux_.time_boottime.nanosecs);
-        if (k == 0)
-                return 0;
-        return write_string_file("/proc/self/timens_offsets", buf);
-}
-
-/* stage1: join namespaces by path (user first), create a time namespace, clone the init as our sibling.
- * init is stage1's own copy of the init's parameters. */
+/* stage1: join namespaces by path (user first), clone the init as our sibling. init is stage1's own copy of
+ * the init's parameters. */
 _noreturn_ static void stage1_main(const BootstrapParams *bp, InitParams *init, int sync_fd,
                                    const int ns_fds[_OCI_NS_MAX], unsigned long new_flags,
                                    pid_t runtime_pid) {
@@ -126,14 +110,6 @@ _noreturn_ static void stage1_main(const BootstrapParams *bp, InitParams *init, 
                         _exit(EXIT_FAILURE);
                 }
         }
-        if (new_flags & CLONE_NEWTIME) {
-                if (unshare(CLONE_NEWTIME) < 0 || (r = write_time_offsets(bp->init.config)) < 0) {
-                        sync_send_error(sync_fd, errno, "create time namespace: %m");
-                        _exit(EXIT_FAILURE);
-                }
-                new_flags &= ~(unsigned long) CLONE_NEWTIME;
-        }
-
         pid = raw_clone3(new_flags | CLONE_PIDFD | CLONE_PARENT, &pidfd, 0, cgroup_fd);
         if (pid < 0) {
                 sync_send_error(sync_fd, errno, "clone the container init: %m");
@@ -194,12 +170,15 @@ static int bootstrap_plan(Bootstrap *b, char **reterr) {
                 const OciNamespace *ns = &c->linux_.namespaces[i];
                 if (ns->path)
                         b->need_stage1 = true;
+                else if (ns->type == OCI_NS_TIME)
+                        /* Not a clone flag: its offsets must be written before its first process is in it,
+                         * and it must belong to the container's user namespace, so that a container joining
+                         * both can enter it. The init makes it (init_time_namespace()). */
+                        continue;
                 else {
                         b->new_flags |= namespace_clone_flag(ns->type);
                         if (ns->type == OCI_NS_USER)
                                 b->new_userns = true;
-                        if (ns->type == OCI_NS_TIME)
-                                b->need_stage1 = true;
                 }
         }
         if (bp->place_stage1)

@@ -4,9 +4,9 @@
 /* nsenter-style bootstrap of the container init, in C, without re-executing sdrun: the runtime clones the
  * init (clone3) with its new namespaces straight into the cgroup the runtime is in (the container's scope),
  * and the init sets itself up step by step, acknowledged over a SOCK_SEQPACKET socketpair (sync.h). Joining
- * namespaces by path (and a new time namespace, whose offsets must be written before its first process
- * exists) goes through a short-lived stage1 child that setns()/unshare()s and clones the init as a sibling
- * (CLONE_PARENT), so the init is always the runtime's own child. */
+ * namespaces by path goes through a short-lived stage1 child that setns()s and clones the init as a sibling
+ * (CLONE_PARENT), so the init is always the runtime's own child. A new time namespace is not cloned: the
+ * init makes it itself, inside its user namespace (init.c). */
 
 #include <stdbool.h>
 #include <sys/types.h>

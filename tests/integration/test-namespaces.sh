@@ -88,7 +88,7 @@ ok_desc "pid ns by path: delete the first container" sd delete --force "$ida"
 no_leftovers "$ida"
 
 # ---------------------------------------------------------------------------------------------------------
-# a time namespace with offsets (written before the init exists, by the stage1 child)
+# a time namespace with offsets (made by the init, which writes the offsets before anything is in it)
 
 host_up=$(cut -d. -f1 /proc/uptime)
 run_sh '.linux.namespaces += [{type: "time"}] | .linux.timeOffsets={boottime: {secs: 86400, nanosecs: 0}, monotonic: {secs: 3600, nanosecs: 0}}' \
@@ -98,6 +98,57 @@ ok_desc "time namespace: boottime is 86400 s ahead inside (${lines[0]:-?} vs hos
         test "${lines[0]:-0}" -ge $((host_up + 86000))
 isnt() { [ "$1" != "$2" ]; }
 ok_desc "time namespace: the process is in its own time namespace" isnt "${lines[1]:-}" "$(readlink /proc/self/ns/time)"
+
+# a user and a time namespace together, then a second container that joins every namespace of the first
+# but its mount namespace (runc's run.bats "joining existing container namespaces"): the time namespace must
+# belong to the container's user namespace, or the second container, which joins that user namespace first,
+# may not enter it.
+ida=$(new_id tnsA); track_container "$ida"
+reset_bundle
+bundle_set "$B" '.linux.namespaces += [{type: "user"}, {type: "time"}] |
+        .linux.uidMappings=[{containerID: 0, hostID: 100000, size: 100}] |
+        .linux.gidMappings=[{containerID: 0, hostID: 200000, size: 200}] |
+        .linux.timeOffsets={monotonic: {secs: 7881, nanosecs: 2718281}, boottime: {secs: 1337, nanosecs: 3141519}} |
+        .process.args=["sleep","300"]'
+offs() { sd exec "$1" cat /proc/self/timens_offsets 2>&1 | tr -s ' ' | paste -sd, -; }
+ok_desc "userns+timens: create" sd create --bundle "$B" "$ida"
+ok_desc "userns+timens: start" sd start "$ida"
+pida=$(sd state "$ida" | jq -r .pid)
+is "$(offs "$ida")" "monotonic 7881 2718281,boottime 1337 3141519" "userns+timens: exec after start sees the offsets"
+owner_ok() {
+        [ "$(readlink "/proc/$pida/ns/time")" != "$(readlink /proc/self/ns/time)" ] &&
+                [ "$(readlink "/proc/$pida/ns/user")" != "$(readlink /proc/self/ns/user)" ]
+}
+ok_desc "userns+timens: the init has a user and a time namespace of its own" owner_ok
+
+idb=$(new_id tnsB); track_container "$idb"
+bundle_set "$B" '.linux.namespaces |= map(.path = if .type == "mount" then "" else
+                "/proc/" + $p + "/ns/" + ({network: "net"}[.type] // .type) end) |
+        .linux |= (del(.uidMappings) | del(.gidMappings) | del(.timeOffsets))' --arg p "$pida"
+rc=0; sd run --detach --bundle "$B" "$idb" 2>"$TEST_TMPDIR/err" || rc=$?
+is "$rc" 0 "joining all namespaces of a userns+timens container: run --detach ($(tr '\n' ' ' <"$TEST_TMPDIR/err"))"
+pidb=$(sd state "$idb" 2>/dev/null | jq -r .pid)
+same_ns() {
+        local t
+        for t in user time pid net ipc uts cgroup; do
+                [ "$(readlink "/proc/$pida/ns/$t")" = "$(readlink "/proc/$pidb/ns/$t")" ] || { diag "$t differs"; return 1; }
+        done
+        [ "$(readlink "/proc/$pida/ns/mnt")" != "$(readlink "/proc/$pidb/ns/mnt")" ]
+}
+ok_desc "joined: the same user, time, pid, net, ipc, uts and cgroup namespaces, its own mount namespace" same_ns
+is "$(sd exec "$idb" ps -o args 2>&1 | grep -c '^sleep 300')" 2 "joined: both inits are seen in the shared pid namespace"
+is "$(sd exec "$idb" cat /proc/self/uid_map /proc/self/gid_map 2>&1 | tr -s ' ' | paste -sd, -)" \
+        " 0 100000 100, 0 200000 200" "joined: the same uid and gid mappings"
+is "$(offs "$idb")" "monotonic 7881 2718281,boottime 1337 3141519" "joined: the same time offsets"
+# its cgroup namespace is the first container's: a fresh cgroup mount, rooted at the first one's cgroup,
+# whose processes are the first init (pid 1 there)
+if [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]; then procs=/sys/fs/cgroup/cgroup.procs; else procs=/sys/fs/cgroup/systemd/cgroup.procs; fi
+is "$(sd exec "$idb" cat "$procs" 2>&1 | paste -sd, -)" 1 \
+        "joined cgroup namespace: /sys/fs/cgroup is the first container's cgroup (its cgroup.procs: its init)"
+ok_desc "joined: delete the second container" sd delete --force "$idb"
+no_leftovers "$idb"
+ok_desc "joined: delete the first container" sd delete --force "$ida"
+no_leftovers "$ida"
 
 # the cgroup namespace of another container alone (Podman's --cgroupns=container:ID): /sys/fs/cgroup is a
 # fresh cgroup mount, rooted at the other container's cgroup, so that the container's own cgroup is "/.." from

@@ -126,6 +126,31 @@ rl "$RL_SDRUN" delete -f "$id" >/dev/null 2>&1
 rl_no_leftovers "$id"
 rl_make_bundle "$B"
 
+# ---- a time namespace with offsets: made by the init inside the user's user namespace, where the user may ----
+# (a time namespace of the host's user namespace needs CAP_SYS_ADMIN there: runc and crun make it inside too)
+tns='.linux.namespaces += [{type: "time"}] | .linux.timeOffsets={boottime: {secs: 86400, nanosecs: 0}} |
+        .process.args=["sh","-c","tr -s \" \" </proc/self/timens_offsets | paste -sd, -; cut -d. -f1 /proc/uptime; readlink /proc/self/ns/time"]'
+host_up=$(cut -d. -f1 /proc/uptime) host_tns=$(readlink /proc/self/ns/time)
+id=$(new_id rl)
+rl_bundle_set "$B" "$tns"
+rc=0; out=$(rl "$RL_SDRUN" run --bundle "$B" "$id" </dev/null 2>&1) || rc=$?
+lines=(); while IFS= read -r l; do lines+=("$l"); done <<<"$out"
+is "$rc:${lines[0]:-}" "0:monotonic 0 0,boottime 86400 0" "a time namespace with a boottime offset, rootless: the offsets inside"
+ok_desc "a time namespace, rootless: boottime is 86400 s ahead inside (${lines[1]:-?} vs $host_up)" \
+        test "${lines[1]:-0}" -ge $((host_up + 86000))
+ok_desc "a time namespace, rootless: not the host's (${lines[2]:-?})" test "${lines[2]:-$host_tns}" != "$host_tns"
+rl_no_leftovers "$id"
+# crun 1.8 makes the namespace but ignores the offsets: the control checks the namespace only
+CB=$RL_TMP/cb
+rl_make_bundle "$CB" 1.0.2
+rl_bundle_set "$CB" "$tns"
+cid=$(new_id rlc)
+rc=0; out=$(rl "$CONTROL" run --bundle "$CB" "$cid" </dev/null 2>&1) || rc=$?
+ok_desc "$CONTROL (the control): runs in a time namespace of its own, rootless ($rc: $(tail -1 <<<"$out"))" \
+        test "$rc:$(tail -1 <<<"$out")" != "0:$host_tns" -a "$rc" = 0
+rl "$CONTROL" delete -f "$cid" >/dev/null 2>&1
+rl_make_bundle "$B"
+
 # ---- what needs privilege fails before anything exists ----
 # refused CASE JQ REGEX: run -d exits 1 with an error matching REGEX, and leaves nothing.
 refused() {
