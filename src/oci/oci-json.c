@@ -11,6 +11,7 @@
 
 #include "error-util.h"
 #include "json-util.h"
+#include "log.h"
 #include "macro.h"
 #include "oci-json.h"
 #include "strv.h"
@@ -493,6 +494,16 @@ int oci_json_dispatch(const cJSON *obj, const OciJsonPath *p, const OciJsonField
                 if (seen & bit)
                         return oci_json_error(reterr, &fp, "duplicate key");
                 seen |= bit;
+
+                /* null is "not set" to runc and crun (Go's encoding/json, yajl), which run such a config (jq's
+                 * `.linux.timeOffsets = null` in runc's own tests): the same here, with a warning. */
+                if (cJSON_IsNull(m)) {
+                        if (f->flags & OCI_JSON_MANDATORY)
+                                return oci_json_error(reterr, &fp, "required property is null");
+                        _cleanup_free_ char *path = oci_json_path_to_string(&fp);
+                        log_warning("%s: null, taken as not set, as runc and crun take it.", strna(path));
+                        continue;
+                }
 
                 void *dst = (uint8_t *) base + f->offset;
                 if (f->elem_size > 0)

@@ -111,6 +111,24 @@ is "$(echo "$b" | grep -v '^sdrun: ')" "$a" "linux.namespaces[].path \"\": runc 
 is "$a" $'rc=0\nempty-path' "... a new uts namespace with the hostname"
 like "$b" 'linux.namespaces\[[0-9]+\].path: empty, taken as no path' "... with a warning naming the JSON path"
 
+# null for an optional member is "not set" to runc and crun (Go, yajl), as in runc's own timens.bats
+reset_bundle
+bundle_set "$B" '.linux.resources = null | .hooks = {prestart: null} | .annotations = null | .process.rlimits = null
+        | .linux.seccomp = null | .hostname = null | .linux.sysctl = null | .process.capabilities.ambient = null
+        | .linux.devices = null | .linux.cgroupsPath = null | .process.user.additionalGids = null
+        | .process.noNewPrivileges = null | .linux.namespaces |= map(.path = null)
+        | .process.args=["sh","-c","hostname | grep -c . ; grep ^CapAmb /proc/self/status"]'
+b=$(run_rt sdrun)
+a=$(run_rt runc | grep -v 'level=warning')
+is "$(echo "$b" | grep -v '^sdrun: ')" "$a" "null for optional members: runc and sdrun agree"
+like "$b" '^rc=0' "... sdrun runs it"
+like "$b" 'sdrun: linux.resources: null, taken as not set' "... with a warning naming the JSON path"
+reset_bundle
+bundle_set "$B" '.process.cwd = null'
+out=$(run_rt sdrun)
+like "$out" '^rc=1.*process.cwd: required property is null' "null for a required member (process.cwd): refused, naming it"
+no_leftovers "$(cat "$TEST_TMPDIR/last-id")"
+
 # 4b. more that runc and crun accept: warned about where the spec's letter is stricter
 reset_bundle
 bundle_set "$B" '.ociVersion="1.0" | .process.user.umask=4095 | .linux.resources.devices += [{allow: true, type: "c", major: 1, minor: 3, access: "rwx"}]

@@ -223,7 +223,11 @@ static const BadCase bad_cases[] = {
         { "{" MIN_ ",\"hostname\":\"\xed\xa0\x80\"}", "hostname: string is not valid UTF-8" }, /* surrogate */
         { "{" MIN_ ",\"hostname\":\"box\"}", "hostname: requires a uts namespace" },
         { "{" MIN_ ",\"root\":null}", "root: duplicate key" },
-        { "{\"ociVersion\":\"1.3.0\",\"root\":null}", "root: expected an object, got null" },
+        { "{\"ociVersion\":\"1.3.0\",\"root\":null}", "root: required property is null" },
+        { "{\"ociVersion\":null,\"root\":{\"path\":\"rootfs\"}}", "ociVersion: required property is null" },
+        { "{" MIN_ ",\"process\":{\"cwd\":null,\"args\":[\"sh\"]}}", "process.cwd: required property is null" },
+        { "{" MIN_ ",\"mounts\":[null]}", "mounts[0]: expected an object, got null" },
+        { "{" MIN_ "," PROC_ ",\"env\":[\"A=1\",null]}}", "process.env[1]: expected a string, got null" },
         { "{\"ociVersion\":\"1.3.0\",\"root\":{\"path\":\"\"}}", "root.path: must not be empty" },
         { "{\"ociVersion\":\"1.3.0\",\"root\":{\"path\":\"r\",\"readonly\":\"yes\"}}",
           "root.readonly: expected a boolean, got string" },
@@ -308,7 +312,6 @@ static const BadCase bad_cases[] = {
           "linux.resources.memory.limit: value 9223372036854775808 out of range" },
         { "{" MIN_ "," LNX_ "\"resources\":{\"memory\":{\"swappiness\":101}}}}", "linux.resources.memory.swappiness: value 101" },
         { "{" MIN_ "," LNX_ "\"resources\":{\"cpu\":{\"cpus\":\"0-\"}}}}", "linux.resources.cpu.cpus: invalid CPU/node list" },
-        { "{" MIN_ "," LNX_ "\"resources\":{\"cpu\":{\"shares\":null}}}}", "linux.resources.cpu.shares: expected a number, got null" },
         { "{" MIN_ "," LNX_ "\"resources\":{\"pids\":{}}}}", "linux.resources.pids.limit: required property is missing" },
         { "{" MIN_ "," LNX_ "\"resources\":{\"blockIO\":{\"weight\":5}}}}", "linux.resources.blockIO.weight: value 5 out of range (10..1000" },
         { "{" MIN_ "," LNX_ "\"resources\":{\"blockIO\":{\"weight\":1001}}}}", "linux.resources.blockIO.weight: value 1001 out of range (10..1000" },
@@ -513,6 +516,21 @@ static void test_engine_compat(void) {
         _cleanup_free_ char *nerr = NULL;
         tap_is_int(oci_config_parse(nons, strlen(nons), &nc, &nerr), 0,
                    "uidMappings without a user namespace and timeOffsets without a time namespace: ignored (%s)", strna(nerr));
+
+        /* null for an optional member is "not set", as runc and crun read it (Go, yajl) */
+        static const char nulls[] = "{" MIN_ ",\"hostname\":null,\"mounts\":null,\"hooks\":{\"prestart\":null},"
+                "\"annotations\":null," PROC_ ",\"env\":null,\"terminal\":null,\"capabilities\":{\"bounding\":null},"
+                "\"rlimits\":null,\"user\":{\"uid\":0,\"gid\":0,\"additionalGids\":null,\"umask\":null}},"
+                LNX_ "\"namespaces\":[{\"type\":\"pid\",\"path\":null}],\"timeOffsets\":null,\"resources\":{\"cpu\":"
+                "{\"shares\":null,\"quota\":1000},\"memory\":null,\"devices\":null},\"seccomp\":null,\"sysctl\":null,"
+                "\"maskedPaths\":null,\"cgroupsPath\":null}}";
+        _cleanup_oci_config_ OciConfig *nl = NULL;
+        _cleanup_free_ char *nlerr = NULL;
+        tap_is_int(oci_config_parse(nulls, strlen(nulls), &nl, &nlerr), 0,
+                   "null for optional members: not set, as runc and crun take it (%s)", strna(nlerr));
+        tap_ok(nl && !nl->hostname && nl->n_mounts == 0 && !nl->process.env && !nl->linux_.seccomp.present &&
+               nl->linux_.resources.cpu.has_quota && !nl->linux_.resources.cpu.has_shares && !nl->linux_.namespaces[0].path,
+               "null members: absent in the model, their siblings kept");
 
         static const char *const vers[] = { "1.0", "1.0.01", "1.2-rc" };
         FOREACH_ARRAY(ver, vers, ELEMENTSOF(vers)) {
