@@ -77,6 +77,7 @@ int mount_spec_parse(char *const *options, MountSpec *ret) {
                         break;
                 case MOUNT_OPTION_IDMAP:
                         m.idmap = true;
+                        m.idmap_recursive = d->recursive;
                         break;
                 case MOUNT_OPTION_TMPCOPYUP:
                         m.tmpcopyup = true;
@@ -289,6 +290,16 @@ int mount_setattr_fd(int fd, bool recursive, uint64_t attr_set, uint64_t attr_cl
 
         if (attr_set == 0 && attr_clr == 0 && propagation == 0)
                 return 0;
+        return RET_NERRNO(
+                mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &attr, sizeof(attr)));
+}
+
+int mount_setattr_idmap(int fd, bool recursive, int userns_fd) {
+        struct mount_attr attr = {
+                .attr_set = MOUNT_ATTR_IDMAP,
+                .userns_fd = (uint64_t) userns_fd,
+        };
+
         return RET_NERRNO(
                 mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &attr, sizeof(attr)));
 }

@@ -16,9 +16,10 @@ typedef struct MountSpec {
         unsigned long propagation; /* 0 or one of MS_SHARED/SLAVE/PRIVATE/UNBINDABLE, | MS_REC for r-forms */
         uint64_t rec_attr_set;     /* MOUNT_ATTR_* applied with mount_setattr(AT_RECURSIVE) ("rro", ...) */
         uint64_t rec_attr_clr;
-        bool idmap;     /* "idmap"/"ridmap" was given */
-        bool tmpcopyup; /* "tmpcopyup": copy the rootfs content at the destination into the tmpfs */
-        char *data;     /* the other options, comma-joined, for the filesystem; NULL if none */
+        bool idmap;           /* "idmap"/"ridmap" was given */
+        bool idmap_recursive; /* "ridmap": the mapping applies to every mount of the tree */
+        bool tmpcopyup;       /* "tmpcopyup": copy the rootfs content at the destination into the tmpfs */
+        char *data;           /* the other options, comma-joined, for the filesystem; NULL if none */
 } MountSpec;
 
 /* Splits options (a NULL-terminated strv, may be NULL) with the table of mount-options.h. The last
@@ -56,6 +57,10 @@ int move_mount_to_fd(int tree_fd, int target_fd);
 /* mount_setattr(fd, "", AT_EMPTY_PATH [|AT_RECURSIVE]) with the given attributes and propagation (0 or
  * one of MS_SHARED, MS_SLAVE, MS_PRIVATE, MS_UNBINDABLE). */
 int mount_setattr_fd(int fd, bool recursive, uint64_t attr_set, uint64_t attr_clr, uint64_t propagation);
+
+/* Make the detached mount tree at fd id-mapped through the user namespace userns_fd (MOUNT_ATTR_IDMAP):
+ * its top mount, or every mount of it when recursive. */
+int mount_setattr_idmap(int fd, bool recursive, int userns_fd);
 
 /* A detached recursive-or-not clone of the mount tree at fd (open_tree OPEN_TREE_CLONE). */
 int clone_tree_fd(int fd, bool recursive);

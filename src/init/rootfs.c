@@ -105,7 +105,8 @@ static int open_source(const RootfsContext *rc, const char *source) {
         return RET_NERRNO(openat(bundle_fd, source, O_PATH | O_CLOEXEC));
 }
 
-int rootfs_open_bind_sources(const OciConfig *config, const char *bundle, int **ret_fds, char **reterr) {
+int rootfs_open_bind_sources(const OciConfig *config, const char *bundle, bool all,
+                             const int *idmap_userns_fds, int **ret_fds, char **reterr) {
         /* Privileged, runs in the runtime, on the host side, before the init enters its user namespace. */
         const RootfsContext rc = { .config = config, .bundle = bundle };
         _cleanup_free_ int *fds = NULL;
@@ -126,15 +127,32 @@ int rootfs_open_bind_sources(const OciConfig *config, const char *bundle, int **
 
                 if (mount_spec_parse(c.m->options, &c.spec) < 0)
                         continue; /* refused with its message by the init */
+                bool idmap = c.spec.idmap && idmap_userns_fds && idmap_userns_fds[i] >= 0;
                 /* A source that does not exist is an error here, with the host's view of why. One we may not
                  * open or clone (an unprivileged runtime may not clone mount trees: EPERM) is left to the
-                 * init, which opens it itself as before and reports its own error. */
-                if ((streq_ptr(c.m->type, "bind") || (c.spec.flags & MS_BIND)) && c.m->source) {
+                 * init, which opens it itself as before and reports its own error; not an id-mapped one,
+                 * which only this side can make. */
+                if ((streq_ptr(c.m->type, "bind") || (c.spec.flags & MS_BIND)) && c.m->source &&
+                    (all || idmap)) {
                         src_fd = open_source(&rc, c.m->source);
-                        if (src_fd < 0 && src_fd != -EACCES && src_fd != -EPERM)
+                        if (src_fd < 0 && (idmap || (src_fd != -EACCES && src_fd != -EPERM)))
                                 r = mount_fail(&c, reterr, src_fd, "source");
-                        else if (src_fd >= 0 && (fds[i] = clone_tree_fd(src_fd, c.spec.flags & MS_REC)) < 0)
+                        else if (src_fd >= 0 &&
+                                 (fds[i] = clone_tree_fd(src_fd, c.spec.flags & MS_REC)) < 0) {
+                                if (idmap)
+                                        r = mount_fail(&c, reterr, fds[i], "clone source");
                                 fds[i] = -EBADF;
+                        }
+                        if (r >= 0 && idmap) {
+                                r = mount_setattr_idmap(fds[i], c.spec.idmap_recursive, idmap_userns_fds[i]);
+                                if (r < 0)
+                                        r = mount_fail(
+                                                &c, reterr, r,
+                                                r == -EINVAL  ? "id-map it (its filesystem does not support "
+                                                                "id-mapped mounts)"
+                                                : r == -EPERM ? "id-map it (needs CAP_SYS_ADMIN on the host)"
+                                                              : "id-map it");
+                        }
                 }
                 mount_spec_done(&c.spec);
         }
@@ -165,8 +183,15 @@ static int mount_bind(MountCtx *c, const char *source, char **reterr) {
 
         if (!source)
                 return mount_fail(c, reterr, -EINVAL, "bind mount without a source");
-        src_fd = open_source(c->rc, source);
-        if ((src_fd == -EACCES || src_fd == -EPERM) && c->rc->bind_source_fds &&
+        if (c->spec.idmap) {
+                /* Id-mapped by the runtime (rootfs_open_bind_sources()): that clone, never the source. */
+                if (!c->rc->bind_source_fds || c->rc->bind_source_fds[c->index] < 0)
+                        return mount_fail(c, reterr, -EOPNOTSUPP, "the runtime prepared no id-mapped tree");
+                src_fd = RET_NERRNO(fcntl(c->rc->bind_source_fds[c->index], F_DUPFD_CLOEXEC, 3));
+                cloned = true;
+        } else
+                src_fd = open_source(c->rc, source);
+        if ((src_fd == -EACCES || src_fd == -EPERM) && !cloned && c->rc->bind_source_fds &&
             c->rc->bind_source_fds[c->index] >= 0) {
                 /* Not reachable by the user namespace's root (a source only the host's root may
                  * traverse): the clone of its tree the runtime made on the host side, as runc and crun do. */
@@ -611,8 +636,10 @@ static int mount_one(const RootfsContext *rc, int root_fd, size_t i, char **rete
         if (r < 0)
                 return mount_fail(&c, reterr, r, NULL);
 
-        if (c.spec.idmap || c.m->n_uid_mappings > 0 || c.m->n_gid_mappings > 0) {
-                r = mount_fail(&c, reterr, -EOPNOTSUPP, "id-mapped mounts are not supported");
+        if ((c.spec.idmap || c.m->n_uid_mappings > 0 || c.m->n_gid_mappings > 0) &&
+            !(streq_ptr(type, "bind") || (c.spec.flags & MS_BIND))) {
+                r = mount_fail(&c, reterr, -EOPNOTSUPP,
+                               "id-mapped mounts are supported for bind mounts only");
                 goto finish;
         }
 

@@ -24,11 +24,15 @@ typedef struct RootfsContext {
                                     * runc does; 0 or negative: none */
 } RootfsContext;
 
-/* In the runtime, on the host side, before the init enters a user namespace: for each bind mount, a
- * detached clone (open_tree) of its source, so that a source only the host's root can reach still binds
- * (the init uses it where it cannot open the source itself). *ret_fds has config->n_mounts entries (-1
- * where not a bind). *reterr names the mount, as rootfs_prepare() does. */
-int rootfs_open_bind_sources(const OciConfig *config, const char *bundle, int **ret_fds, char **reterr);
+/* In the runtime, on the host side, before the init enters a user namespace: for each bind mount (all: every
+ * one; else only the id-mapped ones), a detached clone (open_tree) of its source, so that a source only the
+ * host's root can reach still binds (the init uses it where it cannot open the source itself). A mount with
+ * "idmap"/"ridmap" is id-mapped here through idmap_userns_fds[i] (mount_setattr(MOUNT_ATTR_IDMAP) needs
+ * CAP_SYS_ADMIN over the filesystem, which the init in its user namespace lacks), and the init always binds
+ * that clone. *ret_fds has config->n_mounts entries (-1 where none). *reterr names the mount, as
+ * rootfs_prepare() does. */
+int rootfs_open_bind_sources(const OciConfig *config, const char *bundle, bool all,
+                             const int *idmap_userns_fds, int **ret_fds, char **reterr);
 void rootfs_close_bind_sources(int *fds, size_t n);
 
 /* Step 1, in the init, in the new mount namespace, before the createContainer hooks: propagation of the

@@ -131,13 +131,25 @@ static const OciJsonField mount_fields[] = {
         {},
 };
 
+static bool mount_has_idmap(const OciMount *m) {
+        return strv_contains(m->options, "idmap") || strv_contains(m->options, "ridmap");
+}
+
 static int check_mount(const cJSON *v, const OciJsonPath *p, void *obj, char **reterr) {
         const OciMount *m = obj;
 
-        if ((m->n_uid_mappings > 0 || m->n_gid_mappings > 0) && !strv_contains(m->options, "idmap") &&
-            !strv_contains(m->options, "ridmap"))
+        if ((m->n_uid_mappings > 0 || m->n_gid_mappings > 0) && !mount_has_idmap(m))
                 return oci_json_error_at(reterr, p, m->n_uid_mappings > 0 ? "uidMappings" : "gidMappings",
                                          "requires the \"idmap\" or \"ridmap\" mount option");
+        if ((m->n_uid_mappings > 0) != (m->n_gid_mappings > 0))
+                return oci_json_error_at(reterr, p, m->n_uid_mappings > 0 ? "uidMappings" : "gidMappings",
+                                         "must be given together with %s",
+                                         m->n_uid_mappings > 0 ? "gidMappings" : "uidMappings");
+        /* mount_setattr(MOUNT_ATTR_IDMAP) maps a mount tree of an existing filesystem: a bind mount's, as
+         * with runc. */
+        if (mount_has_idmap(m) && !oci_mount_is_bind(m))
+                return oci_json_error_at(reterr, p, "options",
+                                         "\"idmap\" and \"ridmap\" are supported for bind mounts only");
         return 0;
 }
 
@@ -227,6 +239,22 @@ static int require_new_namespace(const OciConfig *c, OciNamespaceType t, const c
 static int validate_config(const OciConfig *c, char **reterr) {
         const OciLinux *l = &c->linux_;
         int r;
+
+        /* An id-mapped mount without mappings of its own takes the container's user namespace's: the
+         * runtime-spec requires an error where there is none. */
+        for (size_t i = 0; i < c->n_mounts; i++) {
+                const OciMount *m = &c->mounts[i];
+                if (!mount_has_idmap(m) || m->n_uid_mappings > 0)
+                        continue;
+                const OciNamespace *userns = find_namespace(c, OCI_NS_USER, NULL);
+                if (!userns || (!userns->path && l->n_uid_mappings == 0))
+                        return oci_json_error(
+                                reterr, NULL,
+                                "mounts[%zu]: \"idmap\" without uidMappings and gidMappings needs the "
+                                "container's user namespace mappings (linux.uidMappings, or a user "
+                                "namespace joined by path)",
+                                i);
+        }
 
         /* Without the namespace at all, runc and crun ignore the mappings and offsets: so does sdrun, with a
          * warning. With one joined by path they cannot be applied: refused. */

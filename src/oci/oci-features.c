@@ -86,12 +86,12 @@ static const SeccompFlagInfo features_seccomp_flags[] = {
 /* AppArmor and SELinux: what this host has enabled comes in FeaturesHost (become.c applies
  * process.apparmorProfile, process.selinuxLabel and linux.mountLabel there, and refuses them elsewhere).
  * Modules sdrun does not have:
- * no Intel RDT support (linux.intelRdt is refused or ignored by oci-config.c). mount.c
- * does not do id-mapped mounts (mounts[].uidMappings; the "idmap"/"ridmap" options) yet, and
- * bootstrap.c does not move network devices (linux.netDevices). Flip these when a module implements the
- * feature; FEATURES_IDMAP_MOUNTS also decides whether "idmap"/"ridmap" are listed in mountOptions. */
+ * no Intel RDT support (linux.intelRdt is refused or ignored by oci-config.c), and bootstrap.c does not
+ * move network devices (linux.netDevices). Id-mapped bind mounts (mounts[].uidMappings, the "idmap"/"ridmap"
+ * options) are made by rootfs_open_bind_sources(). Flip these when a module implements the feature;
+ * FEATURES_IDMAP_MOUNTS also decides whether "idmap"/"ridmap" are listed in mountOptions. */
 #define FEATURES_INTEL_RDT false
-#define FEATURES_IDMAP_MOUNTS false
+#define FEATURES_IDMAP_MOUNTS true
 #define FEATURES_NET_DEVICES false
 
 /* Config annotations that change what sdrun does (cgroup-props-annotations.c: org.systemd.property.NAME sets a unit

@@ -26,6 +26,7 @@
 #include "rootfs.h"
 #include "rootless.h"
 #include "state.h"
+#include "strv.h"
 #include "sync.h"
 
 #ifndef CLONE_NEWTIME
@@ -161,6 +162,55 @@ static void stage1_reap(Stage1 *s) {
         s->pidfd = safe_close(s->pidfd);
 }
 
+static bool mount_wants_idmap(const OciMount *m) {
+        return strv_contains(m->options, "idmap") || strv_contains(m->options, "ridmap");
+}
+
+/* The user namespaces the id-mapped mounts map through, per mounts[] entry (-1 where none; *ret NULL when no
+ * mount is id-mapped): one with the mount's own mappings, else the container's: the user namespace it joins
+ * by path, or one with linux.uidMappings/gidMappings, the mapping its new one gets (create checked that a
+ * mount without mappings has a user namespace to take them from). */
+static int open_idmap_userns(const OciConfig *c, const int ns_fds[_OCI_NS_MAX], int **ret, char **reterr) {
+        _cleanup_close_ int own = -EBADF;
+        int *fds = NULL, r = 0;
+
+        *ret = NULL;
+        for (size_t i = 0; i < c->n_mounts && r >= 0; i++) {
+                const OciMount *m = &c->mounts[i];
+                char what[48];
+
+                if (!mount_wants_idmap(m))
+                        continue;
+                if (!fds) {
+                        fds = malloc(c->n_mounts * sizeof(int));
+                        if (!fds)
+                                return -ENOMEM;
+                        for (size_t j = 0; j < c->n_mounts; j++)
+                                fds[j] = -EBADF;
+                }
+                snprintf(what, sizeof what, "mounts[%zu]", i);
+                if (m->n_uid_mappings > 0 || m->n_gid_mappings > 0) {
+                        r = userns_open_mapped(m->uid_mappings, m->n_uid_mappings, m->gid_mappings,
+                                               m->n_gid_mappings, what, &fds[i], reterr);
+                        continue;
+                }
+                if (own < 0 && ns_fds[OCI_NS_USER] >= 0)
+                        own = r = RET_NERRNO(fcntl(ns_fds[OCI_NS_USER], F_DUPFD_CLOEXEC, 3));
+                else if (own < 0)
+                        r = userns_open_mapped(c->linux_.uid_mappings, c->linux_.n_uid_mappings,
+                                               c->linux_.gid_mappings, c->linux_.n_gid_mappings, "linux",
+                                               &own, reterr);
+                if (r >= 0)
+                        fds[i] = r = RET_NERRNO(fcntl(own, F_DUPFD_CLOEXEC, 3));
+        }
+        if (r < 0) {
+                rootfs_close_bind_sources(fds, c->n_mounts);
+                return r;
+        }
+        *ret = fds;
+        return 0;
+}
+
 static int bootstrap_plan(Bootstrap *b, char **reterr) {
         BootstrapParams *bp = &b->params;
         const OciConfig *c = bp->init.config;
@@ -189,9 +239,17 @@ static int bootstrap_plan(Bootstrap *b, char **reterr) {
                 return r;
 
         /* In a user namespace the init may not reach a bind source that the host's root can (a 0700
-         * directory on the way): clone those trees here, on the host side; the init inherits the fds. */
-        if (oci_config_has_namespace(c, OCI_NS_USER, NULL)) {
-                r = rootfs_open_bind_sources(c, bp->init.bundle, &b->bind_fds, reterr);
+         * directory on the way): clone those trees here, on the host side; the init inherits the fds. And
+         * only this side may id-map a mount (CAP_SYS_ADMIN over the source's filesystem). */
+        int *idmap_fds = NULL;
+        r = open_idmap_userns(c, b->ns_fds, &idmap_fds, reterr);
+        if (r < 0)
+                return r;
+        bool userns = oci_config_has_namespace(c, OCI_NS_USER, NULL);
+        if (userns || idmap_fds) {
+                r = rootfs_open_bind_sources(c, bp->init.bundle, userns, idmap_fds, &b->bind_fds, reterr);
+                /* The id-mapped trees hold their user namespaces. */
+                rootfs_close_bind_sources(idmap_fds, c->n_mounts);
                 if (r < 0)
                         return r;
                 b->n_bind_fds = c->n_mounts;

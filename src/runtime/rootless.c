@@ -2,10 +2,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <sched.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -124,40 +128,93 @@ static int run_map_helper(const char *helper, pid_t pid, const OciIdMapping *m, 
         return 0;
 }
 
-int userns_write_id_maps(pid_t pid, const OciConfig *c, char **reterr) {
-        const OciLinux *l = &c->linux_;
+/* what_uid, what_gid: the config fields the mappings come from, for the messages. */
+static int write_id_maps(pid_t pid, const OciIdMapping *uid, size_t n_uid, const OciIdMapping *gid,
+                         size_t n_gid, const char *what_uid, const char *what_gid, char **reterr) {
         bool privileged = geteuid() == 0 && !getenv("SDRUN_TEST_FORCE_MAP_HELPERS");
         char path[64];
         int r;
 
-        if (privileged || is_single_self_mapping(l->uid_mappings, l->n_uid_mappings, geteuid())) {
-                r = write_map_file(pid, "uid_map", l->uid_mappings, l->n_uid_mappings);
+        if (privileged || is_single_self_mapping(uid, n_uid, geteuid())) {
+                r = write_map_file(pid, "uid_map", uid, n_uid);
                 if (r < 0)
-                        return errorf(reterr, r, "linux.uidMappings: write the uid map of the init: %s",
+                        return errorf(reterr, r, "%s: write the uid map of the init: %s", what_uid,
                                       strerror(-r));
         } else {
-                r = run_map_helper("newuidmap", pid, l->uid_mappings, l->n_uid_mappings, reterr);
+                r = run_map_helper("newuidmap", pid, uid, n_uid, reterr);
                 if (r < 0)
-                        return errwrap(reterr, r, "linux.uidMappings");
+                        return errwrap(reterr, r, "%s", what_uid);
         }
 
         if (privileged)
-                r = write_map_file(pid, "gid_map", l->gid_mappings, l->n_gid_mappings);
-        else if (is_single_self_mapping(l->gid_mappings, l->n_gid_mappings, getegid())) {
+                r = write_map_file(pid, "gid_map", gid, n_gid);
+        else if (is_single_self_mapping(gid, n_gid, getegid())) {
                 /* An unprivileged gid_map needs setgroups(2) denied first: the container cannot drop
                  * supplementary groups it inherited (process.user.additionalGids is refused then). */
                 snprintf(path, sizeof path, "/proc/%d/setgroups", (int) pid);
                 r = write_string_file(path, "deny");
                 if (r >= 0)
-                        r = write_map_file(pid, "gid_map", l->gid_mappings, l->n_gid_mappings);
+                        r = write_map_file(pid, "gid_map", gid, n_gid);
         } else {
-                r = run_map_helper("newgidmap", pid, l->gid_mappings, l->n_gid_mappings, reterr);
+                r = run_map_helper("newgidmap", pid, gid, n_gid, reterr);
                 if (r < 0)
-                        return errwrap(reterr, r, "linux.gidMappings");
+                        return errwrap(reterr, r, "%s", what_gid);
         }
         if (r < 0)
-                return errorf(reterr, r, "linux.gidMappings: write the gid map of the init: %s",
+                return errorf(reterr, r, "%s: write the gid map of the init: %s", what_gid, strerror(-r));
+        return 0;
+}
+
+int userns_write_id_maps(pid_t pid, const OciConfig *c, char **reterr) {
+        const OciLinux *l = &c->linux_;
+
+        return write_id_maps(pid, l->uid_mappings, l->n_uid_mappings, l->gid_mappings, l->n_gid_mappings,
+                             "linux.uidMappings", "linux.gidMappings", reterr);
+}
+
+int userns_open_mapped(const OciIdMapping *uid, size_t n_uid, const OciIdMapping *gid, size_t n_gid,
+                       const char *what, int *ret, char **reterr) {
+        _cleanup_free_ char *what_uid = NULL, *what_gid = NULL;
+        _cleanup_close_pair_ int hold[2] = { -EBADF, -EBADF };
+        int fd = -EBADF, r;
+        char path[64];
+        pid_t pid;
+
+        if (asprintf(&what_uid, "%s.uidMappings", what) < 0 ||
+            asprintf(&what_gid, "%s.gidMappings", what) < 0)
+                return -ENOMEM;
+        if (pipe2(hold, O_CLOEXEC) < 0)
+                return -errno;
+        /* The namespace's first process holds it until its fd is open: it only waits for the pipe to close
+         * (also when we die), so it never outlives this function. */
+        pid = (pid_t) syscall(SYS_clone, (unsigned long) (CLONE_NEWUSER | SIGCHLD), NULL, NULL, NULL, 0);
+        if (pid < 0) {
+                r = -errno;
+                return errorf(reterr, r, "%s: create a user namespace for the id mapping: %s", what,
                               strerror(-r));
+        }
+        if (pid == 0) {
+                char c;
+                safe_close(hold[1]);
+                (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+                while (read(hold[0], &c, 1) < 0 && errno == EINTR)
+                        ;
+                _exit(EXIT_SUCCESS);
+        }
+        hold[0] = safe_close(hold[0]);
+        r = write_id_maps(pid, uid, n_uid, gid, n_gid, what_uid, what_gid, reterr);
+        if (r >= 0) {
+                snprintf(path, sizeof path, "/proc/%d/ns/user", (int) pid);
+                fd = open(path, O_RDONLY | O_CLOEXEC);
+                if (fd < 0)
+                        r = errorf(reterr, -errno, "%s: open the id mapping's user namespace: %m", what);
+        }
+        hold[1] = safe_close(hold[1]);
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+        if (r < 0)
+                return r;
+        *ret = fd;
         return 0;
 }
 

@@ -34,6 +34,12 @@ bool running_in_userns(void);
  * newuidmap/newgidmap, which check /etc/subuid and /etc/subgid. Errors name the config field. */
 int userns_write_id_maps(pid_t pid, const OciConfig *c, char **reterr);
 
+/* A user namespace with these id mappings (written as userns_write_id_maps() writes them), as an fd in *ret:
+ * what an id-mapped mount maps through. what: the config field the mappings belong to ("mounts[2]"). Its
+ * short-lived first process is reaped before this returns. */
+int userns_open_mapped(const OciIdMapping *uid, size_t n_uid, const OciIdMapping *gid, size_t n_gid,
+                       const char *what, int *ret, char **reterr);
+
 /* Refuse what an unprivileged user cannot have, from config.json alone, before anything exists (errors
  * name the JSON path): a new user namespace is required unless we already run in one; sysctls outside
  * the container's own namespaces are refused in any case (is_paths_ns_sysctl_ok). */
