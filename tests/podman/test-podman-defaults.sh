@@ -88,6 +88,20 @@ is "$out|$PM_RC" $'host-data\ndenied|0' "--uidmap: the volume is readable; root-
 pm_out out run --rm --uidmap 0:100000:65536 --gidmap 0:100000:65536 -v "$VOL:/vol:U" "$IMG" sh -c 'touch /vol/new && stat -c %u /vol/new'
 is "$out|$(stat -c %u "$VOL/new" 2>/dev/null)" "0|100000" "--uidmap with :U: the volume is chowned; a file made by the container's root is 100000 on the host" || diag "$PM_ERR"
 
+# An id-mapped volume (:idmap, Podman passes the "idmap" mount option): the host's root is the container's root
+# there, and what the container's root writes is the host root's. runc 1.1 (the control in the unified box) has
+# no id-mapped mounts. (The :U run above chowned the volume to 100000: back to the host's root.)
+rm -f "$VOL/new"
+chown -R 0:0 "$VOL"
+if [ "$PODMAN_TEST_RUNTIME" != runc ]; then
+        pm_out out run --rm --uidmap 0:100000:65536 --gidmap 0:100000:65536 -v "$VOL:/vol:idmap" "$IMG" \
+                sh -c 'stat -c %u:%g /vol/file; touch /vol/new && stat -c %u:%g /vol/new'
+        is "$out|$PM_RC|$(stat -c %u:%g "$VOL/new" 2>/dev/null)" $'0:0\n0:0|0|0:0' \
+                "--uidmap with an :idmap volume: host root's files are root's inside, the container root's new file is host root's" ||
+                diag "$PM_ERR"
+        rm -f "$VOL/new"
+fi
+
 # --userns=auto takes ranges of the "containers" user from /etc/subuid and /etc/subgid.
 for f in /etc/subuid /etc/subgid; do
         if ! grep -q '^containers:' "$f" 2>/dev/null; then
