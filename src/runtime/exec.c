@@ -664,7 +664,8 @@ static void exec_run_done(ExecRun *e) {
         container_freep(&e->ct);
 }
 
-/* The container (running or paused) and the process to run in it. */
+/* The container (created, running or paused) and the process to run in it. A created container's init has
+ * its rootfs and namespaces ready and waits for `start`: runc and crun run an exec'd process in it too. */
 static int exec_load(ExecRun *e, char **reterr) {
         const ExecOptions *o = e->o;
         int r;
@@ -675,10 +676,9 @@ static int exec_load(ExecRun *e, char **reterr) {
         if (e->st == CONTAINER_PAUSED && !o->ignore_paused)
                 return errorf(reterr, EBUSY,
                               "cannot exec in a paused container (use --ignore-paused to override)");
-        if (e->st != CONTAINER_RUNNING && e->st != CONTAINER_PAUSED)
-                return errorf(reterr, EINVAL, "cannot exec in a %s container%s",
-                              container_status_to_string(e->st),
-                              e->st == CONTAINER_CREATED ? ": start it first" : "");
+        if (e->st != CONTAINER_RUNNING && e->st != CONTAINER_PAUSED && e->st != CONTAINER_CREATED)
+                return errorf(reterr, EINVAL, "cannot exec in a %s container",
+                              container_status_to_string(e->st));
 
         r = container_read_config(e->ct, &e->raw, &e->raw_len);
         if (r >= 0)

@@ -270,11 +270,14 @@ else
         _tap_result 1 "pause works (needed for the paused cases): $(cat "$TEST_TMPDIR/err")"
 fi
 
-# created and stopped
+# created (runc and crun run the process, and the container stays created) and stopped
 cid=$(new_id exc); track_container "$cid"
 sd create --bundle "$B" "$cid" 2>/dev/null
-rc=0; err=$(sd exec "$cid" true 2>&1) || rc=$?
-like "$rc:$err" '^255:.*cannot exec in a created container' "exec into a created container is refused"
+rc=0; out=$(sd exec "$cid" sh -c 'echo in-created; cat /proc/1/comm' 2>&1) || rc=$?
+is "$rc:$out" $'0:in-created\nsdrun:init' "exec into a created container runs in it, beside the waiting init, as with runc and crun"
+is "$(sd state "$cid" | jq -r .status)" created "after that exec the container is still created"
+ok_desc "... and starts" sd start "$cid"
+is "$(sd state "$cid" | jq -r .status)" running "... and is running then"
 sd delete -f "$cid"
 no_leftovers "$cid"
 
