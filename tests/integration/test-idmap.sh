@@ -19,7 +19,7 @@ B=$TEST_TMPDIR/b
 make_bundle "$B" || bail "make_bundle failed"
 # crun 1.8 refuses newer versions; a writable root for the mapped root's files
 bundle_set "$B" '.ociVersion="1.0.2" | .root.readonly=false | del(.linux.resources)'
-mkdir -p "$B/rootfs/m"
+mkdir -p "$B/rootfs/m" "$B/rootfs/m2"
 chmod 0755 "$B"
 cp "$B/config.json" "$TEST_TMPDIR/base.json"
 
@@ -76,6 +76,29 @@ same "a user namespace, idmap with the mount's mappings (0 -> 101000): host 0 is
 same "no user namespace, the mount's mappings (0 -> 1234)" \
         "$CMD | $(bind '["bind", "idmap"]' ', uidMappings: [{containerID: 0, hostID: 1234, size: 1}], gidMappings: [{containerID: 0, hostID: 1234, size: 1}]')" \
         "rc=1 1234:1234,65534:65534 touch: /m/new: Value too large for defined data type host=none"
+
+# mappings without "idmap" or "ridmap" (the runtime-spec: the options SHOULD name one; runc's idmap.bats gives
+# "bind" alone): id-mapped as with "idmap", with a warning
+out=$(run_rt sdrun "$CMD | $(bind '["bind"]' ', uidMappings: [{containerID: 0, hostID: 1234, size: 1}], gidMappings: [{containerID: 0, hostID: 1234, size: 1}]')")
+like "$out" '^rc=1 sdrun: mounts\[[0-9]+\]: uidMappings or gidMappings without the "idmap" or "ridmap" option: .* 1234:1234,65534:65534 ' \
+        "mappings without the idmap option: id-mapped all the same, with a warning"
+no_leftovers "$(cat "$TEST_TMPDIR/last-id")"
+
+# the same source twice with other mappings, several ranges each, uids and gids apart (runc's idmap.bats
+# cases): each mount maps on its own
+M=$TEST_TMPDIR/multi
+mkdir -p "$M"
+touch "$M/a" "$M/b"
+chown 100:211 "$M/a"
+chown 101:222 "$M/b"
+mnt() { printf '{destination: "%s", type: "bind", source: "%s", options: ["bind", "idmap"%s], uidMappings: [%s], gidMappings: [%s]}' "$1" "$M" "$2" "$3" "$4"; }
+m() { printf '{containerID: %s, hostID: %s, size: %s}' "$1" "$2" "$3"; }
+out=$(run_rt sdrun "$UNS | .mounts += [$(mnt /m '' "$(m 100 100000 100)" "$(m 200 100000 100)"),
+        $(mnt /m2 ', "shared"' "$(m 100 101000 1), $(m 101 102000 1)" "$(m 210 101100 10), $(m 220 102200 10)")]
+        | .process.args=[\"sh\",\"-c\",\"stat -c %u:%g /m/a /m/b /m2/a /m2/b | paste -sd, -; grep -c ' /m2 .* shared:' /proc/self/mountinfo\"]")
+is "$out" "rc=0 0:11,1:22,1000:1101,2000:2202 1 host=none" \
+        "one source, two id-mapped mounts with their own multi-range mappings; shared propagation kept on the mapped mount"
+no_leftovers "$(cat "$TEST_TMPDIR/last-id")"
 
 # ridmap maps every mount of an rbind tree, idmap only its top (a tmpfs mounted on d/sub holds a root file);
 # crun 1.8 has no ridmap (it binds the top mount alone), so these have no control

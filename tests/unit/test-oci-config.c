@@ -15,6 +15,7 @@
 #include "fileio.h"
 #include "macro.h"
 #include "oci-config.h"
+#include "strv.h"
 #include "tap.h"
 
 #define CASES TEST_SRCDIR "/tests/unit/oci-config-cases"
@@ -272,7 +273,12 @@ static const BadCase bad_cases[] = {
         { "{" MIN_ ",\"mounts\":[{\"type\":\"proc\"}]}", "mounts[0].destination: required property is missing" },
         { "{" MIN_ ",\"mounts\":[{\"destination\":\"/a\",\"options\":\"ro\"}]}", "mounts[0].options: expected an array" },
         { "{" MIN_ ",\"mounts\":[{\"destination\":\"/a\",\"uidMappings\":[{\"containerID\":0,\"hostID\":1,\"size\":1}]}]}",
-          "mounts[0].uidMappings: requires the \"idmap\"" },
+          "mounts[0].uidMappings: must be given together with gidMappings" },
+        { "{" MIN_ ",\"mounts\":[{\"destination\":\"/a\",\"type\":\"tmpfs\",\"uidMappings\":[{\"containerID\":0,\"hostID\":1,\"size\":1}],"
+          "\"gidMappings\":[{\"containerID\":0,\"hostID\":1,\"size\":1}]}]}",
+          "mounts[0].options: \"idmap\" and \"ridmap\" are supported for bind mounts only" },
+        { "{" MIN_ ",\"mounts\":[{\"destination\":\"/a\",\"source\":\"/s\",\"options\":[\"bind\",\"idmap\"]}]}",
+          "mounts[0]: \"idmap\" without uidMappings and gidMappings needs the container's user namespace" },
         { "{" MIN_ ",\"hooks\":{\"prestart\":[{\"path\":\"hook.sh\"}]}}", "hooks.prestart[0].path: \"hook.sh\" is not an absolute" },
         { "{" MIN_ ",\"hooks\":{\"poststop\":[{\"path\":\"/bin/true\",\"timeout\":0}]}}", "hooks.poststop[0].timeout: must be" },
         { "{" MIN_ ",\"hooks\":{\"createRuntime\":[{\"path\":\"/bin/true\",\"timeout\":-3}]}}",
@@ -516,6 +522,16 @@ static void test_engine_compat(void) {
         _cleanup_free_ char *nerr = NULL;
         tap_is_int(oci_config_parse(nons, strlen(nons), &nc, &nerr), 0,
                    "uidMappings without a user namespace and timeOffsets without a time namespace: ignored (%s)", strna(nerr));
+
+        /* mount mappings without "idmap"/"ridmap" (runc's idmap.bats): id-mapped as "idmap", with a warning */
+        static const char idm[] = "{" MIN_ ",\"mounts\":[{\"destination\":\"/a\",\"source\":\"/s\",\"options\":[\"bind\"],"
+                "\"uidMappings\":[{\"containerID\":0,\"hostID\":1,\"size\":1}],\"gidMappings\":[{\"containerID\":0,\"hostID\":1,\"size\":1}]}]}";
+        _cleanup_oci_config_ OciConfig *im = NULL;
+        _cleanup_free_ char *imerr = NULL;
+        tap_is_int(oci_config_parse(idm, strlen(idm), &im, &imerr), 0,
+                   "mounts[].uidMappings without \"idmap\": accepted, as runc and crun do (%s)", strna(imerr));
+        tap_ok(im && im->n_mounts == 1 && strv_contains(im->mounts[0].options, "idmap"),
+               "mounts[].uidMappings without \"idmap\": the mount is id-mapped as with \"idmap\"");
 
         /* null for an optional member is "not set", as runc and crun read it (Go, yajl) */
         static const char nulls[] = "{" MIN_ ",\"hostname\":null,\"mounts\":null,\"hooks\":{\"prestart\":null},"
