@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,6 +29,69 @@ _noreturn_ void become_fail(Become *b, int r, const char *step) {
         else
                 sync_send_error(b->sync_fd, r, "%s: %s", step, strerror(r < 0 ? -r : r));
         _exit(EXIT_FAILURE);
+}
+
+/* The lowest id /proc/self/{uid,gid}_map maps, set as the real, effective and saved uid (or gid), with the
+ * capabilities the user namespace gave its first process kept and effective. */
+static int become_lowest_mapped(const char *map, char **reterr) {
+        _cleanup_free_ char *buf = NULL, *path = NULL;
+        unsigned long lowest = ULONG_MAX, inside, outside, count;
+        int r;
+
+        if (asprintf(&path, "/proc/self/%s", map) < 0)
+                return -ENOMEM;
+        r = read_full_file_at(AT_FDCWD, path, 64 * 1024, &buf, NULL);
+        if (r < 0)
+                return errorf(reterr, r, "read %s: %s", path, strerror(-r));
+        for (const char *l = buf; *l;) {
+                if (sscanf(l, "%lu %lu %lu", &inside, &outside, &count) == 3 && count > 0 && inside < lowest)
+                        lowest = inside;
+                l = strchrnul(l, '\n');
+                if (*l)
+                        l++;
+        }
+        if (lowest > UINT32_MAX - 1)
+                return errorf(reterr, EINVAL, "the user namespace maps no %s",
+                              map[0] == 'u' ? "uid" : "gid");
+
+        bool uid = map[0] == 'u';
+        if (uid && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
+                return errorf(reterr, -errno, "PR_SET_KEEPCAPS: %m");
+        if ((uid ? setresuid((uid_t) lowest, (uid_t) lowest, (uid_t) lowest)
+                 : setresgid((gid_t) lowest, (gid_t) lowest, (gid_t) lowest)) < 0)
+                return errorf(reterr, -errno,
+                              "become %s %lu, the lowest the user namespace maps (it maps no 0): %m",
+                              uid ? "uid" : "gid", lowest);
+        if (!uid)
+                return 0;
+        (void) prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0);
+        r = capabilities_raise_effective();
+        if (r < 0)
+                return errorf(reterr, r, "raise the capabilities again after becoming uid %lu: %s", lowest,
+                              strerror(-r));
+        return 0;
+}
+
+/* Root of the user namespace for "uid_map" or "gid_map". A namespace whose mappings have no 0 (runc issue
+ * 1800: only the user the process runs as) refuses it (EINVAL): then the lowest id it maps, so that the init
+ * and the hooks it runs are never the host's root there. */
+static int become_namespace_root(const char *map, char **reterr) {
+        bool uid = map[0] == 'u';
+
+        if ((uid ? setresuid(0, 0, 0) : setresgid(0, 0, 0)) >= 0)
+                return 0;
+        if (errno != EINVAL)
+                return errorf(reterr, -errno, "become root in the user namespace: %m");
+        return become_lowest_mapped(map, reterr);
+}
+
+int become_userns_root(char **reterr) {
+        int r;
+
+        r = become_namespace_root("gid_map", reterr);
+        if (r < 0)
+                return r;
+        return become_namespace_root("uid_map", reterr);
 }
 
 int become_read_file(const char *path, size_t max, char **ret) {

@@ -29,6 +29,10 @@ typedef struct Become {
 /* Report (*b->err, or "step: strerror") on the sync socket and _exit(1). */
 _noreturn_ void become_fail(Become *b, int r, const char *step);
 
+/* Become root (uid and gid 0) of the user namespace we are in, or, where its mappings have no 0, the lowest
+ * ids they map, with the capabilities kept effective. Fills *reterr. */
+int become_userns_root(char **reterr);
+
 /* Read a small regular file of the container, never blocking on a FIFO or a device. */
 int become_read_file(const char *path, size_t max, char **ret);
 

@@ -129,6 +129,26 @@ int capability_mask_to_string(uint64_t mask, char **ret) {
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(cap_t, cap_free);
 
+int capabilities_raise_effective(void) {
+        _cleanup_(cap_freep) cap_t c = cap_get_proc();
+        unsigned last_cap;
+        int r;
+
+        if (!c)
+                return -errno;
+        r = capability_last_cap(&last_cap);
+        if (r < 0)
+                return r;
+        for (unsigned i = 0; i <= last_cap; i++) {
+                cap_value_t v = (cap_value_t) i;
+                cap_flag_value_t permitted = CAP_CLEAR;
+                if (cap_get_flag(c, v, CAP_PERMITTED, &permitted) < 0 ||
+                    cap_set_flag(c, CAP_EFFECTIVE, 1, &v, permitted) < 0)
+                        return -errno;
+        }
+        return RET_NERRNO(cap_set_proc(c));
+}
+
 int capabilities_check_held(const OciProcess *p, char **reterr) {
         const OciCapabilities *c = &p->capabilities;
         uint64_t permitted, want, held = 0;

@@ -20,6 +20,8 @@ typedef struct CapabilityMasks {
 /* Highest capability number the running kernel knows: /proc/sys/kernel/cap_last_cap, or probed with
  * PR_CAPBSET_READ when /proc is not there. */
 int capability_last_cap(unsigned *ret);
+/* Make every capability of the permitted set effective (after a uid change kept them, PR_SET_KEEPCAPS). */
+int capabilities_raise_effective(void);
 
 /* process.capabilities -> masks, keeping only capabilities <= last_cap; each dropped one is logged with
  * log_warning naming the set (as runc does). An absent capabilities object gives empty sets. */

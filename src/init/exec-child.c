@@ -61,10 +61,8 @@ static int exec_child_join(ExecChildContext *xc) {
                               r == -EINVAL ? " (setns with a pidfd needs Linux 5.8 or later)" : "");
         }
         x->init_pidfd = safe_close(x->init_pidfd);
-        if (b->in_userns && (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)) {
-                r = -errno;
-                return errorf(&b->err, r, "become root in the container's user namespace: %s", strerror(-r));
-        }
+        if (b->in_userns)
+                return become_userns_root(&b->err);
         return 0;
 }
 

@@ -92,7 +92,6 @@ static int init_attach(InitContext *ic) {
 
 static int init_become_root(InitContext *ic) {
         const OciConfig *c = ic->c;
-        int r;
 
         ic->new_userns = false;
         for (size_t i = 0; i < c->linux_.n_namespaces; i++)
@@ -102,11 +101,7 @@ static int init_become_root(InitContext *ic) {
         if (!ic->b.in_userns)
                 return 0;
         /* Become root of the user namespace (the id maps are written by now). */
-        if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0) {
-                r = -errno;
-                return errorf(&ic->err, r, "become root in the user namespace: %s", strerror(-r));
-        }
-        return 0;
+        return become_userns_root(&ic->err);
 }
 
 /* A new time namespace is made here, not by the clone: its offsets can be written only while no process is

@@ -57,6 +57,29 @@ run_sh '.linux.namespaces += [{type: "user"}] |
         'id -u; id -g; cat /dev/null && echo devnull-ok; awk "{print \$1, \$2, \$3}" /proc/self/uid_map'
 is "$out" $'0\n0\ndevnull-ok\n0 100000 65536' "userns: root inside, devices usable (bound from the host), the map seen inside"
 
+# a user namespace whose mappings have no root (runc issue 1800: only the user the process runs as): the
+# init takes the lowest mapped ids instead of root; run and exec work; crun (the control) runs it too
+id=$(new_id noroot); track_container "$id"
+reset_bundle
+chown -R 100000:200000 "$B/rootfs"
+bundle_set "$B" '.linux.namespaces += [{type: "user"}] | .linux.uidMappings=[{containerID: 1000, hostID: 100000, size: 1}]
+        | .linux.gidMappings=[{containerID: 1000, hostID: 200000, size: 1}] | .process.user={uid: 1000, gid: 1000}
+        | (.mounts[] | select(.destination == "/dev/pts") | .options) -= ["gid=5"]
+        | .process.args=["sh","-c","id -u; id -g; tr -s \" \" </proc/self/uid_map"]'
+rc=0; out=$(sd run --bundle "$B" "$id" 2>&1 </dev/null) || rc=$?
+is "$rc:$(paste -sd, - <<<"$out")" "0:1000,1000, 1000 100000 1" "userns without a root mapping: runs as 1000, mapped to 100000"
+no_leftovers "$id"
+jq '.ociVersion="1.0.2"' "$B/config.json" >"$TEST_TMPDIR/crun.json" && cp "$TEST_TMPDIR/crun.json" "$B/config.json"
+rc=0; cout=$(crun --root "$TEST_TMPDIR/crun" run --bundle "$B" "c$id" 2>&1 </dev/null) || rc=$?
+crun --root "$TEST_TMPDIR/crun" delete -f "c$id" >/dev/null 2>&1
+is "$rc:$cout" "0:$out" "userns without a root mapping: crun (the control) the same"
+bundle_set "$B" '.process.args=["sleep","30"]'
+ok_desc "userns without a root mapping: run --detach" sd run --detach --bundle "$B" "$id"
+is "$(sd exec "$id" sh -c 'id -u; id -g' 2>&1 | paste -sd, -)" "1000,1000" "userns without a root mapping: exec runs as 1000 too"
+ok_desc "userns without a root mapping: delete --force" sd delete --force "$id"
+no_leftovers "$id"
+chown -R 0:0 "$B/rootfs"
+
 # ---------------------------------------------------------------------------------------------------------
 # joining namespaces by path: a network namespace made with ip netns, and the pid namespace of a container
 
