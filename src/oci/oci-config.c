@@ -315,10 +315,6 @@ static bool has_intel_rdt(const OciConfig *c) {
         return c->linux_.intel_rdt.present;
 }
 
-static bool has_net_devices(const OciConfig *c) {
-        return c->linux_.n_net_devices > 0;
-}
-
 static bool has_net_cls_prio(const OciConfig *c) {
         return c->linux_.resources.network.has_class_id || c->linux_.resources.network.n_priorities > 0;
 }
@@ -343,8 +339,6 @@ static bool has_sched_iso(const OciProcess *p) {
 
 static const Unsupported unsupported_features[] = {
         { "linux.intelRdt", has_intel_rdt, NULL, "Intel RDT is not supported by sdrun" },
-        { "linux.netDevices", has_net_devices, NULL,
-          "moving network devices into the container is not supported by sdrun (an empty map is accepted)" },
         { "linux.resources.network", has_net_cls_prio, NULL,
           "net_cls/net_prio are cgroup v1 controllers that sdrun cannot configure through systemd "
           "(an empty object is accepted)" },

@@ -86,13 +86,13 @@ static const SeccompFlagInfo features_seccomp_flags[] = {
 /* AppArmor and SELinux: what this host has enabled comes in FeaturesHost (become.c applies
  * process.apparmorProfile, process.selinuxLabel and linux.mountLabel there, and refuses them elsewhere).
  * Modules sdrun does not have:
- * no Intel RDT support (linux.intelRdt is refused or ignored by oci-config.c), and bootstrap.c does not
- * move network devices (linux.netDevices). Id-mapped bind mounts (mounts[].uidMappings, the "idmap"/"ridmap"
- * options) are made by rootfs_open_bind_sources(). Flip these when a module implements the feature;
+ * no Intel RDT support (linux.intelRdt is refused or ignored by oci-config.c). Id-mapped bind mounts
+ * (mounts[].uidMappings, the "idmap"/"ridmap" options) are made by rootfs_open_bind_sources(), network
+ * devices (linux.netDevices) moved by src/runtime/netdev.c. Flip these when a module implements the feature;
  * FEATURES_IDMAP_MOUNTS also decides whether "idmap"/"ridmap" are listed in mountOptions. */
 #define FEATURES_INTEL_RDT false
 #define FEATURES_IDMAP_MOUNTS true
-#define FEATURES_NET_DEVICES false
+#define FEATURES_NET_DEVICES true
 
 /* Config annotations that change what sdrun does (cgroup-props-annotations.c: org.systemd.property.NAME sets a unit
  * property of the container's scope, see sdrun-systemd(7)). A trailing "." marks a prefix. */

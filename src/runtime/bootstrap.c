@@ -22,6 +22,7 @@
 #include "init.h"
 #include "log.h"
 #include "macro.h"
+#include "netdev.h"
 #include "process-util.h"
 #include "rootfs.h"
 #include "rootless.h"
@@ -345,6 +346,18 @@ int bootstrap_clone_init(const BootstrapParams *bp, InitProcess *ret, char **ret
 
         if (b.new_userns) {
                 r = userns_write_id_maps(b.ip.pid, bp->init.config, reterr);
+                if (r < 0)
+                        return r;
+        }
+        /* Before the init goes on: its sysctls may name the devices. */
+        if (bp->init.config->linux_.n_net_devices > 0) {
+                char path[64];
+                snprintf(path, sizeof path, "/proc/%d/ns/net", (int) b.ip.pid);
+                _cleanup_close_ int netns_fd = open(path, O_RDONLY | O_CLOEXEC);
+                if (netns_fd < 0)
+                        return errorf(reterr, -errno,
+                                      "linux.netDevices: open the init's network namespace: %m");
+                r = netdev_move_all(bp->init.config, netns_fd, reterr);
                 if (r < 0)
                         return r;
         }

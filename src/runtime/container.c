@@ -29,6 +29,7 @@
 #include "log.h"
 #include "error-util.h"
 #include "macro.h"
+#include "netdev.h"
 #include "notify.h"
 #include "oci-config.h"
 #include "process-util.h"
@@ -583,6 +584,8 @@ static int create_validate(CreateRun *cr, char **reterr) {
         r = validate_config(c, o, reterr);
         if (r >= 0 && cr->rootless)
                 r = rootless_validate_config(c, reterr);
+        if (r >= 0)
+                r = netdev_check(c, has_own_namespace(c, OCI_NS_NETWORK, "net"), cr->rootless, reterr);
         if (r < 0)
                 return errwrap(reterr, r, "config.json");
 

@@ -171,6 +171,7 @@ refused "an ext4 mount" '.mounts += [{destination:"/data",type:"ext4",source:"/d
 refused "an init that cannot exec (fails in the user's scope)" '.process.args=["/nonexistent"]' \
         'process.args\[0\].*/nonexistent'
 refused "a host sysctl" '.linux.sysctl={"vm.swappiness":"10"}' '"vm.swappiness" is not namespaced'
+refused "linux.netDevices" '.linux.netDevices={"lo": {}}' 'linux.netDevices: moving network devices needs CAP_NET_ADMIN on the host'
 if delegated memory; then
         id=$(new_id rl)
         rl_make_bundle "$B"
