@@ -131,17 +131,13 @@ static const OciJsonField mount_fields[] = {
         {},
 };
 
-static bool mount_has_idmap(const OciMount *m) {
-        return strv_contains(m->options, "idmap") || strv_contains(m->options, "ridmap");
-}
-
 static int check_mount(const cJSON *v, const OciJsonPath *p, void *obj, char **reterr) {
         OciMount *m = obj;
 
         /* The runtime-spec says the options SHOULD then name "idmap" or "ridmap"; runc and crun id-map the
          * mount without (runc's own idmap.bats gives mappings with "bind" alone): the top mount, as
          * "idmap" does. */
-        if ((m->n_uid_mappings > 0 || m->n_gid_mappings > 0) && !mount_has_idmap(m)) {
+        if ((m->n_uid_mappings > 0 || m->n_gid_mappings > 0) && !oci_mount_is_idmapped(m)) {
                 _cleanup_free_ char *path = oci_json_path_to_string(p);
                 log_warning("%s: uidMappings or gidMappings without the \"idmap\" or \"ridmap\" option: "
                             "id-mapping it as \"idmap\", as runc and crun do.",
@@ -155,7 +151,7 @@ static int check_mount(const cJSON *v, const OciJsonPath *p, void *obj, char **r
                                          m->n_uid_mappings > 0 ? "gidMappings" : "uidMappings");
         /* mount_setattr(MOUNT_ATTR_IDMAP) maps a mount tree of an existing filesystem: a bind mount's, as
          * with runc. */
-        if (mount_has_idmap(m) && !oci_mount_is_bind(m))
+        if (oci_mount_is_idmapped(m) && !oci_mount_is_bind(m))
                 return oci_json_error_at(reterr, p, "options",
                                          "\"idmap\" and \"ridmap\" are supported for bind mounts only");
         return 0;
@@ -252,7 +248,7 @@ static int validate_config(const OciConfig *c, char **reterr) {
          * runtime-spec requires an error where there is none. */
         for (size_t i = 0; i < c->n_mounts; i++) {
                 const OciMount *m = &c->mounts[i];
-                if (!mount_has_idmap(m) || m->n_uid_mappings > 0)
+                if (!oci_mount_is_idmapped(m) || m->n_uid_mappings > 0)
                         continue;
                 const OciNamespace *userns = find_namespace(c, OCI_NS_USER, NULL);
                 if (!userns || (!userns->path && l->n_uid_mappings == 0))
@@ -577,6 +573,10 @@ const char *oci_config_annotation(const OciConfig *c, const char *key) {
                 if (streq(a->key, key))
                         return a->value;
         return NULL;
+}
+
+bool oci_mount_is_idmapped(const OciMount *m) {
+        return strv_contains(m->options, "idmap") || strv_contains(m->options, "ridmap");
 }
 
 bool oci_mount_is_bind(const OciMount *m) {

@@ -374,6 +374,9 @@ const char *oci_config_annotation(const OciConfig *c, const char *key);
 bool oci_config_has_namespace(const OciConfig *c, OciNamespaceType t, const char **ret_path);
 /* Whether a mount is a bind mount: type "bind", or a "bind"/"rbind" option (runc and crun accept both). */
 bool oci_mount_is_bind(const OciMount *m);
+/* Whether a mount is id-mapped: an "idmap" or "ridmap" option (the parser adds "idmap" where only mappings
+ * are given). */
+bool oci_mount_is_idmapped(const OciMount *m);
 
 const char *oci_namespace_type_to_string(OciNamespaceType t);
 const char *oci_hook_kind_to_string(OciHookKind k);

@@ -27,7 +27,6 @@
 #include "rootfs.h"
 #include "rootless.h"
 #include "state.h"
-#include "strv.h"
 #include "sync.h"
 
 #ifndef CLONE_NEWTIME
@@ -163,10 +162,6 @@ static void stage1_reap(Stage1 *s) {
         s->pidfd = safe_close(s->pidfd);
 }
 
-static bool mount_wants_idmap(const OciMount *m) {
-        return strv_contains(m->options, "idmap") || strv_contains(m->options, "ridmap");
-}
-
 /* The user namespaces the id-mapped mounts map through, per mounts[] entry (-1 where none; *ret NULL when no
  * mount is id-mapped): one with the mount's own mappings, else the container's: the user namespace it joins
  * by path, or one with linux.uidMappings/gidMappings, the mapping its new one gets (create checked that a
@@ -180,7 +175,7 @@ static int open_idmap_userns(const OciConfig *c, const int ns_fds[_OCI_NS_MAX], 
                 const OciMount *m = &c->mounts[i];
                 char what[48];
 
-                if (!mount_wants_idmap(m))
+                if (!oci_mount_is_idmapped(m))
                         continue;
                 if (!fds) {
                         fds = malloc(c->n_mounts * sizeof(int));
