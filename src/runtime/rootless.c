@@ -128,9 +128,11 @@ static int run_map_helper(const char *helper, pid_t pid, const OciIdMapping *m, 
         return 0;
 }
 
-/* what_uid, what_gid: the config fields the mappings come from, for the messages. */
+/* what_uid, what_gid: the config fields the mappings come from; whose: the process whose namespace it is. For
+ * the messages. */
 static int write_id_maps(pid_t pid, const OciIdMapping *uid, size_t n_uid, const OciIdMapping *gid,
-                         size_t n_gid, const char *what_uid, const char *what_gid, char **reterr) {
+                         size_t n_gid, const char *what_uid, const char *what_gid, const char *whose,
+                         char **reterr) {
         bool privileged = geteuid() == 0 && !getenv("SDRUN_TEST_FORCE_MAP_HELPERS");
         char path[64];
         int r;
@@ -138,7 +140,7 @@ static int write_id_maps(pid_t pid, const OciIdMapping *uid, size_t n_uid, const
         if (privileged || is_single_self_mapping(uid, n_uid, geteuid())) {
                 r = write_map_file(pid, "uid_map", uid, n_uid);
                 if (r < 0)
-                        return errorf(reterr, r, "%s: write the uid map of the init: %s", what_uid,
+                        return errorf(reterr, r, "%s: write the uid map of %s: %s", what_uid, whose,
                                       strerror(-r));
         } else {
                 r = run_map_helper("newuidmap", pid, uid, n_uid, reterr);
@@ -161,7 +163,7 @@ static int write_id_maps(pid_t pid, const OciIdMapping *uid, size_t n_uid, const
                         return errwrap(reterr, r, "%s", what_gid);
         }
         if (r < 0)
-                return errorf(reterr, r, "%s: write the gid map of the init: %s", what_gid, strerror(-r));
+                return errorf(reterr, r, "%s: write the gid map of %s: %s", what_gid, whose, strerror(-r));
         return 0;
 }
 
@@ -169,7 +171,7 @@ int userns_write_id_maps(pid_t pid, const OciConfig *c, char **reterr) {
         const OciLinux *l = &c->linux_;
 
         return write_id_maps(pid, l->uid_mappings, l->n_uid_mappings, l->gid_mappings, l->n_gid_mappings,
-                             "linux.uidMappings", "linux.gidMappings", reterr);
+                             "linux.uidMappings", "linux.gidMappings", "the init", reterr);
 }
 
 int userns_open_mapped(const OciIdMapping *uid, size_t n_uid, const OciIdMapping *gid, size_t n_gid,
@@ -202,7 +204,8 @@ int userns_open_mapped(const OciIdMapping *uid, size_t n_uid, const OciIdMapping
                 _exit(EXIT_SUCCESS);
         }
         hold[0] = safe_close(hold[0]);
-        r = write_id_maps(pid, uid, n_uid, gid, n_gid, what_uid, what_gid, reterr);
+        r = write_id_maps(pid, uid, n_uid, gid, n_gid, what_uid, what_gid, "the id mapping's user namespace",
+                          reterr);
         if (r >= 0) {
                 snprintf(path, sizeof path, "/proc/%d/ns/user", (int) pid);
                 fd = open(path, O_RDONLY | O_CLOEXEC);
