@@ -330,10 +330,16 @@ static int move_one(int host_fd, int ctr_fd, uint32_t *seq, int netns_fd, const 
                         d->key, streq(name, d->key) ? "" : " as ", streq(name, d->key) ? "" : name,
                         strerror(-k), k == -EEXIST ? " (a device of that name is there already)" : "");
 
-        /* There it keeps its index unless that is taken; a "%d" name is the kernel's choice. */
-        k = get_link(ctr_fd, seq, host.ifindex, NULL, &moved);
-        if (k < 0 && !strchr(name, '%'))
+        /* Found again by its name; a "%d" name is the kernel's choice: by its index, which it keeps there
+         * unless that is taken, and only if the name there fits the template. */
+        const char *pct = strchr(name, '%');
+        if (!pct)
                 k = get_link(ctr_fd, seq, 0, name, &moved);
+        else {
+                k = get_link(ctr_fd, seq, host.ifindex, NULL, &moved);
+                if (k >= 0 && !strneq(moved.name, name, (size_t) (pct - name)))
+                        k = -ENODEV;
+        }
         if (k < 0)
                 return errorf(reterr, k,
                               "linux.netDevices[\"%s\"]: find it in the container's network namespace: %s",

@@ -66,9 +66,14 @@ last_gone
 JOINNS=sdt-nd-join-$$
 ip netns add "$JOINNS" && cleanup_add ip netns delete "$JOINNS"
 veth ndj0
+inhost ip addr add 169.254.171.1/32 dev ndj0
+# a device there has the index ndj0 has on the host: the kernel gives ndj0 another one, and its address must
+# still go to ndj0
+idx=$(inhost cat /sys/class/net/ndj0/ifindex)
+ip -n "$JOINNS" link add name occupy index "$idx" type veth peer name occupy-p
 out=$(run_sh ".linux.netDevices={\"ndj0\": {}} | .linux.namespaces |= map(if .type == \"network\" then .path = \"/run/netns/$JOINNS\" else . end)" \
-        'cat /sys/class/net/ndj0/operstate >/dev/null && echo here')
-is "$out" $'rc=0\nhere' "netDevices: into a network namespace joined by path"
+        'ip -o addr show | grep 169.254.171.1 | tr -s " " | cut -d" " -f2')
+is "$out" $'rc=0\nndj0' "netDevices: into a network namespace joined by path, where its index is taken: the address on it"
 ok_desc "netDevices: the device is in that namespace after the container is gone" ip netns exec "$JOINNS" ip link show ndj0
 last_gone
 
