@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/nsfs.h>
 #include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -17,6 +19,7 @@
 #include <unistd.h>
 
 #include "bootstrap.h"
+#include "cgroup-util.h"
 #include "criu.h"
 #include "error-util.h"
 #include "init.h"
@@ -75,7 +78,18 @@ static int open_ns_paths(const OciConfig *c, int fds[_OCI_NS_MAX], char **reterr
         return 0;
 }
 
-/* stage1: join namespaces by path (user first), clone the init as our sibling. init is stage1's own copy of
+/* Whether the namespace of fd belongs to the user namespace of userns_fd (NS_GET_USERNS). Where the kernel
+ * cannot tell, yes: it is then joined after the user namespace, as it always was. */
+static bool ns_owned_by(int fd, int userns_fd) {
+        _cleanup_close_ int owner = ioctl(fd, NS_GET_USERNS);
+        struct stat a, b;
+
+        if (owner < 0 || fstat(owner, &a) < 0 || fstat(userns_fd, &b) < 0)
+                return true;
+        return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/* stage1: join namespaces by path (user first but for what it does not own), clone the init as our sibling. init is stage1's own copy of
  * the init's parameters. */
 _noreturn_ static void stage1_main(const BootstrapParams *bp, InitParams *init, int sync_fd,
                                    const int ns_fds[_OCI_NS_MAX], unsigned long new_flags,
@@ -101,16 +115,24 @@ _noreturn_ static void stage1_main(const BootstrapParams *bp, InitParams *init, 
                 sync_msg_done(&m);
         }
 
-        FOREACH_ARRAY(t, order, ELEMENTSOF(order)) {
-                if (ns_fds[*t] < 0)
-                        continue;
-                if (setns(ns_fds[*t], (int) namespace_clone_flag(*t)) < 0) {
-                        r = -errno;
-                        sync_send_error(sync_fd, r, "join %s namespace: %m",
-                                        oci_namespace_type_to_string(*t));
-                        _exit(EXIT_FAILURE);
+        /* A namespace the user namespace we join does not own (one made outside it: runc issue 4390) is joined
+         * first, while we still have the host's privilege over it; the user namespace next, then what it
+         * owns. Decided before any setns(): once in the user namespace, we may not ask about the others. */
+        bool early[_OCI_NS_MAX] = {};
+        FOREACH_ARRAY(t, order, ELEMENTSOF(order))
+                early[*t] = ns_fds[*t] >= 0 && *t != OCI_NS_USER && ns_fds[OCI_NS_USER] >= 0 &&
+                            !ns_owned_by(ns_fds[*t], ns_fds[OCI_NS_USER]);
+        for (int pass = 0; pass < 2; pass++)
+                FOREACH_ARRAY(t, order, ELEMENTSOF(order)) {
+                        if (ns_fds[*t] < 0 || early[*t] != (pass == 0))
+                                continue;
+                        if (setns(ns_fds[*t], (int) namespace_clone_flag(*t)) < 0) {
+                                r = -errno;
+                                sync_send_error(sync_fd, r, "join %s namespace: %m",
+                                                oci_namespace_type_to_string(*t));
+                                _exit(EXIT_FAILURE);
+                        }
                 }
-        }
         pid = raw_clone3(new_flags | CLONE_PIDFD | CLONE_PARENT, &pidfd, 0, cgroup_fd);
         if (pid < 0) {
                 sync_send_error(sync_fd, errno, "clone the container init: %m");
@@ -132,6 +154,7 @@ typedef struct Bootstrap {
         int sv[2];
         unsigned long new_flags;
         bool need_stage1, new_userns;
+        int own_cgroup_fd; /* the container's cgroup v2 directory, for the init's cgroup mount fallback */
         pid_t runtime_pid;
         InitProcess ip; /* the init until it is handed out */
 } Bootstrap;
@@ -141,6 +164,7 @@ static void bootstrap_done(Bootstrap *b) {
                 *fd = safe_close(*fd);
         rootfs_close_bind_sources(b->bind_fds, b->n_bind_fds);
         b->bind_fds = NULL;
+        b->own_cgroup_fd = safe_close(b->own_cgroup_fd);
         close_pairp(&b->sv);
         init_process_kill(&b->ip);
 }
@@ -252,6 +276,33 @@ static int bootstrap_plan(Bootstrap *b, char **reterr) {
                 bp->init.bind_source_fds = b->bind_fds;
         }
 
+        /* From a user namespace a fresh cgroup2 cannot always be mounted (EBUSY where /sys is bound from the
+         * host, with the host's cgroup2 under it: Podman's --network=host): the init then binds the
+         * container's own cgroup directory, as runc does. Root's runtime is in the scope now; the init is
+         * born there, or in the sub-cgroup init_cgroup_fd. (Rootless, stage1 gets it from the runtime.) */
+        CgroupLayout layout;
+        if (userns && !bp->place_stage1 && cgroup_detect_layout(&layout) >= 0 &&
+            layout == CGROUP_LAYOUT_UNIFIED) {
+                if (bp->init_cgroup_fd >= 0)
+                        b->own_cgroup_fd = fcntl(bp->init_cgroup_fd, F_DUPFD_CLOEXEC, 3);
+                else {
+                        CgroupMembership *m = NULL;
+                        size_t n = 0;
+                        _cleanup_free_ char *dir = NULL;
+                        if (cgroup_read_memberships(0, &m, &n) >= 0)
+                                for (size_t i = 0; i < n && !dir; i++)
+                                        if (isempty(m[i].controllers) &&
+                                            cgroup_unified_dir(m[i].path, &dir) < 0)
+                                                dir = NULL;
+                        cgroup_memberships_free(m, n);
+                        if (dir)
+                                b->own_cgroup_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                }
+                /* Without it the init reports the mount's own error, as before. */
+                if (b->own_cgroup_fd >= 0)
+                        bp->init.own_cgroup_fd = b->own_cgroup_fd;
+        }
+
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, b->sv) < 0)
                 return -errno;
         return 0;
@@ -319,6 +370,7 @@ int bootstrap_clone_init(const BootstrapParams *bp, InitProcess *ret, char **ret
                 .params = *bp,
                 .sv = { -EBADF, -EBADF },
                 .runtime_pid = getpid(),
+                .own_cgroup_fd = -EBADF,
                 .ip = { .pidfd = -EBADF, .sync_fd = -EBADF },
         };
         int r;

@@ -80,6 +80,53 @@ ok_desc "userns without a root mapping: delete --force" sd delete --force "$id"
 no_leftovers "$id"
 chown -R 0:0 "$B/rootfs"
 
+# a user namespace joined by path (a bind-mounted nsfs file, of a container gone since) with a network
+# namespace it does not own (runc issue 4390: the host's here, so /sys is bound from the host): the network
+# namespace is joined first, while the runtime still has the host's privilege over it. Nothing of the
+# container's mounts may reach the host's mount table (crun 1.8 leaks its cgroup mounts there in this case:
+# no control).
+ida=$(new_id extu); track_container "$ida"
+reset_bundle
+chown -R 100000:100000 "$B/rootfs"
+bundle_set "$B" '.linux.namespaces += [{type: "user"}] | .linux.uidMappings=[{containerID: 0, hostID: 100000, size: 65536}]
+        | .linux.gidMappings=[{containerID: 0, hostID: 100000, size: 65536}] | .process.args=["sleep","30"]'
+ok_desc "external userns: a container to take the user namespace from" sd run --detach --bundle "$B" "$ida"
+up=$TEST_TMPDIR/userns np=$TEST_TMPDIR/netns
+touch "$up" "$np"
+mount --bind "/proc/$(sd state "$ida" | jq -r .pid)/ns/user" "$up" && cleanup_add umount "$up"
+sd delete --force "$ida"
+mount --bind /proc/self/ns/net "$np" && cleanup_add umount "$np"
+host_mounts=$(wc -l </proc/self/mountinfo)
+id=$(new_id extu); track_container "$id"
+bundle_set "$B" '.linux.namespaces |= map(if .type == "user" then .path = $u elif .type == "network" then .path = $n else . end)
+        | del(.linux.uidMappings) | del(.linux.gidMappings)
+        | .mounts |= map((select(.type == "sysfs") | {source: "/sys", destination: .destination, type: "bind", options: ["rbind"]}) // .)
+        | .process.args=["sh","-c","readlink /proc/self/ns/user; readlink /proc/self/ns/net"]' \
+        --arg u "$up" --arg n "$np"
+cp "$B/config.json" "$TEST_TMPDIR/extu.json"
+rc=0; out=$(sd run --bundle "$B" "$id" 2>&1 </dev/null) || rc=$?
+is "$rc:$(paste -sd, - <<<"$out")" "0:user:[$(stat -c %i "$up")],net:[$(stat -c %i "$np")]" \
+        "a user namespace joined by path with a network namespace it does not own: both joined"
+is "$(wc -l </proc/self/mountinfo)" "$host_mounts" "... and the host's mount table is as it was"
+no_leftovers "$id"
+# /sys bound from the host holds the host's cgroup2: from a user namespace a fresh one cannot be mounted over
+# it (EBUSY, on a real v2 host too), so the container's own cgroup is bound there, as runc does; a new user
+# namespace here (Podman's --userns with --network=host)
+id=$(new_id extu); track_container "$id"
+bundle_set "$B" '.linux.namespaces |= map(if .type == "user" then del(.path) else . end)
+        | .linux.uidMappings=[{containerID: 0, hostID: 100000, size: 65536}]
+        | .linux.gidMappings=[{containerID: 0, hostID: 100000, size: 65536}]
+        | .process.args=["sh","-c","cat /sys/fs/cgroup/cgroup.procs 2>/dev/null | paste -sd, -; echo ran"]'
+rc=0; out=$(sd run --bundle "$B" "$id" 2>&1 </dev/null) || rc=$?
+if [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]; then
+        # the container's cgroup holds its pid 1 (and cat); the host's root cgroup would not
+        like "$rc:$out" $'^0:1(,[0-9]+)*\nran$' "a user namespace with /sys bound from the host: /sys/fs/cgroup is the container's own cgroup"
+else
+        like "$rc:$out" '^0:ran$' "a user namespace with /sys bound from the host: runs, the v1 hierarchies on a tmpfs"
+fi
+no_leftovers "$id"
+chown -R 0:0 "$B/rootfs"
+
 # ---------------------------------------------------------------------------------------------------------
 # joining namespaces by path: a network namespace made with ip netns, and the pid namespace of a container
 
