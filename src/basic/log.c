@@ -2,6 +2,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,7 @@
 
 static int log_max_level = LOG_LEVEL_WARNING;
 static int log_fd = -EBADF;
+static int log_stderr_fd = STDERR_FILENO;
 static LogFormat log_format = LOG_FORMAT_TEXT;
 static log_sink_t log_sink;
 static char log_container_id[256];
@@ -52,6 +55,16 @@ void log_close(void) {
         log_fd = safe_close(log_fd);
 }
 
+int log_pin_stderr(int min_fd) {
+        if (log_stderr_fd != STDERR_FILENO)
+                return 0;
+        int fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, min_fd);
+        if (fd < 0)
+                return -errno;
+        log_stderr_fd = fd;
+        return 0;
+}
+
 static const char *level_name(int level) {
         switch (level) {
         case LOG_LEVEL_ERR:
@@ -65,8 +78,9 @@ static const char *level_name(int level) {
         }
 }
 
-/* JSON string escaping for the log line; msg is arbitrary text. */
-static void append_json_string(FILE *f, const char *s) {
+/* The msg of a log line, quoted: a JSON string, or a quoted logfmt value (the same escapes, as runc's logrus
+ * text format writes it). msg is arbitrary text. */
+static void append_quoted(FILE *f, const char *s, bool json) {
         static const char *const escapes[UCHAR_MAX + 1] = {
                 ['"'] = "\\\"",
                 ['\\'] = "\\\\",
@@ -79,7 +93,7 @@ static void append_json_string(FILE *f, const char *s) {
                 if (escapes[*p])
                         fputs(escapes[*p], f);
                 else if (*p < 0x20)
-                        fprintf(f, "\\u%04x", *p);
+                        fprintf(f, json ? "\\u%04x" : "\\x%02x", *p);
                 else
                         fputc(*p, f);
         fputc('"', f);
@@ -95,17 +109,34 @@ void format_now_rfc3339(char *buf, size_t n) {
         snprintf(buf + k, n - k, ".%09ldZ", ts.tv_nsec);
 }
 
+/* A log line never kills its writer: a stderr that is a pipe nobody reads any more (the init's, once the
+ * create that owned it has returned and its caller closed the pipe) fails with EPIPE, and the SIGPIPE it
+ * raises is taken back, unless one was pending before. */
 static void write_all_fd(int fd, const char *buf, size_t len) {
+        sigset_t pipe_set, saved;
+        bool epipe = false;
+
+        sigemptyset(&pipe_set);
+        sigaddset(&pipe_set, SIGPIPE);
+        if (pthread_sigmask(SIG_BLOCK, &pipe_set, &saved) != 0)
+                return;
         while (len > 0) {
                 ssize_t k = write(fd, buf, len);
                 if (k < 0) {
                         if (errno == EINTR)
                                 continue;
-                        return;
+                        epipe = errno == EPIPE;
+                        break;
                 }
                 buf += k;
                 len -= (size_t) k;
         }
+        if (epipe && !sigismember(&saved, SIGPIPE)) {
+                const struct timespec zero = {};
+                while (sigtimedwait(&pipe_set, NULL, &zero) > 0)
+                        ;
+        }
+        (void) pthread_sigmask(SIG_SETMASK, &saved, NULL);
 }
 
 int log_internal(int level, int error, const char *file, int line, const char *func, const char *fmt, ...) {
@@ -138,34 +169,40 @@ int log_internal(int level, int error, const char *file, int line, const char *f
         va_end(ap);
 
         bool to_stderr = level <= log_max_level && (log_fd < 0 || level <= LOG_LEVEL_ERR);
-        /* Without --log, --log-format json makes the terminal lines JSON too (runc does; callers parse them). */
-        bool stderr_json = to_stderr && log_fd < 0 && log_format == LOG_FORMAT_JSON;
+        /* Without --log, the terminal lines are log lines too with --log-format json (runc does; callers parse
+         * them) and with --debug (their times are what one debugs with; runc's tests look for level=debug). */
+        bool stderr_structured = to_stderr && log_fd < 0 &&
+                                 (log_format == LOG_FORMAT_JSON || log_max_level >= LOG_LEVEL_DEBUG);
 
-        if (to_file || stderr_json) {
+        if (to_file || stderr_structured) {
                 char *buf = NULL;
                 size_t size = 0;
                 FILE *f = open_memstream(&buf, &size);
 
                 if (f) {
                         char ts[64];
+                        bool json = log_format == LOG_FORMAT_JSON;
                         format_now_rfc3339(ts, sizeof ts);
-                        if (log_format == LOG_FORMAT_JSON) {
+                        if (json)
                                 fprintf(f, "{\"level\":\"%s\",\"msg\":", level_name(level));
-                                append_json_string(f, msg);
+                        else
+                                fprintf(f, "time=\"%s\" level=%s msg=", ts, level_name(level));
+                        append_quoted(f, msg, json);
+                        if (json)
                                 fprintf(f, ",\"time\":\"%s\"}\n", ts);
-                        } else
-                                fprintf(f, "time=\"%s\" level=%s msg=\"%s\"\n", ts, level_name(level), msg);
+                        else
+                                fputc('\n', f);
                         if (fclose(f) == 0)
-                                write_all_fd(to_file ? log_fd : STDERR_FILENO, buf, size);
+                                write_all_fd(to_file ? log_fd : log_stderr_fd, buf, size);
                         free(buf);
                 }
         }
 
-        if (to_stderr && !stderr_json) {
+        if (to_stderr && !stderr_structured) {
                 char line_buf[4200];
                 int n = snprintf(line_buf, sizeof line_buf, "sdrun: %s\n", msg);
                 if (n > 0)
-                        write_all_fd(STDERR_FILENO, line_buf, MIN((size_t) n, sizeof line_buf - 1));
+                        write_all_fd(log_stderr_fd, line_buf, MIN((size_t) n, sizeof line_buf - 1));
         }
 
         if (to_sink)

@@ -31,6 +31,9 @@ void log_set_context(const char *container_id, const char *unit);
 void log_set_sink(log_sink_t sink);
 /* Close the log file (e.g. in a child about to exec). */
 void log_close(void);
+/* In a child that will hand its stdio to the container (the init, exec's child): terminal lines go on to the
+ * runtime's stderr through a close-on-exec copy at or above min_fd, not to the container's console. */
+int log_pin_stderr(int min_fd);
 
 /* The current UTC time as RFC 3339 with nanoseconds ("2026-12-02T03:04:05.123456789Z"): the log's "time"
  * and the state's "created". n >= 32. */

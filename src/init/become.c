@@ -15,6 +15,7 @@
 #include "console.h"
 #include "error-util.h"
 #include "fileio.h"
+#include "log.h"
 #include "process-util.h"
 #include "process.h"
 #include "string-util.h"
@@ -378,6 +379,8 @@ _noreturn_ void become_exec(Become *b) {
                 errorf(&b->err, r, "prepare the exec trampoline (memfd): %s", strerror(-r));
                 become_fail(b, r, "trampoline");
         }
+        /* The last line before the fds go: from here, failures go over the sync socket only. */
+        log_debug("%s: about to exec \"%s\" (%s)", b->role, p->args[0], b->exe);
         r = process_close_fds(b->preserve_fds);
         if (r < 0)
                 become_fail(b, r, "close fds");

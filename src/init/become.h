@@ -14,6 +14,7 @@
 #include "seccomp-filter.h"
 
 typedef struct Become {
+        const char *role; /* in debug lines: "standard_init" (the init) or "setns_init" (exec's child) */
         const OciProcess *p;
         const OciConfig *c;
         const SeccompProgram *filter; /* linux.seccomp compiled, or NULL */

@@ -30,6 +30,8 @@ static int exec_child_attach(ExecChildContext *xc) {
 
         (void) prctl(PR_SET_NAME, EXEC_CHILD_COMM);
         log_set_sink(NULL);
+        /* Its stdio become the process's: debug lines go on to the runtime's stderr. */
+        (void) log_pin_stderr((int) (3 + b->preserve_fds));
 
         fd = fcntl(b->sync_fd, F_DUPFD_CLOEXEC, (int) (3 + b->preserve_fds));
         if (fd < 0) {
@@ -47,6 +49,7 @@ static int exec_child_attach(ExecChildContext *xc) {
                         return r;
                 }
         }
+        log_debug("child process in init(): exec's child %d joins the container", (int) getpid());
         return 0;
 }
 

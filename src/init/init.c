@@ -83,6 +83,8 @@ static int init_attach(InitContext *ic) {
                 return init_lost(ic, -ESRCH);
         safe_close(ic->p->close_in_init_fd);
         log_set_sink(NULL);
+        /* The console step hands our stdio to the container: debug lines go on to the runtime's stderr. */
+        (void) log_pin_stderr((int) (3 + ic->p->preserve_fds));
 
         r = sync_expect(ic->sync_fd, -1, USEC_INFINITY, SYNC_GO, NULL, NULL);
         if (r < 0)
@@ -372,7 +374,8 @@ _noreturn_ void init_main(const InitParams *p, int sync_fd, pid_t runtime_pid) {
                 .runtime_pid = runtime_pid,
                 .sync_fd = sync_fd,
                 .hook_tramp = -EBADF,
-                .b = { .p = c->has_process ? &c->process : NULL,
+                .b = { .role = "standard_init",
+                       .p = c->has_process ? &c->process : NULL,
                        .c = c,
                        .sync_fd = sync_fd,
                        .step_timeout_usec = USEC_INFINITY,
@@ -381,6 +384,8 @@ _noreturn_ void init_main(const InitParams *p, int sync_fd, pid_t runtime_pid) {
         };
 
         FOREACH_ARRAY(s, init_steps, ELEMENTSOF(init_steps)) {
+                if (s > init_steps)
+                        log_debug("child process in init(): %s", s->name);
                 int r = s->run(&ic);
                 if (r < 0)
                         init_fail(&ic, r, s->name);

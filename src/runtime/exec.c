@@ -753,6 +753,7 @@ static void cgroup_plan_use_fallback(CgroupPlan *c) {
 static int exec_clone(ExecRun *e, char **reterr) {
         e->x = (ExecChild) {
                 .b = {
+                        .role = "setns_init",
                         .p = e->p,
                         .c = e->c,
                         .filter = e->filter,
@@ -766,6 +767,8 @@ static int exec_clone(ExecRun *e, char **reterr) {
                 .wait_go = e->cg.n_v1 > 0,
         };
         e->in_cgroup = true;
+        log_debug("nsexec container setup: exec joins the namespaces (0x%lx) of init pid %d%s", e->ns_mask,
+                  (int) e->ct->pid, e->via_userns ? ", through its user namespace" : "");
         if (e->via_userns) {
                 e->x.ns_mask &=
                         ~(unsigned long) CLONE_NEWUSER; /* the intermediate joined it for the child */

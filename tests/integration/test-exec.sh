@@ -212,6 +212,52 @@ like "$out" '/dev/pts/[0-9]+' "exec --tty in the foreground: the process runs on
 like "$out" 'rc=5' "exec --tty in the foreground: the exit status comes back"
 
 # ---------------------------------------------------------------------------------------------------------
+# --debug: the bootstrap, the init and exec's child log their steps as log lines (runc's debug.bats and
+# exec.bats look for level=debug and for their phrases), to stderr or to --log, never into the container's
+# stdio or console.
+
+rc=0; out=$(sd --debug exec "$id" echo from-exec 2>"$TEST_TMPDIR/dbg") || rc=$?
+is "$rc:$out" "0:from-exec" "exec --debug: the process's stdout only has its output"
+dbg=$(cat "$TEST_TMPDIR/dbg")
+like "$dbg" 'level=debug msg="nsexec container setup: ' "exec --debug: the runtime's line for the setup"
+like "$dbg" 'level=debug msg="child process in init\(\): ' "exec --debug: exec's child logs from the container"
+like "$dbg" 'level=debug msg="setns_init: about to exec \\"echo\\"' "exec --debug: its last line before the execve"
+rm -f "$TEST_TMPDIR/dbg.log"
+rc=0; out=$(sd --debug --log "$TEST_TMPDIR/dbg.log" exec "$id" true 2>&1) || rc=$?
+is "$rc:$out" "0:" "exec --debug --log FILE: nothing on the terminal"
+like "$(cat "$TEST_TMPDIR/dbg.log")" 'child process in init\(\).*setns_init: about to exec' "exec --debug --log FILE: the lines are in the file"
+did=$(new_id exdbg); track_container "$did"
+cp -a "$B" "$TEST_TMPDIR/btrue"
+bundle_set "$TEST_TMPDIR/btrue" '.process.args=["true"]'
+ok_desc "run --debug --log-format json --log FILE" sd --debug --log-format json --log "$TEST_TMPDIR/dbg.json" \
+        run --bundle "$TEST_TMPDIR/btrue" "$did" </dev/null
+like "$(cat "$TEST_TMPDIR/dbg.json")" '"level":"debug","msg":"nsexec started: .*"msg":"child process in init\(\): ' \
+        "run --debug --log-format json: the bootstrap's and the init's lines"
+no_leftovers "$did"
+# create with a console: once create has returned, its stderr may be a pipe nobody reads. The init's debug
+# lines there fail with EPIPE; the SIGPIPE must not kill it before start (the pid 1 of a pid namespace is
+# immune to it anyway: so without one, as in a Kubernetes pod that shares its pid namespace).
+tid=$(new_id exdbgt); track_container "$tid"
+cp -a "$B" "$TEST_TMPDIR/bt"
+bundle_set "$TEST_TMPDIR/bt" '.process.terminal=true | .process.args=["sh","-c","echo started-on-tty; sleep 100000"]
+        | .linux.namespaces |= map(select(.type != "pid"))'
+S=$TEST_TMPDIR/console2.sock
+python3 "$HELPERS/console-recv.py" "$S" "" >"$TEST_TMPDIR/console2.out" 2>&1 & recv=$!
+wait_for test -e "$S.ready"
+# (create's stderr is a pipe, closed by its reader as soon as create has exited)
+ok_desc "create --debug --console-socket, stderr a pipe closed after create" python3 -c '
+import subprocess, sys
+p = subprocess.Popen(sys.argv[1:], stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
+sys.exit(p.wait())' "$SDRUN" --root "$SDRUN_ROOT" --debug create --bundle "$TEST_TMPDIR/bt" --console-socket "$S" "$tid"
+ok_desc "... then start" sd start "$tid"
+WAIT_FOR_TIMEOUT=10 wait_for grep -q started-on-tty "$TEST_TMPDIR/console2.out"
+is "$(status_of "$tid")" running "... the container runs (the init was not killed by SIGPIPE)"
+unlike "$(cat "$TEST_TMPDIR/console2.out")" 'level=debug' "... and no debug line reached its console"
+sd delete -f "$tid" >/dev/null 2>&1
+kill "$recv" 2>/dev/null; wait "$recv" 2>/dev/null
+no_leftovers "$tid"
+
+# ---------------------------------------------------------------------------------------------------------
 # errors
 
 rc=0; err=$(sd exec "$id" nonexistent-cmd 2>&1 >/dev/null) || rc=$?

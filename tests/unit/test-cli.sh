@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # The CLI's conventions that callers (conmon, Podman, scripts) rely on, without root or a bus: exit codes of
 # bad invocations, --version, and the log formats (--log-format json: one JSON object per line with level,
-# msg and time, on stderr without --log and in the file with it).
+# msg and time, on stderr without --log and in the file with it; text: logfmt lines in the file, and on stderr
+# with --debug).
 set -u
 n=0 failed=0
 t() { n=$((n + 1)); if "$@"; then echo "ok $n - ${desc}"; else echo "not ok $n - ${desc}"; failed=$((failed + 1)); fi; }
@@ -40,6 +41,17 @@ desc="--log FILE --log-format json: the file has JSON lines"
 "$S" --log "$tmp/log.json" --log-format json "${R[@]}" start nope 2>/dev/null || true
 t json_lines_ok "$tmp/log.json"
 desc="--log FILE: the message names the container"; t grep -q 'container \\"nope\\" does not exist' "$tmp/log.json"
+# The text format is logfmt as runc's logrus writes it: quotes in msg escaped, so that the line parses.
+desc="--log FILE (text): time, level and a quoted msg with its quotes escaped"
+"$S" --log "$tmp/log.txt" "${R[@]}" start nope 2>/dev/null || true
+t grep -qE '^time="[0-9T:.-]+Z" level=error msg=".*container \\"nope\\" does not exist"$' "$tmp/log.txt"
+# --debug without --log: the terminal lines are log lines too (runc's debug.bats looks for level=debug).
+desc="--debug: stderr lines are text log lines with their level"
+"$S" --debug "${R[@]}" state nope 2>"$tmp/d" || true
+t grep -qE '^time="[^"]+" level=error msg="' "$tmp/d"
+desc="without --debug: stderr keeps its plain lines"
+"$S" "${R[@]}" state nope 2>"$tmp/d" || true
+t grep -qE '^sdrun: .*container "nope" does not exist$' "$tmp/d"
 desc="--log-format: unknown format refused"; rc=0; "$S" --log-format yaml list 2>/dev/null || rc=$?; t test "$rc" = 1
 
 # Every verb's option handling (one table-driven parser since issue 14): exit codes and messages as callers see them.
