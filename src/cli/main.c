@@ -36,16 +36,17 @@ typedef struct Verb {
 
 static const Verb verbs[] = {
         { "create", verb_create,
-          "create [--bundle DIR] [--pid-file FILE] [--console-socket PATH] [--no-pivot] [--no-new-keyring] "
-          "[--preserve-fds N] ID",
+          "create [--bundle DIR] [--pid-file FILE] [--console-socket PATH] [--pidfd-socket PATH] [--no-pivot] "
+          "[--no-new-keyring] [--preserve-fds N] ID",
           "create a container (its init waits for start)" },
         { "start", verb_start, "start ID", "run the user process of a created container" },
         { "run", verb_run,
-          "run [--bundle DIR] [--pid-file FILE] [--console-socket PATH] [--detach] [--keep] [--no-pivot] "
-          "[--no-new-keyring] [--preserve-fds N] ID",
+          "run [--bundle DIR] [--pid-file FILE] [--console-socket PATH] [--pidfd-socket PATH] [--detach] [--keep] "
+          "[--no-pivot] [--no-new-keyring] [--preserve-fds N] ID",
           "create and start a container" },
         { "exec", verb_exec,
-          "exec [--process FILE] [--tty] [--console-socket PATH] [--detach] [--pid-file FILE] [--cwd DIR] "
+          "exec [--process FILE] [--tty] [--console-socket PATH] [--pidfd-socket PATH] [--detach] [--pid-file FILE] "
+          "[--cwd DIR] "
           "[--env K=V]... [--user UID[:GID]] [--additional-gids GID]... [--cap CAP]... [--no-new-privs] "
           "[--preserve-fds N] [--process-label L] [--apparmor P] ID [COMMAND [ARGS...]]",
           "run a new process inside a container" },

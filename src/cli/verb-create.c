@@ -18,12 +18,14 @@ int cli_parse_create_options(const char *verb, int argc, char *argv[], CreateOpt
                 ARG_NO_NEW_KEYRING,
                 ARG_PRESERVE_FDS,
                 ARG_KEEP,
-                ARG_NO_SUBREAPER
+                ARG_NO_SUBREAPER,
+                ARG_PIDFD_SOCKET
         };
         const CliOption options[] = {
                 { "bundle", required_argument, 'b', .string = &o->bundle },
                 { "pid-file", required_argument, ARG_PID_FILE, .string = &o->pid_file },
                 { "console-socket", required_argument, ARG_CONSOLE_SOCKET, .string = &o->console_socket },
+                { "pidfd-socket", required_argument, ARG_PIDFD_SOCKET, .string = &o->pidfd_socket },
                 { "no-pivot", no_argument, ARG_NO_PIVOT, .flag = &o->no_pivot },
                 { "no-new-keyring", no_argument, ARG_NO_NEW_KEYRING, .flag = &o->no_new_keyring },
                 { "preserve-fds", required_argument, ARG_PRESERVE_FDS },

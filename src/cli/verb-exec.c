@@ -48,6 +48,7 @@ static int parse_id(const char *s, unsigned *ret) {
 static int parse_exec_options(int argc, char *argv[], ExecOptions *o, const char **ret_pid_file) {
         enum {
                 ARG_CONSOLE_SOCKET = 0x100,
+                ARG_PIDFD_SOCKET,
                 ARG_PID_FILE,
                 ARG_CWD,
                 ARG_NO_NEW_PRIVS,
@@ -61,6 +62,7 @@ static int parse_exec_options(int argc, char *argv[], ExecOptions *o, const char
                 { "process", required_argument, 'p', .string = &o->process_file },
                 { "tty", no_argument, 't', .flag = &o->tty },
                 { "console-socket", required_argument, ARG_CONSOLE_SOCKET, .string = &o->console_socket },
+                { "pidfd-socket", required_argument, ARG_PIDFD_SOCKET, .string = &o->pidfd_socket },
                 { "detach", no_argument, 'd', .flag = &o->detach },
                 { "pid-file", required_argument, ARG_PID_FILE, .string = ret_pid_file },
                 { "cwd", required_argument, ARG_CWD },

@@ -14,41 +14,10 @@
 #include "console.h"
 #include "error-util.h"
 #include "macro.h"
+#include "socket-util.h"
 
 int console_send_master(const char *socket_path, int master_fd, char **reterr) {
-        _cleanup_close_ int s = -EBADF;
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        struct timeval tv = { .tv_sec = 10 };
-        char name[] = "/dev/ptmx";
-        union {
-                struct cmsghdr align;
-                char buf[CMSG_SPACE(sizeof(int))];
-        } control = {};
-        struct iovec iov = { .iov_base = name, .iov_len = sizeof name - 1 };
-        struct msghdr mh = { .msg_iov = &iov,
-                             .msg_iovlen = 1,
-                             .msg_control = control.buf,
-                             .msg_controllen = sizeof control.buf };
-        struct cmsghdr *c;
-
-        if (strlen(socket_path) >= sizeof sa.sun_path)
-                return errorf(reterr, ENAMETOOLONG, "--console-socket: path \"%s\" is too long",
-                              socket_path);
-        strcpy(sa.sun_path, socket_path);
-        s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (s < 0)
-                return -errno;
-        (void) setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-        if (connect(s, (struct sockaddr *) &sa, sizeof sa) < 0)
-                return errorf(reterr, errno, "--console-socket: connect to \"%s\": %m", socket_path);
-        c = CMSG_FIRSTHDR(&mh);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(c), &master_fd, sizeof(int));
-        if (sendmsg(s, &mh, MSG_NOSIGNAL) < 0)
-                return errorf(reterr, errno, "--console-socket: send to \"%s\": %m", socket_path);
-        return 0;
+        return unix_send_fd("--console-socket", socket_path, "/dev/ptmx", master_fd, reterr);
 }
 
 int console_answer(int sync_fd, SyncMsg *m, int *ret_master, const char *socket_path, char **reterr) {

@@ -35,6 +35,7 @@
 #include "process-util.h"
 #include "rootless.h"
 #include "sdunit.h"
+#include "socket-util.h"
 #include "seccomp-cache.h"
 #include "seccomp-filter.h"
 #include "state.h"
@@ -902,6 +903,11 @@ static int create_commit(CreateRun *cr, char **reterr) {
                 r = write_pid_file(o->pid_file, cr->ip.pid);
                 if (r < 0)
                         return errorf(reterr, r, "--pid-file: write \"%s\": %s", o->pid_file, strerror(-r));
+        }
+        if (o->pidfd_socket) {
+                r = unix_send_fd("--pidfd-socket", o->pidfd_socket, "pidfd", cr->ip.pidfd, reterr);
+                if (r < 0)
+                        return r;
         }
         test_stop_at("ready");
         r = sync_send(cr->ip.sync_fd, SYNC_COMMITTED, 0, NULL, 0, -EBADF);

@@ -16,6 +16,7 @@ typedef struct CreateOptions {
         const char *bundle; /* NULL: the current directory */
         const char *pid_file;
         const char *console_socket;
+        const char *pidfd_socket; /* --pidfd-socket: receives a pidfd of the init once it is created */
         /* Foreground `run` with process.terminal and no --console-socket: keep the pty master here instead
          * (the caller proxies it to its own terminal, as runc does). */
         int *ret_console_master;

@@ -32,6 +32,7 @@
 #include "process.h"
 #include "rootless.h"
 #include "sdunit.h"
+#include "socket-util.h"
 #include "string-util.h"
 #include "seccomp-cache.h"
 #include "seccomp-filter.h"
@@ -932,6 +933,12 @@ int container_exec(const ExecOptions *o, ExecProcess *ret, char **reterr) {
 
         FOREACH_ARRAY(step, steps, ELEMENTSOF(steps)) {
                 int r = (*step)(&e, reterr);
+                if (r < 0)
+                        return r;
+        }
+        /* (A failure kills the process: exec_run_done() still owns it.) */
+        if (o->pidfd_socket) {
+                int r = unix_send_fd("--pidfd-socket", o->pidfd_socket, "pidfd", e.child_pidfd, reterr);
                 if (r < 0)
                         return r;
         }

@@ -21,6 +21,7 @@ typedef struct ExecOptions {
         char **args;              /* COMMAND ARGS (NULL-terminated); used when process_file is NULL */
         bool tty;                 /* --tty */
         const char *console_socket;
+        const char *pidfd_socket; /* --pidfd-socket: receives a pidfd of the process once it has exec'd */
         /* Foreground --tty without --console-socket: keep the pty master here for the caller to proxy. */
         int *ret_console_master;
         bool detach;

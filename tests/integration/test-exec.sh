@@ -3,7 +3,7 @@
 # `sdrun exec`: output and exit status (128+signal), --env/--cwd/--user/--additional-gids/--cap, --process,
 # the states exec refuses (created, paused, stopped) and --ignore-paused, the container's cgroup and pid
 # namespace (checked from the host), fds and /proc/self/exe of the exec'd process, the CVE-2019-5736
-# defences (a container process tries to open the runtime's exe while exec runs), --detach/--pid-file,
+# defences (a container process tries to open the runtime's exe while exec runs), --detach/--pid-file/--pidfd-socket,
 # --tty with --console-socket, a missing command, and seccomp kills during and after exec (bounded).
 . "$(dirname "$0")/lib.sh"
 
@@ -110,6 +110,21 @@ like "$inner" '^[0-9]+ 0$' "inside: a pid of the container's namespace, parent o
 unlike "$inner" '^1 ' "inside: the exec'd process is not pid 1"
 like "$(sd exec "$id" ps -o pid,args)" 'sleep 777' "inside: ps shows the detached exec'd process"
 kill "$xp"
+# --pidfd-socket (runc's pidfd-socket.bats): a pidfd of the exec'd process, which the receiver signals
+PS=$TEST_TMPDIR/pidfd.sock
+python3 "$HELPERS/pidfd-recv.py" "$PS" SIGKILL >"$TEST_TMPDIR/pidfd.out" 2>&1 & recv=$!
+wait_for test -e "$PS.ready"
+ok_desc "exec -d --pidfd-socket" sd exec -d --pid-file "$PF" --pidfd-socket "$PS" "$id" sleep 778
+xp=$(cat "$PF" 2>/dev/null)
+wait_for test -s "$TEST_TMPDIR/pidfd.out"
+is "$(cat "$TEST_TMPDIR/pidfd.out")" "$xp" "exec --pidfd-socket: the pidfd is the exec'd process's ($xp)"
+kill -TERM "$recv"; wait "$recv"
+ok_desc "exec --pidfd-socket: SIGKILL through it ends the process" wait_for sh -c "! grep -qs 'sleep.778' /proc/$xp/cmdline"
+is "$(status_of "$id")" running "... and the container runs on"
+rc=0; err=$(sd exec --pidfd-socket "$TEST_TMPDIR/no-such.sock" "$id" sleep 779 2>&1) || rc=$?
+like "$rc:$err" '^255:.*--pidfd-socket: connect to .*no-such.sock' "exec --pidfd-socket without a listener fails: $err"
+out=$(sd exec "$id" ps -o args)
+unlike "$out" 'sleep 779' "... and its process is gone"
 
 # ---------------------------------------------------------------------------------------------------------
 # fds, /proc/self/exe, cwd

@@ -3,7 +3,7 @@
 # The container lifecycle (issue 3): run and its exit status, create/start/kill/delete and the state machine
 # (transitions refused in the wrong state), delete --force in every state, run --detach/--keep, kill by
 # name and number, a reused pid never reported nor signalled, the scope while it runs (checked with
-# systemctl and cgroupfs), --pid-file, create under a reaping caller (the conmon model), no leftovers.
+# systemctl and cgroupfs), --pid-file, --pidfd-socket, create under a reaping caller (the conmon model), no leftovers.
 . "$(dirname "$0")/lib.sh"
 
 require_root
@@ -173,6 +173,34 @@ like "$err" 'invalid signal' "unknown signal: $err"
 ok_desc "kill 9 (number)" sd kill "$id" 9
 ok_desc "stopped after kill 9" wait_for is_status "$id" stopped
 sd delete "$id" >/dev/null 2>&1
+no_leftovers "$id"
+
+# ---------------------------------------------------------------------------------------------------------
+# --pidfd-socket (runc 1.2's pidfd-socket.bats): a pidfd of the init, sent once the container is created; a
+# socket that cannot be reached fails the create and leaves nothing
+
+bundle_set "$B" '.process.args=["sleep","100000"]'
+for verb in create run; do
+        id=$(new_id pidfd); track_container "$id"
+        PS=$TEST_TMPDIR/pidfd-$verb.sock
+        python3 "$HELPERS/pidfd-recv.py" "$PS" SIGKILL >"$TEST_TMPDIR/pidfd.out" 2>&1 & recv=$!
+        wait_for test -e "$PS.ready"
+        if [ "$verb" = create ]; then
+                ok_desc "create --pidfd-socket" sd create --bundle "$B" --pidfd-socket "$PS" "$id"
+        else
+                ok_desc "run -d --pidfd-socket" sd run -d --bundle "$B" --pidfd-socket "$PS" "$id"
+        fi
+        pid=$(pid_of "$id")
+        wait_for test -s "$TEST_TMPDIR/pidfd.out"
+        is "$(cat "$TEST_TMPDIR/pidfd.out")" "$pid" "$verb --pidfd-socket: the pidfd received is the init's ($pid)"
+        kill -TERM "$recv"; wait "$recv"
+        ok_desc "$verb --pidfd-socket: SIGKILL through the pidfd stops the container" wait_for is_status "$id" stopped
+        sd delete "$id" >/dev/null 2>&1
+        no_leftovers "$id"
+done
+id=$(new_id pidfd); track_container "$id"
+rc=0; err=$(sd create --bundle "$B" --pidfd-socket "$TEST_TMPDIR/no-such.sock" "$id" 2>&1) || rc=$?
+like "$rc:$err" "^1:.*--pidfd-socket: connect to \"$TEST_TMPDIR/no-such.sock\": No such file" "create --pidfd-socket without a listener fails: $err"
 no_leftovers "$id"
 
 # ---------------------------------------------------------------------------------------------------------
