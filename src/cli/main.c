@@ -36,12 +36,12 @@ typedef struct Verb {
 
 static const Verb verbs[] = {
         { "create", verb_create,
-          "create [--bundle DIR] [--pid-file FILE] [--console-socket PATH] [--pidfd-socket PATH] [--no-pivot] "
+          "create [--bundle DIR] [--config FILE] [--pid-file FILE] [--console-socket PATH] [--pidfd-socket PATH] [--no-pivot] "
           "[--no-new-keyring] [--preserve-fds N] ID",
           "create a container (its init waits for start)" },
         { "start", verb_start, "start ID", "run the user process of a created container" },
         { "run", verb_run,
-          "run [--bundle DIR] [--pid-file FILE] [--console-socket PATH] [--pidfd-socket PATH] [--detach] [--keep] "
+          "run [--bundle DIR] [--config FILE] [--pid-file FILE] [--console-socket PATH] [--pidfd-socket PATH] [--detach] [--keep] "
           "[--no-pivot] [--no-new-keyring] [--preserve-fds N] ID",
           "create and start a container" },
         { "exec", verb_exec,
@@ -50,8 +50,8 @@ static const Verb verbs[] = {
           "[--env K=V]... [--user UID[:GID]] [--additional-gids GID]... [--cap CAP]... [--no-new-privs] "
           "[--preserve-fds N] [--process-label L] [--apparmor P] ID [COMMAND [ARGS...]]",
           "run a new process inside a container" },
-        { "kill", verb_kill, "kill [--all] ID [SIGNAL]", "send a signal to the container's init" },
-        { "delete", verb_delete, "delete [--force] ID", "delete a container" },
+        { "kill", verb_kill, "kill [--all] [--regex] ID [SIGNAL]", "send a signal to the container's init" },
+        { "delete", verb_delete, "delete [--force] [--regex] ID", "delete a container" },
         { "state", verb_state, "state ID", "print the OCI state of a container" },
         { "list", verb_list, "list [--quiet] [--format table|json]", "list containers" },
         { "ps", verb_ps, "ps [--format table|json] ID [PS_ARGS...]", "list the processes of a container" },
@@ -172,6 +172,7 @@ static void print_help(void) {
                "  --log-format FORMAT    text or json\n"
                "  --debug                debug output\n"
                "  --systemd-cgroup       accepted for compatibility; sdrun always uses systemd\n"
+               "  --cgroup-manager NAME  crun's: systemd, cgroupfs or disabled; sdrun always uses systemd\n"
                "  --rootless VALUE       true|false|auto: run as an unprivileged user (user manager, user\n"
                "                         namespace; auto: when not root or in a user namespace)\n"
                "  -h, --help             this help\n"
@@ -220,6 +221,7 @@ static int parse_global(int argc, char *argv[]) {
                 ARG_SYSTEMD_CGROUP,
                 ARG_ROOTLESS,
                 ARG_CRIU,
+                ARG_CGROUP_MANAGER,
         };
         static const struct option options[] = {
                 { "root", required_argument, NULL, ARG_ROOT },
@@ -229,6 +231,7 @@ static int parse_global(int argc, char *argv[]) {
                 { "systemd-cgroup", no_argument, NULL, ARG_SYSTEMD_CGROUP },
                 { "rootless", required_argument, NULL, ARG_ROOTLESS },
                 { "criu", required_argument, NULL, ARG_CRIU },
+                { "cgroup-manager", required_argument, NULL, ARG_CGROUP_MANAGER },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'v' },
                 {},
@@ -270,6 +273,19 @@ static int parse_global(int argc, char *argv[]) {
                                         optarg);
                         arg_rootless = streq(optarg, "true");
                         rootless_set_override(streq(optarg, "auto") ? -1 : arg_rootless);
+                        break;
+                case ARG_CGROUP_MANAGER:
+                        /* crun's option (its own test suite passes it). Every sdrun container is a systemd
+                         * scope; a cgroupfs cgroupsPath is mapped to one either way. "disabled" (no cgroup
+                         * at all) cannot be had: said, not pretended. */
+                        if (streq(optarg, "disabled"))
+                                log_warning("--cgroup-manager=disabled: ignored, sdrun always places a "
+                                            "container in a systemd scope");
+                        else if (!streq(optarg, "systemd") && !streq(optarg, "cgroupfs"))
+                                return log_error_errno(EINVAL,
+                                                       "--cgroup-manager: unknown manager \"%s\" (systemd, "
+                                                       "cgroupfs or disabled)",
+                                                       optarg);
                         break;
                 case ARG_CRIU:
                         if (free_and_strdup(&arg_criu, optarg) < 0)

@@ -19,10 +19,11 @@ int cli_parse_create_options(const char *verb, int argc, char *argv[], CreateOpt
                 ARG_PRESERVE_FDS,
                 ARG_KEEP,
                 ARG_NO_SUBREAPER,
-                ARG_PIDFD_SOCKET
+                ARG_PIDFD_SOCKET,
         };
         const CliOption options[] = {
                 { "bundle", required_argument, 'b', .string = &o->bundle },
+                { "config", required_argument, 'f', .string = &o->config_file }, /* crun's */
                 { "pid-file", required_argument, ARG_PID_FILE, .string = &o->pid_file },
                 { "console-socket", required_argument, ARG_CONSOLE_SOCKET, .string = &o->console_socket },
                 { "pidfd-socket", required_argument, ARG_PIDFD_SOCKET, .string = &o->pidfd_socket },
@@ -37,7 +38,7 @@ int cli_parse_create_options(const char *verb, int argc, char *argv[], CreateOpt
         bool is_run = streq(verb, "run");
         int c;
 
-        while ((c = cli_next_option(verb, argc, argv, is_run ? "+b:dh" : "+b:h", options)) > 0) {
+        while ((c = cli_next_option(verb, argc, argv, is_run ? "+b:f:dh" : "+b:f:h", options)) > 0) {
                 switch (c) {
                 case ARG_PRESERVE_FDS: {
                         char *end;

@@ -7,27 +7,42 @@
 #include "cli.h"
 #include "container.h"
 #include "macro.h"
+#include "strv.h"
+
+static int delete_one(const char *id, bool force) {
+        _cleanup_free_ char *err = NULL;
+
+        log_set_context(id, NULL);
+        int r = container_delete(arg_root, id, force, &err);
+        /* runc: deleting a container that does not exist with --force is not an error. */
+        if (r < 0 && !(force && r == -ENOENT))
+                return cli_runtime_error("delete", id, r, err);
+        return EXIT_SUCCESS;
+}
 
 int verb_delete(int argc, char *argv[]) {
-        _cleanup_free_ char *err = NULL;
         const char *id;
-        bool force = false;
+        bool force = false, regex = false;
         const CliOption options[] = {
                 { "force", no_argument, 'f', .flag = &force },
+                { "regex", no_argument, 'r', .flag = &regex }, /* crun's */
                 {},
         };
-        int r;
 
-        if (cli_next_option("delete", argc, argv, "+fh", options) < 0 ||
+        if (cli_next_option("delete", argc, argv, "+frh", options) < 0 ||
             cli_expect_id("delete", argc, argv, &id) < 0)
                 return EXIT_FAILURE;
-        log_set_context(id, NULL);
-        r = container_delete(arg_root, id, force, &err);
-        if (r < 0) {
-                /* runc: deleting a container that does not exist with --force is not an error. */
-                if (force && r == -ENOENT)
-                        return EXIT_SUCCESS;
+        if (!regex)
+                return delete_one(id, force);
+
+        /* --regex: ID is a regular expression; every container it matches is deleted, each on its own. */
+        _cleanup_(strv_freep) char **ids = NULL;
+        _cleanup_free_ char *err = NULL;
+        int r = container_match_ids(arg_root, id, &ids, &err), ret = EXIT_SUCCESS;
+        if (r < 0)
                 return cli_runtime_error("delete", id, r, err);
-        }
-        return EXIT_SUCCESS;
+        for (char **i = ids; *i; i++)
+                if (delete_one(*i, force) != EXIT_SUCCESS)
+                        ret = EXIT_FAILURE;
+        return ret;
 }

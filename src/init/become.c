@@ -358,6 +358,9 @@ static void reset_signals(void) {
         (void) sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
+/* crun's annotation (Podman's --group-add keep-groups): "1" keeps the supplementary groups the process has. */
+#define KEEP_GROUPS_ANNOTATION "run.oci.keep_original_groups"
+
 _noreturn_ void become_exec(Become *b) {
         const OciProcess *p = b->p;
         const OciSeccomp *s = b->filter ? &b->c->linux_.seccomp : NULL;
@@ -389,8 +392,9 @@ _noreturn_ void become_exec(Become *b) {
                 become_fail(b, -errno, "sync socket");
         reset_signals();
 
-        r = process_finalize_security_full(p, s, b->filter, b->in_userns, send_notify_fd, b, &notify_fd,
-                                           &b->err);
+        const char *keep = oci_config_annotation(b->c, KEEP_GROUPS_ANNOTATION);
+        r = process_finalize_security_full(p, s, b->filter, b->in_userns, keep && streq(keep, "1"),
+                                           send_notify_fd, b, &notify_fd, &b->err);
         if (r < 0)
                 become_fail(b, r, "security");
 

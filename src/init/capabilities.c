@@ -207,7 +207,8 @@ static bool setgroups_denied(void) {
         return strneq(s, "deny", 4);
 }
 
-static int apply_user(const OciProcess *p, bool in_user_namespace, bool seccomp_loaded, char **reterr) {
+static int apply_user(const OciProcess *p, bool in_user_namespace, bool keep_groups, bool seccomp_loaded,
+                      char **reterr) {
         /* Privileged region: runs in the container's init (or exec'd process), in all of its namespaces,
          * as root of its user namespace, right before execve. */
         const char *hint =
@@ -249,8 +250,13 @@ static int apply_user(const OciProcess *p, bool in_user_namespace, bool seccomp_
         if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
                 return errorf(reterr, -errno, "process.user: PR_SET_KEEPCAPS: %m%s", hint);
 
-        /* 3. Groups, gid, uid. */
-        if (in_user_namespace && setgroups_denied()) {
+        /* 3. Groups, gid, uid. run.oci.keep_original_groups (crun's; Podman's --group-add keep-groups): no
+         * setgroups(2) at all, the process keeps the groups of whoever ran the runtime. */
+        if (keep_groups) {
+                if (p->user.n_additional_gids > 0)
+                        log_warning("process.user.additionalGids: not set, the annotation "
+                                    "run.oci.keep_original_groups keeps the original groups instead");
+        } else if (in_user_namespace && setgroups_denied()) {
                 if (p->user.n_additional_gids > 0)
                         return errorf(
                                 reterr, -EPERM,
@@ -349,7 +355,7 @@ static int apply_user(const OciProcess *p, bool in_user_namespace, bool seccomp_
 }
 
 int capabilities_apply_user(const OciProcess *p, bool in_user_namespace, char **reterr) {
-        return apply_user(p, in_user_namespace, false, reterr);
+        return apply_user(p, in_user_namespace, false, false, reterr);
 }
 
 void security_plan(bool no_new_privileges, bool have_seccomp, SecurityStep ret[2]) {
@@ -370,8 +376,9 @@ void security_plan(bool no_new_privileges, bool have_seccomp, SecurityStep ret[2
 }
 
 int process_finalize_security_full(const OciProcess *p, const OciSeccomp *s, const SeccompProgram *ctx,
-                                   bool in_user_namespace, int (*send_notify_fd)(int fd, void *userdata),
-                                   void *userdata, int *ret_notify_fd, char **reterr) {
+                                   bool in_user_namespace, bool keep_groups,
+                                   int (*send_notify_fd)(int fd, void *userdata), void *userdata,
+                                   int *ret_notify_fd, char **reterr) {
         /* Privileged region, container side: the last steps before execve. */
         _cleanup_close_ int notify_fd = -EBADF;
         SecurityStep plan[2];
@@ -389,7 +396,7 @@ int process_finalize_security_full(const OciProcess *p, const OciSeccomp *s, con
                 case SECURITY_STEP_NONE:
                         break;
                 case SECURITY_STEP_APPLY_USER:
-                        r = apply_user(p, in_user_namespace, loaded, reterr);
+                        r = apply_user(p, in_user_namespace, keep_groups, loaded, reterr);
                         if (r < 0)
                                 return r;
                         break;
@@ -421,6 +428,6 @@ int process_finalize_security_full(const OciProcess *p, const OciSeccomp *s, con
 
 int process_finalize_security(const OciProcess *p, const OciSeccomp *s, const SeccompProgram *ctx,
                               bool in_user_namespace, int *ret_notify_fd, char **reterr) {
-        return process_finalize_security_full(p, s, ctx, in_user_namespace, NULL, NULL, ret_notify_fd,
+        return process_finalize_security_full(p, s, ctx, in_user_namespace, false, NULL, NULL, ret_notify_fd,
                                               reterr);
 }

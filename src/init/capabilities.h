@@ -65,7 +65,9 @@ int process_finalize_security(const OciProcess *p, const OciSeccomp *s, const Se
 /* The same, and when send_notify_fd is non-NULL it is called with the listener fd right after the filter is
  * loaded (the fd is closed afterwards and *ret_notify_fd is -1). Use this one when a profile may notify:
  * without noNewPrivileges the filter is loaded before the user switch, and a syscall of that switch that
- * is SCMP_ACT_NOTIFY would block forever while the agent has no fd yet. */
+ * is SCMP_ACT_NOTIFY would block forever while the agent has no fd yet. keep_groups: no setgroups(2), the
+ * groups the process has stay (the annotation run.oci.keep_original_groups=1). */
 int process_finalize_security_full(const OciProcess *p, const OciSeccomp *s, const SeccompProgram *ctx,
-                                   bool in_user_namespace, int (*send_notify_fd)(int fd, void *userdata),
-                                   void *userdata, int *ret_notify_fd, char **reterr);
+                                   bool in_user_namespace, bool keep_groups,
+                                   int (*send_notify_fd)(int fd, void *userdata), void *userdata,
+                                   int *ret_notify_fd, char **reterr);

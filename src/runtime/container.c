@@ -547,9 +547,11 @@ static int create_load(CreateRun *cr, char **reterr) {
         if (r < 0)
                 return r;
 
-        r = read_full_file_at(bundle_fd, "config.json", 16U << 20, &cr->raw, &cr->raw_len);
+        const char *file = o->config_file ?: "config.json";
+        r = read_full_file_at(bundle_fd, file, 16U << 20, &cr->raw, &cr->raw_len);
         if (r < 0)
-                return errorf(reterr, r, "config.json: cannot read \"%s/config.json\": %s", cr->bundle,
+                return errorf(reterr, r, "config.json: cannot read \"%s%s%s\": %s",
+                              file[0] == '/' ? "" : cr->bundle, file[0] == '/' ? "" : "/", file,
                               r == -EFBIG ? "file too large" : strerror(-r));
         {
                 _cleanup_free_ char *perr = NULL;

@@ -13,7 +13,8 @@
 typedef struct CreateOptions {
         const char *root;
         const char *id;
-        const char *bundle; /* NULL: the current directory */
+        const char *bundle;      /* NULL: the current directory */
+        const char *config_file; /* crun's --config: relative to the bundle; NULL: "config.json" */
         const char *pid_file;
         const char *console_socket;
         const char *pidfd_socket; /* --pidfd-socket: receives a pidfd of the init once it is created */

@@ -154,8 +154,11 @@ static int build_process(const ExecOptions *o, OciProcess *config_process, bool 
                 }
                 for (char **c = o->caps; c && *c; c++) {
                         int cap;
-                        if (parse_cap(*c, &cap) < 0)
-                                return errorf(reterr, EINVAL, "--cap: unknown capability \"%s\"", *c);
+                        if (parse_cap(*c, &cap) < 0) {
+                                /* As an unknown name in config.json, and as runc and crun take it. */
+                                log_warning("--cap: unknown capability \"%s\", ignoring it.", *c);
+                                continue;
+                        }
                         OciCapabilities *k = &p->capabilities;
                         k->present = true;
                         /* As runc 1.1: bounding, effective and permitted; ambient only when the process has

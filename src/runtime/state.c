@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include "macro.h"
 #include "process-util.h"
 #include "state.h"
+#include "strv.h"
 
 #define STATE_FILE "state.json"
 #define CONFIG_FILE "config.json"
@@ -679,6 +681,35 @@ int container_remove(Container *c) {
 
 static int cmp_str(const void *a, const void *b) {
         return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+int container_match_ids(const char *root, const char *regex, char ***ret, char **reterr) {
+        _cleanup_(strv_freep) char **all = NULL, **matching = NULL;
+        regex_t re;
+        size_t n;
+        int r;
+
+        r = regcomp(&re, regex, REG_EXTENDED | REG_NOSUB);
+        if (r != 0) {
+                char buf[256];
+                regerror(r, &re, buf, sizeof buf);
+                return errorf(reterr, EINVAL, "--regex: invalid regular expression \"%s\": %s", regex, buf);
+        }
+        r = container_list_ids(root, &all, &n);
+        if (r < 0) {
+                regfree(&re);
+                return errorf(reterr, r, "list the containers in %s: %s", root, strerror(-r));
+        }
+        for (char **id = all; id && *id; id++)
+                if (regexec(&re, *id, 0, NULL, 0) == 0 && strv_extend(&matching, *id) < 0) {
+                        regfree(&re);
+                        return -ENOMEM;
+                }
+        regfree(&re);
+        if (!matching && !(matching = calloc(1, sizeof(char *))))
+                return -ENOMEM;
+        *ret = TAKE_PTR(matching);
+        return 0;
 }
 
 int container_list_ids(const char *root, char ***ret, size_t *ret_n) {

@@ -97,6 +97,9 @@ int container_hook_state_string(Container *c, ContainerStatus st, pid_t pid, cha
 int container_remove(Container *c);
 /* Ids below root, sorted. */
 int container_list_ids(const char *root, char ***ret, size_t *ret_n);
+/* The ids below root that the POSIX extended regular expression matches anywhere (crun's --regex of delete
+ * and kill), sorted; NULL-terminated, possibly empty. */
+int container_match_ids(const char *root, const char *regex, char ***ret, char **reterr);
 /* Path of a file in the state dir usable by another process: "/proc/self/fd/N/name" would not be; this gives
  * "<root>/<id>/<name>". */
 int container_path(Container *c, const char *name, char **ret);

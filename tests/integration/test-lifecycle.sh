@@ -204,6 +204,33 @@ like "$rc:$err" "^1:.*--pidfd-socket: connect to \"$TEST_TMPDIR/no-such.sock\": 
 no_leftovers "$id"
 
 # ---------------------------------------------------------------------------------------------------------
+# crun's command line, as crun's own test suite drives it: --cgroup-manager, run --config FILE, and
+# kill/delete --regex over several containers
+
+bundle_set "$B" '.process.args=["sleep","100000"]'
+jq '.process.args=["sh","-c","echo from-other-config"]' "$B/config.json" >"$B/other.json"
+id=$(new_id cfg); track_container "$id"
+rc=0; out=$(sd --cgroup-manager cgroupfs run --config other.json --bundle "$B" "$id" 2>&1) || rc=$?
+is "$rc:$out" "0:from-other-config" "--cgroup-manager cgroupfs run --config other.json: the other config's process"
+no_leftovers "$id"
+rc=0; err=$(sd run -f missing.json --bundle "$B" "$id" 2>&1) || rc=$?
+like "$rc:$err" "^1:.*cannot read \"$B/missing.json\"" "run --config with a missing file names it"
+no_leftovers "$id"
+rx=$(new_id rx); r1=$rx-a; r2=$rx-b; r3=other-$rx; track_container "$r1"; track_container "$r2"; track_container "$r3"
+for i in "$r1" "$r2" "$r3"; do sd run -d --bundle "$B" "$i" >/dev/null 2>&1 </dev/null || bail "run -d $i failed"; done
+ok_desc "kill --regex '^$rx-' KILL" sd kill --regex "^$rx-" KILL
+ok_desc "... the two matching containers stop" wait_for sh -c "[ \"\$('$SDRUN' --root '$SDRUN_ROOT' state $r1 | jq -r .status)\$('$SDRUN' --root '$SDRUN_ROOT' state $r2 | jq -r .status)\" = stoppedstopped ]"
+is "$(status_of "$r3")" running "... the third one runs on"
+ok_desc "delete --regex '^$rx-'" sd delete --regex "^$rx-"
+ok_desc "... deleted both" sh -c "! '$SDRUN' --root '$SDRUN_ROOT' state $r1 && ! '$SDRUN' --root '$SDRUN_ROOT' state $r2" 
+is "$(status_of "$r3")" running "... not the third one"
+ok_desc "delete -f --regex '$rx\$' (the third one, running)" sd delete -f --regex "$rx\$"
+no_leftovers "$r1"; no_leftovers "$r2"; no_leftovers "$r3"
+rc=0; err=$(sd delete --regex '(' 2>&1) || rc=$?
+like "$rc:$err" '^1:.*--regex: invalid regular expression "\("' "delete --regex with a bad expression names it"
+ok_desc "delete --regex that matches nothing is no error" sd delete --regex "^no-such-$rx\$"
+
+# ---------------------------------------------------------------------------------------------------------
 # a pid reused by another process: never reported running, never signalled
 
 id=$(new_id reuse); track_container "$id"

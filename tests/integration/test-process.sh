@@ -40,6 +40,24 @@ is "${lines[2]}" "/home/user" "process.cwd"
 is "${lines[3]}" "FOO=bar baz HOME=/home/user" "process.env, HOME from /etc/passwd"
 like "${lines[4]}" '(^|,)EMPTY=(,|$)' "env: an empty value is kept"
 unlike "${lines[4]}" 'LISTEN_|SDRUN|NOTIFY_SOCKET|INVOCATION_ID' "env: nothing of the runtime's environment leaks"
+# run.oci.keep_original_groups=1 (crun's; Podman's --group-add keep-groups): the process keeps the groups
+# of whoever ran the runtime, no setgroups(2); without it, they are cleared (crun's test_uid_gid.py).
+bundle_set "$B" '.process.user={uid: 1000, gid: 1000} | .annotations["run.oci.keep_original_groups"]="1"'
+kid=$(new_id keepg); track_container "$kid"
+bundle_set "$B" '.process.args=["sh","-c","id -G"]'
+rc=0; out=$(setpriv --groups 5,7 -- "$SDRUN" --root "$SDRUN_ROOT" run --bundle "$B" "$kid" 2>"$TEST_TMPDIR/err") || rc=$?
+is "$rc:$out" "0:1000 5 7" "keep_original_groups: the runtime's groups 5 and 7 stay"
+no_leftovers "$kid"
+bundle_set "$B" '.process.user={uid: 1000, gid: 1000, additionalGids: [20]}'
+rc=0; out=$(setpriv --groups 5,7 -- "$SDRUN" --root "$SDRUN_ROOT" run --bundle "$B" "$kid" 2>"$TEST_TMPDIR/err") || rc=$?
+is "$rc:$out" "0:1000 5 7" "keep_original_groups with additionalGids: the original groups, not additionalGids"
+like "$(cat "$TEST_TMPDIR/err")" 'additionalGids: not set.*keep_original_groups' "... with a warning"
+no_leftovers "$kid"
+bundle_set "$B" 'del(.annotations["run.oci.keep_original_groups"]) | .process.user={uid: 1000, gid: 1000}'
+rc=0; out=$(setpriv --groups 5,7 -- "$SDRUN" --root "$SDRUN_ROOT" run --bundle "$B" "$kid" 2>"$TEST_TMPDIR/err") || rc=$?
+is "$rc:$out" "0:1000" "without the annotation: the runtime's groups are cleared"
+no_leftovers "$kid"
+
 bundle_set "$B" '.process.user={uid: 0, gid: 0} | .process.cwd="/" | .process.env=["PATH=/bin:/usr/bin"]'
 # A variable given twice is set once, where it first appears, to its last value; an empty HOME comes from
 # /etc/passwd, as with runc (runc's env.bats). runc as the control.

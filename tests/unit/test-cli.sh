@@ -52,6 +52,12 @@ t grep -qE '^time="[^"]+" level=error msg="' "$tmp/d"
 desc="without --debug: stderr keeps its plain lines"
 "$S" "${R[@]}" state nope 2>"$tmp/d" || true
 t grep -qE '^sdrun: .*container "nope" does not exist$' "$tmp/d"
+desc="--cgroup-manager: an unknown manager is refused, naming it"; rc=0
+"$S" --cgroup-manager bogus list 2>"$tmp/e" || rc=$?
+t grep -qF -- '--cgroup-manager: unknown manager "bogus"' "$tmp/e"
+desc="--cgroup-manager: an unknown manager exits 1"; t test "$rc" = 1
+desc="--cgroup-manager disabled: a warning, not silence"; "$S" --cgroup-manager disabled "${R[@]}" list >/dev/null 2>"$tmp/e"
+t grep -q 'cgroup-manager=disabled: ignored' "$tmp/e"
 desc="--log-format: unknown format refused"; rc=0; "$S" --log-format yaml list 2>/dev/null || rc=$?; t test "$rc" = 1
 
 # Every verb's option handling (one table-driven parser since issue 14): exit codes and messages as callers see them.
