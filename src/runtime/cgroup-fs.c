@@ -4,6 +4,7 @@
  * freezer. */
 
 #include <assert.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -24,6 +25,7 @@
 #include "fileio.h"
 #include "log.h"
 #include "macro.h"
+#include "string-util.h"
 
 #define CGROUPFS "/sys/fs/cgroup"
 
@@ -307,6 +309,71 @@ int cgroup_join_v1_accounting_at(const char *root, const char *cg, CgroupLayout 
 /* The directories cgroup_join_v1_accounting() made that systemd does not remove when the unit stops (a
  * controller it did not realize for the unit, such as a cpuacct hierarchy mounted on its own): removed once
  * the container's processes are gone. A directory still busy after a short wait is left and logged. */
+/* A process in a frozen (or freezing) v1 freezer cgroup goes to the root of the freezer hierarchy. */
+static void thaw_pid_v1(pid_t pid) {
+        CgroupMembership *m = NULL;
+        size_t n = 0;
+
+        if (cgroup_read_memberships(pid, &m, &n) < 0)
+                return;
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *state = NULL, *file = NULL;
+                char buf[32];
+
+                if (!streq(m[i].controllers, "freezer") || streq(m[i].path, "/"))
+                        continue;
+                if (asprintf(&file, CGROUPFS "/freezer%s/freezer.state", m[i].path) < 0 ||
+                    read_full_file_at(AT_FDCWD, file, 64, &state, NULL) < 0 || strneq(state, "THAWED", 6))
+                        continue;
+                snprintf(buf, sizeof buf, "%d", (int) pid);
+                if (write_string_file(CGROUPFS "/freezer/cgroup.procs", buf) >= 0)
+                        log_info(
+                                "process %d was frozen in the v1 freezer cgroup %s: moved out of it, so that "
+                                "it can be killed",
+                                (int) pid, m[i].path);
+        }
+        cgroup_memberships_free(m, n);
+}
+
+static void thaw_dir_v1(int dir_fd, unsigned depth) {
+        _cleanup_free_ char *procs = NULL;
+
+        if (read_full_file_at(dir_fd, "cgroup.procs", 4 << 20, &procs, NULL) >= 0)
+                for (char *p = procs, *line; (line = next_line(&p));)
+                        if (*line)
+                                thaw_pid_v1((pid_t) strtol(line, NULL, 10));
+        if (depth >= 16)
+                return;
+        int fd = dup(dir_fd);
+        DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+        if (!d) {
+                safe_close(fd);
+                return;
+        }
+        for (struct dirent *de; (de = readdir(d));) {
+                if (de->d_type != DT_DIR || de->d_name[0] == '.')
+                        continue;
+                _cleanup_close_ int sub = openat(dirfd(d), de->d_name, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+                if (sub >= 0)
+                        thaw_dir_v1(sub, depth + 1);
+        }
+        closedir(d);
+}
+
+void cgroup_thaw_v1_frozen(const char *unit_cgroup_path, CgroupLayout layout) {
+        _cleanup_free_ char *dir = NULL;
+
+        if (layout == CGROUP_LAYOUT_UNIFIED || isempty(unit_cgroup_path) ||
+            access(CGROUPFS "/freezer", F_OK) < 0)
+                return;
+        if (asprintf(&dir, CGROUPFS "/%s%s", layout == CGROUP_LAYOUT_HYBRID ? "unified" : "systemd",
+                     unit_cgroup_path) < 0)
+                return;
+        _cleanup_close_ int fd = open(dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+        if (fd >= 0)
+                thaw_dir_v1(fd, 0);
+}
+
 void cgroup_remove_v1_accounting(const char *unit_cgroup_path, CgroupLayout layout) {
         static const char *const hierarchies[] = { "cpu",    "cpuacct", "cpu,cpuacct", "blkio",
                                                    "memory", "devices", "pids" };

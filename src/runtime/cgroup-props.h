@@ -71,6 +71,11 @@ int cgroup_check_block_devices(const OciResources *r, char **reterr);
  * (cpu, cpuacct, blkio, memory, devices, pids), as runc joins all of them: nothing is left behind. */
 int cgroup_join_v1_accounting(const char *unit_cgroup_path, CgroupLayout layout, char **reterr);
 void cgroup_remove_v1_accounting(const char *unit_cgroup_path, CgroupLayout layout);
+/* On a v1 or hybrid layout: every process of the unit (its cgroup and those below, in the hierarchy systemd
+ * tracks it in) that sits in a frozen v1 freezer cgroup (put there by someone else: sdrun's own pause uses
+ * the v2 freezer) is moved to the freezer hierarchy's root, which thaws it, so that SIGKILL can end it. A
+ * frozen process never dies: delete --force would wait for the stop job in vain and leave it. */
+void cgroup_thaw_v1_frozen(const char *unit_cgroup_path, CgroupLayout layout);
 int cgroup_join_v1_accounting_at(const char *cgroupfs_root, const char *unit_cgroup_path,
                                  CgroupLayout layout, char **reterr);
 /* The hierarchies systemd never trims (cpuacct mounted apart from cpu): joined, with every process of the

@@ -716,7 +716,8 @@ static int create_connect(CreateRun *cr, char **reterr) {
                 r = rootless_filter_resources(cr->bus, cr->layout, &cr->props, reterr);
                 if (r < 0)
                         return r;
-        }
+        } else if (cr->layout == CGROUP_LAYOUT_UNIFIED)
+                cgroup_check_host_controllers(&cr->props, "/sys/fs/cgroup");
         cr->subgroup = oci_config_annotation(cr->c, SUBGROUP_ANNOTATION);
         cr->se = (ScopeEntry){
                 .bus = cr->bus,
@@ -1339,6 +1340,10 @@ int container_delete(const char *root, const char *id, bool force, char **reterr
                 return errorf(reterr, EBUSY, "cannot delete container \"%s\" that is not stopped: %s", id,
                               container_status_to_string(st));
 
+        CgroupLayout layout;
+        bool have_layout = cgroup_detect_layout(&layout) >= 0;
+        if (st != CONTAINER_STOPPED && have_layout && !ct->user_bus)
+                cgroup_thaw_v1_frozen(ct->cgroup, layout);
         if (st != CONTAINER_STOPPED) {
                 _cleanup_close_ int pidfd = container_open_pidfd(ct);
                 if (pidfd >= 0) {
@@ -1360,8 +1365,7 @@ int container_delete(const char *root, const char *id, bool force, char **reterr
                 if (r >= 0)
                         teardown_unit(bus, ct->unit, cgroup_may_be_populated(ct->cgroup));
         }
-        CgroupLayout layout;
-        if (!ct->user_bus && cgroup_detect_layout(&layout) >= 0)
+        if (!ct->user_bus && have_layout)
                 cgroup_remove_v1_accounting(ct->cgroup, layout);
 
         /* A container stopped by `checkpoint` had its poststop hooks run then. */

@@ -231,6 +231,31 @@ like "$rc:$err" '^1:.*--regex: invalid regular expression "\("' "delete --regex 
 ok_desc "delete --regex that matches nothing is no error" sd delete --regex "^no-such-$rx\$"
 
 # ---------------------------------------------------------------------------------------------------------
+# delete --force of a container whose init someone froze in a v1 freezer cgroup of their own (crun's
+# test_delete.py does this): a frozen process never dies of SIGKILL; delete moves it out, and nothing stays
+
+if [ -w /sys/fs/cgroup/freezer ] && [ ! -e /sys/fs/cgroup/cgroup.controllers ]; then
+        id=$(new_id frz); track_container "$id"
+        sd run -d --bundle "$B" "$id" >/dev/null 2>&1 </dev/null || bail "run -d failed"
+        pid=$(pid_of "$id")
+        fz=/sys/fs/cgroup/freezer/sdrun-test-frozen-$id
+        mkdir "$fz" && cleanup_add rmdir "$fz"
+        echo "$pid" >"$fz/tasks"
+        echo FROZEN >"$fz/freezer.state"
+        ok_desc "the init is frozen in a foreign v1 freezer cgroup" wait_for grep -qx FROZEN "$fz/freezer.state"
+        t0=$(date +%s%N)
+        rc=0; err=$(sd --log "$TEST_TMPDIR/frz.log" delete -f "$id" 2>&1) || rc=$?
+        ms=$((($(date +%s%N) - t0) / 1000000))
+        is "$rc:$err" "0:" "delete --force of the frozen container succeeds, quietly (crun's test wants no output)"
+        like "$(cat "$TEST_TMPDIR/frz.log")" "level=info msg=\"process $pid was frozen in the v1 freezer cgroup /sdrun-test-frozen-$id: moved out" "... and its log says what it did"
+        ok_desc "... at once ($ms ms), not after the stop job's timeout" test "$ms" -lt 5000
+        ok_desc "... and the init is gone" wait_for sh -c "! kill -0 $pid 2>/dev/null"
+        no_leftovers "$id"
+else
+        skip "no writable v1 freezer hierarchy here (hybrid layout only)"
+fi
+
+# ---------------------------------------------------------------------------------------------------------
 # a pid reused by another process: never reported running, never signalled
 
 id=$(new_id reuse); track_container "$id"
