@@ -352,6 +352,32 @@ int rootless_filter_properties(UnitPropertyList *props, const char *delegated, C
         return 0;
 }
 
+void cgroup_check_host_controllers(const UnitPropertyList *props, const char *cgroupfs_root) {
+        _cleanup_free_ char *have = NULL;
+        int r;
+
+        for (size_t i = 0; i < props->n_items; i++) {
+                const char *name = props->items[i].name, *ctl = unit_property_controller(name);
+
+                if (!ctl || streq(ctl, "devices"))
+                        continue;
+                if (!have) {
+                        r = read_full_file_in(cgroupfs_root, "cgroup.controllers", 4096, &have);
+                        if (r < 0) {
+                                log_debug("cannot read %s/cgroup.controllers (%s): controllers not checked",
+                                          cgroupfs_root, strerror(-r));
+                                return;
+                        }
+                        have[strcspn(have, "\n")] = 0;
+                }
+                if (!word_in_list(have, ctl))
+                        log_warning(
+                                "linux.resources: %s= needs the %s controller, which this host's cgroup v2 "
+                                "hierarchy does not offer (%s/cgroup.controllers has \"%s\"): not applied",
+                                name, ctl, cgroupfs_root, have);
+        }
+}
+
 int rootless_filter_resources(SdUnitBus *bus, CgroupLayout layout, UnitPropertyList *props, char **reterr) {
         _cleanup_free_ char *manager_cgroup = NULL, *delegated = NULL;
         int r;

@@ -61,5 +61,13 @@ int rootless_filter_properties(UnitPropertyList *props, const char *delegated, C
 /* Both of the above for the user manager behind bus (its ControlGroup asked over the bus). */
 int rootless_filter_resources(SdUnitBus *bus, CgroupLayout layout, UnitPropertyList *props, char **reterr);
 
+/* The same check for a container of the system manager on cgroup v2: each controller the properties need
+ * should be one the host's hierarchy offers (cgroupfs_root/cgroup.controllers, e.g. "/sys/fs/cgroup"), or
+ * systemd takes the property and applies nothing (a kernel booted with cgroup_disable=memory, controllers
+ * held by v1 hierarchies). A warning naming the property and the controller, as Docker warns and runs: a host
+ * without the controller cannot have the limit, and refusing would stop every container an engine gives a
+ * default limit. Device rules are BPF programs there, no controller: not checked. */
+void cgroup_check_host_controllers(const UnitPropertyList *props, const char *cgroupfs_root);
+
 /* The controller a unit property needs ("memory", "pids", "cpu", "io", "cpuset", "devices"), or NULL. */
 const char *unit_property_controller(const char *name);

@@ -128,6 +128,8 @@ int container_update(const UpdateOptions *o, char **reterr) {
         /* A user manager applies only the controllers it has delegated: warn about the rest. */
         if (r >= 0 && ct->user_bus)
                 r = rootless_filter_resources(bus, layout, &props, reterr);
+        else if (r >= 0 && layout == CGROUP_LAYOUT_UNIFIED)
+                cgroup_check_host_controllers(&props, "/sys/fs/cgroup");
         if (r >= 0 && props.n_items > 0)
                 r = sdunit_set_properties(bus, ct->unit, &props, reterr);
         if (r >= 0 && writes.n_items > 0)
