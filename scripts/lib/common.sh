@@ -64,6 +64,49 @@ install_deps() {
         fi
 }
 
+# fetch_crun_suite DIR: crun's own test suite (tests/*.py of Debian's crun source package, the version of the
+# installed crun) in DIR/tests, with its helper tests/init built, for tests/integration/test-crun-suite.sh.
+# The source comes through apt from the mirror the host's own deb lines name (as deb-src, in a private
+# apt state: the host's lists and sources are not touched), so apt checks its signature and hashes.
+fetch_crun_suite() {
+        local dir=$1 ver tmp
+        ver=$(dpkg-query -W -f='${Version}' crun 2>/dev/null) || { note "crun is not installed"; return 1; }
+        if [ -x "$dir/tests/init" ] && [ "$(cat "$dir/.version" 2>/dev/null)" = "$ver" ]; then
+                echo "crun $ver test suite: already in $dir"
+                return 0
+        fi
+        tmp=$(mktemp -d) || return 1
+        mkdir -p "$tmp/parts" "$tmp/lists/partial" "$tmp/cache/archives/partial" "$tmp/src"
+        # deb lines become deb-src lines: one-line sources.list entries and deb822 .sources stanzas
+        sed -n 's/^deb \(.*\)/deb-src \1/p' /etc/apt/sources.list 2>/dev/null >"$tmp/sources.list"
+        local f
+        for f in /etc/apt/sources.list.d/*.list; do
+                [ -f "$f" ] && sed -n 's/^deb \(.*\)/deb-src \1/p' "$f" >>"$tmp/sources.list"
+        done
+        for f in /etc/apt/sources.list.d/*.sources; do
+                [ -f "$f" ] && sed 's/^Types:.*/Types: deb-src/' "$f" >"$tmp/parts/$(basename "$f")"
+        done
+        local apt=(apt-get -q -o Dir::Etc::SourceList="$tmp/sources.list" -o Dir::Etc::SourceParts="$tmp/parts"
+                -o Dir::State::Lists="$tmp/lists" -o Dir::Cache="$tmp/cache" -o APT::Sandbox::User=root)
+        if ! "${apt[@]}" update >"$tmp/log" 2>&1 ||
+                ! (cd "$tmp/src" && "${apt[@]}" source --download-only "crun=$ver" >>"$tmp/log" 2>&1); then
+                cat "$tmp/log" >&2
+                rm -rf "$tmp"
+                note "cannot fetch the source of crun $ver (deb-src of the host's mirrors)"
+                return 1
+        fi
+        local orig
+        orig=$(ls "$tmp"/src/crun_*.orig.tar.* 2>/dev/null | head -1)
+        rm -rf "$dir" && mkdir -p "$dir" &&
+                tar -xf "$orig" -C "$tmp/src" &&
+                cp -a "$tmp"/src/crun-*/tests "$dir/" &&
+                : >"$dir/tests/config.h" &&
+                gcc -static -O2 -I"$dir/tests" -o "$dir/tests/init" "$dir/tests/init.c" &&
+                echo "$ver" >"$dir/.version" || { rm -rf "$tmp" "$dir"; note "cannot unpack crun $ver's tests"; return 1; }
+        rm -rf "$tmp"
+        echo "crun $ver test suite: in $dir"
+}
+
 # meson_build DIR [MESON OPTIONS...]: set up DIR (--werror, debugoptimized) if needed, enforce the
 # options, build.
 meson_build() {
