@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -63,6 +64,17 @@ int log_pin_stderr(int min_fd) {
                 return -errno;
         log_stderr_fd = fd;
         return 0;
+}
+
+void log_unpin_stderr(void) {
+        struct stat a, b;
+
+        if (log_stderr_fd < 0 || log_stderr_fd == STDERR_FILENO)
+                return;
+        bool same = fstat(log_stderr_fd, &a) >= 0 && fstat(STDERR_FILENO, &b) >= 0 && a.st_dev == b.st_dev &&
+                    a.st_ino == b.st_ino;
+        safe_close(log_stderr_fd);
+        log_stderr_fd = same ? STDERR_FILENO : -EBADF;
 }
 
 static const char *level_name(int level) {

@@ -34,6 +34,10 @@ void log_close(void);
 /* In a child that will hand its stdio to the container (the init, exec's child): terminal lines go on to the
  * runtime's stderr through a close-on-exec copy at or above min_fd, not to the container's console. */
 int log_pin_stderr(int min_fd);
+/* The child's work for the runtime is done (the init has committed): the copy goes, so that a caller that
+ * reads the runtime's stderr to its end is not held until the container stops. Lines go on to fd 2 only if
+ * it is still that same file (no console took its place); else nowhere but a --log file. */
+void log_unpin_stderr(void);
 
 /* The current UTC time as RFC 3339 with nanoseconds ("2026-12-02T03:04:05.123456789Z"): the log's "time"
  * and the state's "created". n >= 32. */

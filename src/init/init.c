@@ -306,6 +306,9 @@ static int init_commit(InitContext *ic) {
         if (r < 0)
                 return init_lost(ic, r);
         (void) prctl(PR_SET_PDEATHSIG, 0);
+        /* (the create sync socket, runc's pipe: create returns once it is closed) */
+        log_debug("init: closing the pipe to signal completion");
+        log_unpin_stderr();
         ic->sync_fd = safe_close(ic->sync_fd);
         return 0;
 }

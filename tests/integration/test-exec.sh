@@ -273,6 +273,29 @@ unlike "$(cat "$TEST_TMPDIR/console2.out")" 'level=debug' "... and no debug line
 sd delete -f "$tid" >/dev/null 2>&1
 kill "$recv" 2>/dev/null; wait "$recv" 2>/dev/null
 no_leftovers "$tid"
+# A caller that reads create's stderr to its end (bats' run, a Go exec.Cmd with a pipe, $(...)) gets it once
+# create has returned: the init keeps no copy of it while it waits for start (runc's start.bats hung here).
+for dbg in "" --debug; do
+        tid=$(new_id exdbgc); track_container "$tid"
+        CS=$TEST_TMPDIR/console-eof${dbg}.sock
+        python3 "$HELPERS/console-recv.py" "$CS" "" >/dev/null 2>&1 & recv=$!
+        wait_for test -e "$CS.ready"
+        # (exit 0: create succeeded and its output pipe had EOF within 5 s of its exit; 3: no EOF)
+        rc=0; python3 -c '
+import select, subprocess, sys, time
+p = subprocess.Popen(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+rc = p.wait()
+deadline = time.monotonic() + 5
+while time.monotonic() < deadline:
+    r, _, _ = select.select([p.stdout], [], [], 0.2)
+    if r and not p.stdout.read1(4096):
+        sys.exit(rc)
+sys.exit(3)' "$SDRUN" --root "$SDRUN_ROOT" $dbg create --bundle "$TEST_TMPDIR/bt" --console-socket "$CS" "$tid" || rc=$?
+        is "$rc" 0 "create ${dbg:+$dbg }--console-socket with its output captured: the caller has EOF once create returns"
+        sd delete -f "$tid" >/dev/null 2>&1
+        kill "$recv" 2>/dev/null; wait "$recv" 2>/dev/null
+        no_leftovers "$tid"
+done
 
 # ---------------------------------------------------------------------------------------------------------
 # errors
