@@ -19,8 +19,9 @@ int cli_parse_signal(const char *s) {
                 return -EINVAL;
         errno = 0;
         n = strtol(s, &end, 10);
+        /* 0 too: kill(2)'s "is it there" (runc's kill.bats sends it to a stopped container with --all). */
         if (!*end && end != s && errno == 0)
-                return n > 0 && n < NSIG ? (int) n : -EINVAL;
+                return n >= 0 && n < NSIG ? (int) n : -EINVAL;
         if (strncasecmp(s, "SIG", 3) == 0)
                 s += 3;
         for (int i = 1; i < NSIG; i++) {

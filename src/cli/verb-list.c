@@ -10,6 +10,42 @@
 #include "oci-spec-default.h"
 #include "state.h"
 
+/* A container as runc's `list --format json` gives it: its fields in runc's order (ociVersion, id, pid,
+ * status, bundle, rootfs, created, annotations, owner; then sdrun's systemdUnit), and pid 0 when there is
+ * no process, as runc writes it. */
+static int list_entry_json(Container *ct, ContainerStatus st, cJSON **ret) {
+        static const char *const order[] = {
+                "ociVersion", "id",      "pid",         "status", "bundle",
+                "rootfs",     "created", "annotations", "owner",  "systemdUnit"
+        };
+        _cleanup_json_ cJSON *j = NULL, *o = NULL;
+        int r;
+
+        r = cli_container_json(ct, st, &j);
+        if (r < 0)
+                return r;
+        if (!cJSON_GetObjectItemCaseSensitive(j, "pid") && !cJSON_AddNumberToObject(j, "pid", 0))
+                return -ENOMEM;
+        o = cJSON_CreateObject();
+        if (!o)
+                return -ENOMEM;
+        FOREACH_ARRAY(k, order, ELEMENTSOF(order)) {
+                cJSON *item = cJSON_DetachItemFromObjectCaseSensitive(j, *k);
+                if (item)
+                        cJSON_AddItemToObject(o, *k, item);
+        }
+        /* whatever else the state has, after those */
+        for (cJSON *item; (item = j->child);) {
+                char *name = item->string;
+                cJSON_DetachItemViaPointer(j, item);
+                item->string = NULL;
+                cJSON_AddItemToObject(o, name, item);
+                free(name);
+        }
+        *ret = TAKE_PTR(o);
+        return 0;
+}
+
 int verb_list(int argc, char *argv[]) {
         bool quiet = false, json = false;
         const CliOption options[] = {
@@ -65,7 +101,7 @@ int verb_list(int argc, char *argv[]) {
                         printf("%s\n", ct->id);
                 else if (json) {
                         cJSON *j = NULL;
-                        if (cli_container_json(ct, st, &j) < 0 || !cJSON_AddItemToArray(arr, j)) {
+                        if (list_entry_json(ct, st, &j) < 0 || !cJSON_AddItemToArray(arr, j)) {
                                 cJSON_Delete(j);
                                 log_oom();
                                 break;
@@ -79,12 +115,10 @@ int verb_list(int argc, char *argv[]) {
                 }
         }
         if (json) {
-                _cleanup_free_ char *s = oci_json_format_pretty(arr);
-                if (s) {
-                        fputs(s, stdout);
-                        if (!*s || s[strlen(s) - 1] != '\n')
-                                fputc('\n', stdout);
-                }
+                /* One line, as runc's encoder writes it (runc's list.bats matches the line). */
+                _cleanup_free_ char *s = cJSON_PrintUnformatted(arr);
+                if (s)
+                        printf("%s\n", s);
         }
         for (size_t i = 0; i < n; i++)
                 free(ids[i]);

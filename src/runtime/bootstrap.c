@@ -385,7 +385,8 @@ int bootstrap_clone_init(const BootstrapParams *bp, InitProcess *ret, char **ret
         r = bootstrap_plan(&b, reterr);
         if (r < 0)
                 return r;
-        log_debug("nsexec started: cloning the init with new namespaces 0x%lx%s", b.new_flags,
+        log_debug("nsexec started: cloning the init of the container");
+        log_debug("nsexec container setup: new namespaces 0x%lx%s", b.new_flags,
                   b.need_stage1 ? ", from a stage1 that joins the given ones first" : "");
         r = b.need_stage1 ? bootstrap_clone_via_stage1(&b, reterr) : bootstrap_clone_direct(&b, reterr);
         if (r < 0)

@@ -1259,7 +1259,11 @@ int container_kill(const char *root, const char *id, int sig, bool all, char **r
         if (r < 0)
                 return r;
 
-        if (all && ct->unit) {
+        /* Signal 0 asks whether there is something to signal; systemd's KillUnit takes no 0: --all then asks
+         * the init, and a stopped container succeeds as it does for --all. */
+        if (all && sig == 0 && st == CONTAINER_STOPPED)
+                return 0;
+        if (all && ct->unit && sig != 0) {
                 _cleanup_(sdunit_bus_closep) SdUnitBus *bus = NULL;
                 r = sdunit_bus_open(ct->user_bus, &bus, reterr);
                 if (r < 0)

@@ -167,11 +167,23 @@ ok_desc "the trapping shell got TERM" wait_for grep -qx term "/proc/$pid/root/de
 ok_desc "kill SIGTERM (SIG prefix)" sd kill "$id" SIGTERM
 ok_desc "TERM twice" wait_for sh -c "[ \$(grep -c term /proc/$pid/root/dev/shm/got) = 2 ]"
 is "$(status_of "$id")" running "still running after trapped signals"
+ok_desc "kill with signal 0 (is it there) of a running container" sd kill "$id" 0
+ok_desc "kill --all 0 of a running container" sd kill --all "$id" 0
+# list --format json as runc writes it (runc's list.bats matches the line): one line, runc's field order
+lj=$(sd list --format json)
+is "$(wc -l <<<"$lj")" 1 "list --format json: one line"
+is "$(jq -c --arg i "$id" '[.[] | select(.id == $i) | keys_unsorted[]][:7]' <<<"$lj")" \
+        '["ociVersion","id","pid","status","bundle","rootfs","created"]' "list --format json: runc's field order"
+like "$lj" "\\{\"ociVersion\":\"[0-9.]+\",\"id\":\"$id\",\"pid\":$(pid_of "$id"),\"status\":\"running\"," "list --format json: compact, as runc's encoder"
 rc=0; err=$(sd kill "$id" NOSUCHSIG 2>&1) || rc=$?
 is "$rc" 1 "kill with an unknown signal name fails"
 like "$err" 'invalid signal' "unknown signal: $err"
 ok_desc "kill 9 (number)" sd kill "$id" 9
 ok_desc "stopped after kill 9" wait_for is_status "$id" stopped
+ok_desc "kill --all 0 of a stopped container succeeds (runc's kill.bats)" sd kill --all "$id" 0
+rc=0; err=$(sd kill "$id" 0 2>&1) || rc=$?
+like "$rc:$err" '^1:.*container not running' "kill 0 of a stopped container: container not running"
+is "$(sd list --format json | jq -r --arg i "$id" '.[] | select(.id == $i) | .pid')" 0 "list --format json: pid 0 once stopped, as runc"
 sd delete "$id" >/dev/null 2>&1
 no_leftovers "$id"
 
