@@ -324,6 +324,13 @@ static int map_cpu(const OciResources *r, bool v2, UnitPropertyList *props, Cgro
                 k = unit_property_add_u64(props, "CPUQuotaPeriodUSec", r->cpu.period);
                 if (k < 0)
                         return k;
+                /* systemd writes cpu.cfs_period_us on v1 only together with a quota: a period alone (runc's
+                 * update.bats "set cpu period with no quota") is written to the file. */
+                if (!v2 && !(r->cpu.has_quota && r->cpu.quota != 0)) {
+                        k = add_writef(w, "cpu", "cpu.cfs_period_us", "%" PRIu64, r->cpu.period);
+                        if (k < 0)
+                                return k;
+                }
         }
 
         if (r->cpu.has_quota && r->cpu.quota != 0) {
@@ -1000,8 +1007,8 @@ static int map_unified(const OciResources *r, bool v2, UnitPropertyList *props, 
         if (!v2)
                 return errorf(
                         reterr, -EOPNOTSUPP,
-                        "linux.resources.unified: \"%s\": unified keys need the cgroup v2 (unified) layout, "
-                        "this host uses cgroup v1 controllers",
+                        "linux.resources.unified: \"%s\": invalid configuration: unified keys need the cgroup v2 "
+                        "(unified) layout, this host uses cgroup v1 controllers",
                         r->unified[0].key);
 
         for (size_t i = 0; i < r->n_unified; i++) {

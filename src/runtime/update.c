@@ -9,6 +9,7 @@
 #include "container-ops.h"
 #include "error-util.h"
 #include "json-util.h"
+#include "log.h"
 #include "macro.h"
 #include "oci-config.h"
 #include "rootless.h"
@@ -94,6 +95,8 @@ static int update_parse_resources(const UpdateOptions *o, OciConfig **ret, char 
         return oci_config_parse(text, strlen(text), ret, reterr);
 }
 
+#define UPDATE_FREEZE_TIMEOUT_USEC (5 * USEC_PER_SEC)
+
 int container_update(const UpdateOptions *o, char **reterr) {
         _cleanup_(oci_config_freep) OciConfig *cfg = NULL;
         _cleanup_(container_freep) Container *ct = NULL;
@@ -130,9 +133,26 @@ int container_update(const UpdateOptions *o, char **reterr) {
                 r = rootless_filter_resources(bus, layout, &props, reterr);
         else if (r >= 0 && layout == CGROUP_LAYOUT_UNIFIED)
                 cgroup_check_host_controllers(&props, "/sys/fs/cgroup");
+        /* On v1 hierarchies systemd rewrites the device cgroup when it applies properties: deny all, then
+         * the allows one by one, and a process of the container may meet the gap (runc's update.bats saw
+         * /dev/null refused). Frozen meanwhile, as runc does, it cannot; a paused container stays so. */
+        bool thaw = false;
+        if (r >= 0 && layout != CGROUP_LAYOUT_UNIFIED && !ct->user_bus && st != CONTAINER_PAUSED &&
+            (props.n_items > 0 || writes.n_items > 0)) {
+                _cleanup_free_ char *ferr = NULL;
+                thaw = cgroup_freeze(ct->cgroup, layout, true, UPDATE_FREEZE_TIMEOUT_USEC, &ferr) >= 0;
+                if (!thaw)
+                        log_debug("update %s: not frozen during the update: %s", ct->id, strna(ferr));
+        }
         if (r >= 0 && props.n_items > 0)
                 r = sdunit_set_properties(bus, ct->unit, &props, reterr);
         if (r >= 0 && writes.n_items > 0)
                 r = cgroup_apply_file_writes(&writes, ct->cgroup, layout, reterr);
+        if (thaw) {
+                _cleanup_free_ char *ferr = NULL;
+                int k = cgroup_freeze(ct->cgroup, layout, false, UPDATE_FREEZE_TIMEOUT_USEC, &ferr);
+                if (k < 0 && r >= 0)
+                        r = errorf(reterr, k, "thaw after the update: %s", strna(ferr));
+        }
         return r;
 }

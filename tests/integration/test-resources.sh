@@ -138,6 +138,38 @@ hybrid)
                 skip "every block device uses bfq here: no device to probe a refused weightDevice with"
         fi
         bundle_set "$B" 'del(.linux.resources)'
+
+        # A period without a quota (runc's update.bats): systemd writes the period on v1 only with a quota,
+        # so sdrun writes the file; the same through update.
+        id=$(new_id resp); track_container "$id"
+        unit=$(unit_of "$id")
+        bundle_set "$B" '.linux.resources={cpu: {period: 1000000}}'
+        ok_desc "cpu.period alone: create" sd create --bundle "$B" "$id"
+        is "$(v1file cpu cpu.cfs_period_us):$(v1file cpu cpu.cfs_quota_us)" "1000000:-1" "cpu.period alone -> cpu.cfs_period_us 1000000, no quota"
+        ok_desc "update --cpu-period 50000 (options after the id, as runc takes them)" sd update "$id" --cpu-period 50000
+        is "$(v1file cpu cpu.cfs_period_us)" 50000 "update of the period alone -> cpu.cfs_period_us 50000"
+        ok_desc "cpu.period alone: delete" sd delete --force "$id"
+        no_leftovers "$id"
+
+        # update on v1: systemd rewrites the device cgroup (deny all, then the allows) when it applies
+        # properties; the container is frozen meanwhile, as runc does, so that no process meets the gap
+        # (runc's update.bats "update devices [minimal transition rules]"). A paused one stays paused.
+        id=$(new_id resu); track_container "$id"
+        unit=$(unit_of "$id")
+        bundle_set "$B" '.linux.resources={devices: [{allow: false, access: "rwm"}]} |
+                .process.args=["sh","-c","while :; do echo x >/dev/null || echo GAP >>/dev/shm/gap; done"]'
+        ok_desc "update under load: run -d" sd run -d --bundle "$B" "$id"
+        pid=$(pid_of "$id")
+        for i in $(seq 40); do sd update --pids-limit $((100 + i)) "$id" || break; done
+        is "$(cat "/proc/$pid/root/dev/shm/gap" 2>/dev/null | wc -l)" 0 "40 updates: /dev/null never refused to the container"
+        is "$(v1file pids pids.max)" 140 "... and the last pids limit applies"
+        ok_desc "pause" sd pause "$id"
+        ok_desc "update of a paused container" sd update --pids-limit 99 "$id"
+        is "$(sd state "$id" | jq -r .status)" paused "... leaves it paused"
+        ok_desc "update under load: delete" sd delete --force "$id"
+        no_leftovers "$id"
+        bundle_set "$B" 'del(.linux.resources)'
+
         ;;
 unified)
         # ------------------------------------------------------------------------------------------------

@@ -358,7 +358,7 @@ static void test_misc(void) {
               "TasksMax=infinity; MemoryHigh=1073741824; MemoryMin=infinity; CPUQuotaPerSecUSec=500000; "
               "CPUQuotaPeriodUSec=100000; CPUWeight=200; AllowedCPUs=02",
               ":io.max=8:0 rbps=1000");
-        check("unified on hybrid", &r, H, -EOPNOTSUPP, "linux.resources.unified: \"memory.high\": unified keys need",
+        check("unified on hybrid", &r, H, -EOPNOTSUPP, "linux.resources.unified: \"memory.high\": invalid configuration: unified keys need",
               NULL);
         OciKeyValue bad[] = { { (char *) "cgroup.procs", (char *) "1" } };
         r.unified = bad;
