@@ -28,7 +28,9 @@ typedef struct CliOption {
 /* The next option of a verb that its own code must look at (its val), 0 at the end, or -EINVAL after an
  * unknown or incomplete option was logged (as cli_bad_option(), or cli_bad_option_precise() for a shortopts
  * that starts with "+:"). opts ends with an entry whose val is 0; --help is added: 'h' prints the verb's
- * help and exits 0. The options with a target are stored, not returned. */
+ * help and exits 0. The options with a target are stored, not returned. Without a leading '+' options may
+ * follow the id too (`update ID --cpu-period N`: runc's command line library moves them first); exec and ps
+ * keep '+', as what follows their id is a command line of its own. */
 int cli_next_option(const char *verb, int argc, char *argv[], const char *shortopts, const CliOption *opts);
 
 /* The long name of the option val in opts, or NULL. */

@@ -44,7 +44,7 @@ int verb_checkpoint(int argc, char *argv[]) {
         _cleanup_free_ char *err = NULL;
         int c, r;
 
-        while ((c = cli_next_option("checkpoint", argc, argv, "+h", options)) > 0) {
+        while ((c = cli_next_option("checkpoint", argc, argv, "h", options)) > 0) {
                 if (c == ARG_CRIU_MANAGE_CGROUPS_MODE &&
                     cli_parse_manage_cgroups_mode("checkpoint", optarg, &o.common) < 0)
                         return EXIT_FAILURE;

@@ -38,7 +38,7 @@ int cli_parse_create_options(const char *verb, int argc, char *argv[], CreateOpt
         bool is_run = streq(verb, "run");
         int c;
 
-        while ((c = cli_next_option(verb, argc, argv, is_run ? "+b:f:dh" : "+b:f:h", options)) > 0) {
+        while ((c = cli_next_option(verb, argc, argv, is_run ? "b:f:dh" : "b:f:h", options)) > 0) {
                 switch (c) {
                 case ARG_PRESERVE_FDS: {
                         char *end;

@@ -29,7 +29,7 @@ int verb_delete(int argc, char *argv[]) {
                 {},
         };
 
-        if (cli_next_option("delete", argc, argv, "+frh", options) < 0 ||
+        if (cli_next_option("delete", argc, argv, "frh", options) < 0 ||
             cli_expect_id("delete", argc, argv, &id) < 0)
                 return EXIT_FAILURE;
         if (!regex)

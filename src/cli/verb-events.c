@@ -62,7 +62,7 @@ int verb_events(int argc, char *argv[]) {
         _cleanup_free_ char *err = NULL;
         int c, r;
 
-        while ((c = cli_next_option("events", argc, argv, "+h", options)) > 0)
+        while ((c = cli_next_option("events", argc, argv, "h", options)) > 0)
                 if (parse_duration(optarg, &o.interval_usec) < 0 || o.interval_usec == 0)
                         return cli_usage_error(
                                 "events", "--interval: invalid duration \"%s\" (e.g. 5s, 500ms)", optarg);

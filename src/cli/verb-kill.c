@@ -49,7 +49,7 @@ int verb_kill(int argc, char *argv[]) {
         };
         int sig = SIGTERM, r;
 
-        if (cli_next_option("kill", argc, argv, "+arh", options) < 0 ||
+        if (cli_next_option("kill", argc, argv, "arh", options) < 0 ||
             cli_expect_args("kill", argc, argv, 1, 2, "container id") < 0)
                 return EXIT_FAILURE;
         const char *id = argv[optind];

@@ -57,7 +57,7 @@ int verb_list(int argc, char *argv[]) {
         size_t n = 0;
         int c, r;
 
-        while ((c = cli_next_option("list", argc, argv, "+qf:h", options)) > 0)
+        while ((c = cli_next_option("list", argc, argv, "qf:h", options)) > 0)
                 if (cli_parse_format("list", optarg, &json) < 0)
                         return EXIT_FAILURE;
         if (c < 0 || cli_expect_args("list", argc, argv, 0, 0, "") < 0)

@@ -37,7 +37,7 @@ int verb_restore(int argc, char *argv[]) {
         pid_t pid = 0;
         int c, r;
 
-        while ((c = cli_next_option("restore", argc, argv, "+b:dh", options)) > 0)
+        while ((c = cli_next_option("restore", argc, argv, "b:dh", options)) > 0)
                 if (c == ARG_CRIU_MANAGE_CGROUPS_MODE &&
                     cli_parse_manage_cgroups_mode("restore", optarg, &o.common) < 0)
                         return EXIT_FAILURE;

@@ -11,7 +11,7 @@
 int cli_parse_id_only(const char *verb, int argc, char *argv[], const char **ret_id) {
         static const CliOption options[] = { {} };
 
-        if (cli_next_option(verb, argc, argv, "+h", options) < 0)
+        if (cli_next_option(verb, argc, argv, "h", options) < 0)
                 return -EINVAL;
         return cli_expect_id(verb, argc, argv, ret_id);
 }

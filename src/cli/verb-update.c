@@ -88,7 +88,7 @@ int verb_update(int argc, char *argv[]) {
         };
         int c, r;
 
-        while ((c = cli_next_option("update", argc, argv, "+r:h", options)) > 0) {
+        while ((c = cli_next_option("update", argc, argv, "r:h", options)) > 0) {
                 UpdateField f = c - ARG_FIELD(0);
                 UpdateValue *v = &o.values[f];
                 if (update_field_is_string(f))

@@ -58,6 +58,11 @@ t grep -qF -- '--cgroup-manager: unknown manager "bogus"' "$tmp/e"
 desc="--cgroup-manager: an unknown manager exits 1"; t test "$rc" = 1
 desc="--cgroup-manager disabled: a warning, not silence"; "$S" --cgroup-manager disabled "${R[@]}" list >/dev/null 2>"$tmp/e"
 t grep -q 'cgroup-manager=disabled: ignored' "$tmp/e"
+# Options after the id, as runc takes them (its update.bats: `runc update ID --cpuset-cpus 1`); not for exec
+desc="options may follow the id: delete nope --force succeeds (a missing container with --force)"; rc=0
+"$S" "${R[@]}" delete nope --force 2>"$tmp/e" || rc=$?; t test "$rc" = 0
+desc="options may follow the id: update nope --cpu-period 5 is about the container, not the option"; rc=0
+"$S" "${R[@]}" update nope --cpu-period 5 2>"$tmp/e" || rc=$?; t grep -q 'container "nope" does not exist' "$tmp/e"
 desc="--log-format: unknown format refused"; rc=0; "$S" --log-format yaml list 2>/dev/null || rc=$?; t test "$rc" = 1
 
 # Every verb's option handling (one table-driven parser since issue 14): exit codes and messages as callers see them.
