@@ -8,6 +8,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "cgroup-util.h"
 #include "cli.h"
 #include "fileio.h"
 #include "json-util.h"
@@ -39,7 +40,10 @@ int verb_spec(int argc, char *argv[]) {
         if (c < 0 || cli_expect_args("spec", argc, argv, 0, 0, "") < 0)
                 return 1;
 
-        if (oci_spec_default(rootless, &spec) < 0 || !(text = oci_json_format_pretty(spec)))
+        /* A cgroup namespace where the host is cgroup v2 only, as runc and crun write it. */
+        CgroupLayout layout;
+        bool cgroupns = cgroup_detect_layout(&layout) >= 0 && layout == CGROUP_LAYOUT_UNIFIED;
+        if (oci_spec_default(rootless, cgroupns, &spec) < 0 || !(text = oci_json_format_pretty(spec)))
                 return log_oom(), 1;
 
         dir_fd = open(bundle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -149,7 +149,7 @@ static cJSON *build_id_mapping(uint32_t host_id) {
         return TAKE_PTR(a);
 }
 
-static cJSON *build_linux(bool rootless) {
+static cJSON *build_linux(bool rootless, bool cgroupns) {
         _cleanup_json_ cJSON *l = cJSON_CreateObject();
         cJSON *namespaces;
 
@@ -185,6 +185,8 @@ static cJSON *build_linux(bool rootless) {
                 /* Rootless: no network namespace, the container shares the host's network. */
                 if (rootless && streq(*ns, "network"))
                         continue;
+                if (!cgroupns && streq(*ns, "cgroup"))
+                        continue;
                 n = append_object(namespaces);
                 if (!n || !cJSON_AddStringToObject(n, "type", *ns))
                         return NULL;
@@ -204,7 +206,7 @@ static cJSON *build_linux(bool rootless) {
         return TAKE_PTR(l);
 }
 
-int oci_spec_default(bool rootless, cJSON **ret) {
+int oci_spec_default(bool rootless, bool cgroupns, cJSON **ret) {
         _cleanup_json_ cJSON *spec = NULL;
         cJSON *root, *mounts;
 
@@ -236,7 +238,7 @@ int oci_spec_default(bool rootless, cJSON **ret) {
                         return -ENOMEM;
         }
 
-        if (!json_add(spec, "linux", build_linux(rootless)))
+        if (!json_add(spec, "linux", build_linux(rootless, cgroupns)))
                 return -ENOMEM;
 
         *ret = TAKE_PTR(spec);
