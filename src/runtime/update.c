@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,6 +9,7 @@
 #include "config.h"
 #include "container-ops.h"
 #include "error-util.h"
+#include "fileio.h"
 #include "json-util.h"
 #include "log.h"
 #include "macro.h"
@@ -97,6 +99,33 @@ static int update_parse_resources(const UpdateOptions *o, OciConfig **ret, char 
 
 #define UPDATE_FREEZE_TIMEOUT_USEC (5 * USEC_PER_SEC)
 
+/* A new period alone keeps the quota the container has, in microseconds per period, as runc does (runc's
+ * update.bats: quota 500000 of 1000000, period 900000 -> 500000 of 900000). systemd keeps the quota per
+ * second instead, so the current quota is read from the kernel's file and sent again. */
+static void update_keep_cpu_quota(OciResources *r, const char *cgroup, CgroupLayout layout) {
+        _cleanup_free_ char *dir = NULL, *mnt = NULL, *buf = NULL;
+        long long q = -1;
+
+        if (!r->cpu.has_period || r->cpu.period == 0 || r->cpu.has_quota)
+                return;
+        if (layout == CGROUP_LAYOUT_UNIFIED) {
+                if (cgroup_unified_dir(cgroup, &dir) < 0 || read_full_file_in(dir, "cpu.max", 256, &buf) < 0)
+                        return;
+                if (!streq_ptr(strtok(buf, " \n"), "max"))
+                        q = strtoll(buf, NULL, 10);
+        } else {
+                if (cgroup_hierarchy_mount("cpu", &mnt) < 0 || !mnt ||
+                    asprintf(&dir, "%s%s", mnt, cgroup) < 0 ||
+                    read_full_file_in(dir, "cpu.cfs_quota_us", 256, &buf) < 0)
+                        return;
+                q = strtoll(buf, NULL, 10);
+        }
+        if (q > 0) {
+                r->cpu.has_quota = true;
+                r->cpu.quota = q;
+        }
+}
+
 int container_update(const UpdateOptions *o, char **reterr) {
         _cleanup_(oci_config_freep) OciConfig *cfg = NULL;
         _cleanup_(container_freep) Container *ct = NULL;
@@ -118,6 +147,8 @@ int container_update(const UpdateOptions *o, char **reterr) {
                 return errorf(reterr, EINVAL, "container not running (%s)", container_status_to_string(st));
 
         r = cgroup_detect_layout(&layout);
+        if (r >= 0)
+                update_keep_cpu_quota(&cfg->linux_.resources, ct->cgroup, layout);
         if (r >= 0)
                 r = cgroup_props_from_resources(&cfg->linux_.resources, layout, &props, &writes, reterr);
         if (r >= 0)

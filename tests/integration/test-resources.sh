@@ -150,6 +150,15 @@ hybrid)
         is "$(v1file cpu cpu.cfs_period_us)" 50000 "update of the period alone -> cpu.cfs_period_us 50000"
         ok_desc "cpu.period alone: delete" sd delete --force "$id"
         no_leftovers "$id"
+        # A new period alone keeps the quota per period, as runc (systemd would keep it per second)
+        id=$(new_id resq); track_container "$id"
+        unit=$(unit_of "$id")
+        bundle_set "$B" '.linux.resources={cpu: {quota: 500000, period: 1000000}}'
+        ok_desc "quota 500000/1000000: create" sd create --bundle "$B" "$id"
+        ok_desc "update --cpu-period 900000" sd update --cpu-period 900000 "$id"
+        is "$(v1file cpu cpu.cfs_quota_us)/$(v1file cpu cpu.cfs_period_us)" 500000/900000 "the quota stays 500000, now of 900000 (runc's update.bats)"
+        ok_desc "quota/period: delete" sd delete --force "$id"
+        no_leftovers "$id"
 
         # update on v1: systemd rewrites the device cgroup (deny all, then the allows) when it applies
         # properties; the container is frozen meanwhile, as runc does, so that no process meets the gap
