@@ -363,6 +363,92 @@ void seccomp_program_free(SeccompProgram *p) {
         free(p);
 }
 
+/* A syscall newer than every one the profile names fails with ENOSYS, not with the default action: a libc
+ * that meets EPERM from a syscall it tries first (clone3, faccessat2, fchmodat2, ...) does not fall back to
+ * the older one, with ENOSYS it does, as on a kernel that lacks it (runc does the same). Only where the default
+ * denies: allowed is allowed. The stub runs before libseccomp's program: for each architecture of the filter,
+ * a syscall number above the highest the profile resolves to there returns ENOSYS; anything else goes on.
+ * On x86_64 the x32 numbers (bit 30 set) are left to the program. Fills *ret (malloc'd) and *ret_n; none
+ * (*ret_n 0) where the default allows or no architecture has a named syscall. */
+static int enosys_stub(const OciSeccomp *s, struct sock_filter **ret, size_t *ret_n) {
+        uint32_t archs[16];
+        size_t n_archs = 0;
+
+        *ret = NULL;
+        *ret_n = 0;
+        if (s->default_action == OCI_SECCOMP_ALLOW || s->default_action == OCI_SECCOMP_LOG)
+                return 0;
+        archs[n_archs++] = seccomp_arch_native();
+        for (size_t i = 0; s->architectures && s->architectures[i] && n_archs < ELEMENTSOF(archs); i++) {
+                uint32_t a;
+                bool seen = false;
+                if (oci_seccomp_arch_from_name(s->architectures[i], &a) < 0)
+                        continue;
+                for (size_t j = 0; j < n_archs; j++)
+                        seen = seen || archs[j] == a;
+                if (!seen)
+                        archs[n_archs++] = a;
+        }
+
+        size_t n_blocks = 0;
+        uint32_t block_arch[16], block_max[16];
+        for (size_t j = 0; j < n_archs; j++) {
+                int max = -1;
+                for (size_t i = 0; i < s->n_syscalls; i++)
+                        for (char **name = s->syscalls[i].names; name && *name; name++) {
+                                int nr = seccomp_syscall_resolve_name_arch(archs[j], *name);
+                                if (nr > max)
+                                        max = nr;
+                        }
+                if (max < 0)
+                        continue;
+                block_arch[n_blocks] = archs[j];
+                block_max[n_blocks++] = (uint32_t) max;
+        }
+        if (n_blocks == 0)
+                return 0;
+
+        /* ld arch; per arch: jeq arch | ld nr | [x86_64: jge 0x40000000 -> program] | jgt max -> enosys;
+         * ja program; ret ERRNO(ENOSYS); then the program. */
+        size_t n = 1, cap = 1 + n_blocks * 4 + 2;
+        _cleanup_free_ struct sock_filter *f = calloc(cap, sizeof *f);
+        if (!f)
+                return -ENOMEM;
+        f[0] = (struct sock_filter) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
+        size_t block_len[16];
+        for (size_t b = 0; b < n_blocks; b++)
+                block_len[b] = block_arch[b] == SCMP_ARCH_X86_64 ? 3 : 2; /* after the jeq */
+        size_t total = 1;
+        for (size_t b = 0; b < n_blocks; b++)
+                total += 1 + block_len[b];
+        size_t enosys = total + 1, program = total + 2;
+        for (size_t b = 0; b < n_blocks; b++) {
+                size_t start = n;
+                f[n] = (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, block_arch[b], 0,
+                                                     (uint8_t) block_len[b]);
+                n++;
+                f[n++] = (struct sock_filter) BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+                                                       offsetof(struct seccomp_data, nr));
+                if (block_arch[b] == SCMP_ARCH_X86_64) {
+                        f[n] = (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000U,
+                                                             (uint8_t) (program - (n + 1)), 0);
+                        n++;
+                }
+                f[n] = (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, block_max[b],
+                                                     (uint8_t) (enosys - (n + 1)),
+                                                     (uint8_t) (program - (n + 1)));
+                n++;
+                assert(n - start == 1 + block_len[b]);
+        }
+        f[n++] = (struct sock_filter) BPF_STMT(BPF_JMP | BPF_JA, 1);
+        f[n++] = (struct sock_filter) BPF_STMT(BPF_RET | BPF_K,
+                                               SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA));
+        assert(n == program && n <= cap);
+        *ret = TAKE_PTR(f);
+        *ret_n = n;
+        return 0;
+}
+
 int oci_seccomp_prepare(const OciSeccomp *s, SeccompProgram **ret, char **reterr) {
         _cleanup_(seccomp_releasep) scmp_filter_ctx ctx = NULL;
         _cleanup_(seccomp_program_freep) SeccompProgram *prog = NULL;
@@ -407,6 +493,27 @@ int oci_seccomp_prepare(const OciSeccomp *s, SeccompProgram **ret, char **reterr
         if (n != st.st_size)
                 return errorf(reterr, -EIO, "linux.seccomp: short read of the BPF program");
         prog->len = (size_t) st.st_size / sizeof(struct sock_filter);
+
+        _cleanup_free_ struct sock_filter *stub = NULL;
+        size_t n_stub = 0;
+        r = enosys_stub(s, &stub, &n_stub);
+        if (r < 0)
+                return r;
+        if (n_stub > 0) {
+                if (n_stub + prog->len > BPF_MAXINSNS)
+                        return errorf(
+                                reterr, -E2BIG,
+                                "linux.seccomp: the filter compiles to %zu BPF instructions, the kernel accepts at most %d",
+                                n_stub + prog->len, BPF_MAXINSNS);
+                struct sock_filter *all = malloc((n_stub + prog->len) * sizeof *all);
+                if (!all)
+                        return -ENOMEM;
+                memcpy(all, stub, n_stub * sizeof *all);
+                memcpy(all + n_stub, prog->insns, prog->len * sizeof *all);
+                free(prog->insns);
+                prog->insns = all;
+                prog->len += n_stub;
+        }
         *ret = TAKE_PTR(prog);
         return 0;
 }

@@ -61,8 +61,9 @@ static char *cache_key(const char *raw, size_t raw_len) {
         json = cJSON_PrintUnformatted(s);
         if (!json)
                 return NULL;
-        return strdup_printf("libseccomp %u.%u.%u api %u\nkernel %s %s\n%s", v->major, v->minor, v->micro,
-                             seccomp_api_get(), u.release, u.machine, json);
+        /* "enosys 1": the ENOSYS stub in front of libseccomp's program (seccomp-filter.c) */
+        return strdup_printf("libseccomp %u.%u.%u api %u enosys 1\nkernel %s %s\n%s", v->major, v->minor,
+                             v->micro, seccomp_api_get(), u.release, u.machine, json);
 }
 
 /* Our own file (or directory): this user's, not writable by anyone else. */

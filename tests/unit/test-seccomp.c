@@ -30,10 +30,19 @@
 static char *n_mkdirat[] = { "mkdirat", NULL };
 static char *n_getppid[] = { "getppid", NULL };
 /* What a child needs to exit, also under ASan/UBSan (whose runtime does some of these on the way out),
- * when the default action denies everything else. getppid and mkdirat are not among them. */
-static char *n_exit[] = { "exit_group", "exit", "sigaltstack", "gettid", "getpid", "mmap", "munmap", "mprotect",
-                          "madvise", "write", "read", "openat", "close", "readlink", "rt_sigprocmask",
-                          "rt_sigaction", "futex", "prctl", "sched_yield", "tgkill", NULL };
+ * when the default action denies everything else. getppid and mkdirat are not among them. pidfd_getfd (438)
+ * is there as the profile's highest number: above it a denying default gives ENOSYS (see test_enosys). */
+static char *n_exit[] = { "exit_group",   "exit",   "sigaltstack", "gettid",      "getpid",
+                          "mmap",         "munmap", "mprotect",    "madvise",     "write",
+                          "read",         "openat", "close",       "readlink",    "rt_sigprocmask",
+                          "rt_sigaction", "futex",  "prctl",       "sched_yield", "tgkill",
+                          "pidfd_getfd",  NULL };
+/* The same without pidfd_getfd: openat (257) is the highest, mkdirat (258) lies above. */
+static char *n_exit_low[] = {
+        "exit_group",     "exit",         "sigaltstack", "gettid", "getpid",      "mmap",   "munmap",
+        "mprotect",       "madvise",      "write",       "read",   "openat",      "close",  "readlink",
+        "rt_sigprocmask", "rt_sigaction", "futex",       "prctl",  "sched_yield", "tgkill", NULL
+};
 
 /* mkdirat on a path that cannot exist: ENOENT unless a rule matched. Arguments are passed as full
  * 64-bit registers, which is what the filter sees. */
@@ -132,18 +141,23 @@ static int child_probes(void *userdata) {
         return 0;
 }
 
-#define RUN_PROBES(s, ...)                                                        \
-        ({                                                                        \
-                static const Probe _p_[] = { __VA_ARGS__ };                       \
-                Probes _ps_ = { _p_, ELEMENTSOF(_p_) };                           \
-                run_filtered((s), child_probes, &_ps_);                           \
+#define RUN_PROBES(s, ...)                                  \
+        ({                                                  \
+                static const Probe _p_[] = { __VA_ARGS__ }; \
+                Probes _ps_ = { _p_, ELEMENTSOF(_p_) };     \
+                run_filtered((s), child_probes, &_ps_);     \
         })
 
 static void test_errno(void) {
-        OciSyscall sc = { .names = n_mkdirat, .action = OCI_SECCOMP_ERRNO, .has_errno_ret = true, .errno_ret = EXDEV };
-        OciSeccomp s = { .present = true, .default_action = OCI_SECCOMP_ALLOW, .syscalls = &sc, .n_syscalls = 1 };
+        OciSyscall sc = {
+                .names = n_mkdirat, .action = OCI_SECCOMP_ERRNO, .has_errno_ret = true, .errno_ret = EXDEV
+        };
+        OciSeccomp s = {
+                .present = true, .default_action = OCI_SECCOMP_ALLOW, .syscalls = &sc, .n_syscalls = 1
+        };
 
-        tap_ok(exited_ok(RUN_PROBES(&s, { 0, 0755, EXDEV })), "SCMP_ACT_ERRNO with errnoRet EXDEV: mkdirat fails with EXDEV, the rest is allowed");
+        tap_ok(exited_ok(RUN_PROBES(&s, { 0, 0755, EXDEV })),
+               "SCMP_ACT_ERRNO with errnoRet EXDEV: mkdirat fails with EXDEV, the rest is allowed");
 
         sc.has_errno_ret = false;
         tap_ok(exited_ok(RUN_PROBES(&s, { 0, 0755, EPERM })), "SCMP_ACT_ERRNO without errnoRet: EPERM");
@@ -188,18 +202,50 @@ static void test_default_action(void) {
         s.default_errno_ret = EXDEV;
         s.syscalls = sc2;
         s.n_syscalls = ELEMENTSOF(sc2);
-        tap_ok(exited_ok(run_filtered(&s, child_log, NULL)), "SCMP_ACT_LOG allows the syscall under a denying default");
+        tap_ok(exited_ok(run_filtered(&s, child_log, NULL)),
+               "SCMP_ACT_LOG allows the syscall under a denying default");
+}
+
+static int child_enosys(void *userdata) {
+        if (probe_mkdirat(0, 0) != ENOSYS) /* 258: newer than every syscall of the profile */
+                return 51;
+        if (probe_getppid() != -EXDEV) /* 110: older than the newest, not named: the default */
+                return 52;
+        if (syscall(1000) >= 0 || errno != ENOSYS) /* no such syscall at all */
+                return 53;
+        return 0;
+}
+
+/* A syscall newer than every one the profile names fails with ENOSYS under a denying default, as with runc
+ * (runc's seccomp.bats "-ENOSYS handling"): a libc then falls back to an older call. */
+static void test_enosys(void) {
+        OciSyscall sc[] = { { .names = n_exit_low, .action = OCI_SECCOMP_ALLOW } };
+        OciSeccomp s = { .present = true,
+                         .default_action = OCI_SECCOMP_ERRNO,
+                         .has_default_errno_ret = true,
+                         .default_errno_ret = EXDEV,
+                         .syscalls = sc,
+                         .n_syscalls = ELEMENTSOF(sc) };
+        tap_ok(exited_ok(run_filtered(&s, child_enosys, NULL)),
+               "a syscall above the profile's newest gets ENOSYS, an older unnamed one the default errno");
 }
 
 static void test_operators(void) {
         OciSeccompArg arg = { .index = 2 };
-        OciSyscall sc = { .names = n_mkdirat, .action = OCI_SECCOMP_ERRNO, .has_errno_ret = true, .errno_ret = EXDEV,
-                          .args = &arg, .n_args = 1 };
-        OciSeccomp s = { .present = true, .default_action = OCI_SECCOMP_ALLOW, .syscalls = &sc, .n_syscalls = 1 };
+        OciSyscall sc = { .names = n_mkdirat,
+                          .action = OCI_SECCOMP_ERRNO,
+                          .has_errno_ret = true,
+                          .errno_ret = EXDEV,
+                          .args = &arg,
+                          .n_args = 1 };
+        OciSeccomp s = {
+                .present = true, .default_action = OCI_SECCOMP_ALLOW, .syscalls = &sc, .n_syscalls = 1
+        };
         const long big = 0x100000005L; /* beyond 32 bits: the comparison is 64-bit */
 
         arg.op = OCI_SECCOMP_OP_EQ, arg.value = 0555;
-        tap_ok(exited_ok(RUN_PROBES(&s, { 0, 0555, EXDEV }, { 0, 0554, ENOENT }, { 0, 0555 | (1L << 32), ENOENT })),
+        tap_ok(exited_ok(RUN_PROBES(&s, { 0, 0555, EXDEV }, { 0, 0554, ENOENT },
+                                    { 0, 0555 | (1L << 32), ENOENT })),
                "SCMP_CMP_EQ");
         arg.op = OCI_SECCOMP_OP_NE, arg.value = 0555;
         tap_ok(exited_ok(RUN_PROBES(&s, { 0, 0555, ENOENT }, { 0, 0554, EXDEV })), "SCMP_CMP_NE");
@@ -213,10 +259,12 @@ static void test_operators(void) {
         tap_ok(exited_ok(RUN_PROBES(&s, { 0, big, EXDEV }, { 0, 0x100000000, ENOENT }, { 0, 7, ENOENT })),
                "SCMP_CMP_GT (64-bit value)");
         arg.op = OCI_SECCOMP_OP_GE, arg.value = 0700;
-        tap_ok(exited_ok(RUN_PROBES(&s, { 0, 0700, EXDEV }, { 0, 0777, EXDEV }, { 0, 0677, ENOENT })), "SCMP_CMP_GE");
+        tap_ok(exited_ok(RUN_PROBES(&s, { 0, 0700, EXDEV }, { 0, 0777, EXDEV }, { 0, 0677, ENOENT })),
+               "SCMP_CMP_GE");
         /* value is the mask, valueTwo the datum: (mode & 0700) == 0500 */
         arg.op = OCI_SECCOMP_OP_MASKED_EQ, arg.value = 0700, arg.value_two = 0500;
-        tap_ok(exited_ok(RUN_PROBES(&s, { 0, 0555, EXDEV }, { 0, 0500, EXDEV }, { 0, 0755, ENOENT }, { 0, 0055, ENOENT })),
+        tap_ok(exited_ok(RUN_PROBES(&s, { 0, 0555, EXDEV }, { 0, 0500, EXDEV }, { 0, 0755, ENOENT },
+                                    { 0, 0055, ENOENT })),
                "SCMP_CMP_MASKED_EQ: value is the mask, valueTwo the datum");
 }
 
@@ -225,9 +273,15 @@ static void test_multiple_args(void) {
                 { .index = 0, .op = OCI_SECCOMP_OP_EQ, .value = 7 },
                 { .index = 2, .op = OCI_SECCOMP_OP_EQ, .value = 0555 },
         };
-        OciSyscall sc = { .names = n_mkdirat, .action = OCI_SECCOMP_ERRNO, .has_errno_ret = true, .errno_ret = EXDEV,
-                          .args = and_args, .n_args = ELEMENTSOF(and_args) };
-        OciSeccomp s = { .present = true, .default_action = OCI_SECCOMP_ALLOW, .syscalls = &sc, .n_syscalls = 1 };
+        OciSyscall sc = { .names = n_mkdirat,
+                          .action = OCI_SECCOMP_ERRNO,
+                          .has_errno_ret = true,
+                          .errno_ret = EXDEV,
+                          .args = and_args,
+                          .n_args = ELEMENTSOF(and_args) };
+        OciSeccomp s = {
+                .present = true, .default_action = OCI_SECCOMP_ALLOW, .syscalls = &sc, .n_syscalls = 1
+        };
 
         tap_ok(exited_ok(RUN_PROBES(&s, { 7, 0555, EXDEV }, { 8, 0555, ENOENT }, { 7, 0444, ENOENT })),
                "conditions on different arguments: all must match");
@@ -245,8 +299,18 @@ static void test_multiple_args(void) {
         OciSeccompArg a1 = { .index = 2, .op = OCI_SECCOMP_OP_EQ, .value = 0111 };
         OciSeccompArg a2 = { .index = 2, .op = OCI_SECCOMP_OP_EQ, .value = 0222 };
         OciSyscall two[] = {
-                { .names = n_mkdirat, .action = OCI_SECCOMP_ERRNO, .has_errno_ret = true, .errno_ret = EXDEV, .args = &a1, .n_args = 1 },
-                { .names = n_mkdirat, .action = OCI_SECCOMP_ERRNO, .has_errno_ret = true, .errno_ret = ENOTSUP, .args = &a2, .n_args = 1 },
+                { .names = n_mkdirat,
+                  .action = OCI_SECCOMP_ERRNO,
+                  .has_errno_ret = true,
+                  .errno_ret = EXDEV,
+                  .args = &a1,
+                  .n_args = 1 },
+                { .names = n_mkdirat,
+                  .action = OCI_SECCOMP_ERRNO,
+                  .has_errno_ret = true,
+                  .errno_ret = ENOTSUP,
+                  .args = &a2,
+                  .n_args = 1 },
         };
         s.syscalls = two;
         s.n_syscalls = ELEMENTSOF(two);
@@ -275,21 +339,27 @@ static int child_getppid_threaded(void *userdata) {
 
 static void test_kill(void) {
         OciSyscall sc = { .names = n_getppid, .action = OCI_SECCOMP_KILL_PROCESS };
-        OciSeccomp s = { .present = true, .default_action = OCI_SECCOMP_ALLOW, .syscalls = &sc, .n_syscalls = 1 };
+        OciSeccomp s = {
+                .present = true, .default_action = OCI_SECCOMP_ALLOW, .syscalls = &sc, .n_syscalls = 1
+        };
 
-        tap_ok(killed_by(run_filtered(&s, child_getppid, NULL), SIGSYS), "SCMP_ACT_KILL_PROCESS: killed by SIGSYS");
+        tap_ok(killed_by(run_filtered(&s, child_getppid, NULL), SIGSYS),
+               "SCMP_ACT_KILL_PROCESS: killed by SIGSYS");
         sc.action = OCI_SECCOMP_KILL_THREAD;
         tap_ok(killed_by(run_filtered(&s, child_getppid, NULL), SIGSYS),
                "SCMP_ACT_KILL_THREAD, single thread: killed by SIGSYS");
         sc.action = OCI_SECCOMP_KILL;
-        tap_ok(killed_by(run_filtered(&s, child_getppid, NULL), SIGSYS), "SCMP_ACT_KILL (= KILL_THREAD): killed by SIGSYS");
+        tap_ok(killed_by(run_filtered(&s, child_getppid, NULL), SIGSYS),
+               "SCMP_ACT_KILL (= KILL_THREAD): killed by SIGSYS");
 }
 
 /* KILL_THREAD of the main thread while another thread lives: the thread-group leader turns into a zombie
  * that neither wait() nor the exit status reports. /proc/PID/stat shows it: what the runtime must watch. */
 static void test_kill_thread_zombie_leader(void) {
         OciSyscall sc = { .names = n_getppid, .action = OCI_SECCOMP_KILL_THREAD };
-        OciSeccomp s = { .present = true, .default_action = OCI_SECCOMP_ALLOW, .syscalls = &sc, .n_syscalls = 1 };
+        OciSeccomp s = {
+                .present = true, .default_action = OCI_SECCOMP_ALLOW, .syscalls = &sc, .n_syscalls = 1
+        };
 
         pid_t pid = fork();
         if (pid == 0) {
@@ -315,7 +385,8 @@ static void test_kill_thread_zombie_leader(void) {
                 }
                 usleep(5000);
         }
-        tap_ok(zombie && unreaped, "SCMP_ACT_KILL_THREAD of the main thread: leader is 'Z' in /proc/PID/stat, wait() reports nothing");
+        tap_ok(zombie && unreaped,
+               "SCMP_ACT_KILL_THREAD of the main thread: leader is 'Z' in /proc/PID/stat, wait() reports nothing");
 
         (void) kill(pid, SIGKILL);
         tap_is_int(waitpid(pid, &status, 0), pid, "the leftover thread group is killed and reaped");
@@ -343,10 +414,14 @@ static int child_trace(void *userdata) {
 
 static void test_trap_trace(void) {
         OciSyscall sc = { .names = n_getppid, .action = OCI_SECCOMP_TRAP };
-        OciSeccomp s = { .present = true, .default_action = OCI_SECCOMP_ALLOW, .syscalls = &sc, .n_syscalls = 1 };
+        OciSeccomp s = {
+                .present = true, .default_action = OCI_SECCOMP_ALLOW, .syscalls = &sc, .n_syscalls = 1
+        };
 
-        tap_ok(killed_by(run_filtered(&s, child_getppid, NULL), SIGSYS), "SCMP_ACT_TRAP without a handler: SIGSYS");
-        tap_ok(exited_ok(run_filtered(&s, child_trap, NULL)), "SCMP_ACT_TRAP: the handler sees SYS_SECCOMP for getppid");
+        tap_ok(killed_by(run_filtered(&s, child_getppid, NULL), SIGSYS),
+               "SCMP_ACT_TRAP without a handler: SIGSYS");
+        tap_ok(exited_ok(run_filtered(&s, child_trap, NULL)),
+               "SCMP_ACT_TRAP: the handler sees SYS_SECCOMP for getppid");
 
         sc.action = OCI_SECCOMP_TRACE;
         sc.has_errno_ret = true;
@@ -364,16 +439,24 @@ static int prepare_error(const OciSeccomp *s, char **ret) {
 
 static void test_prepare_checks(void) {
         char *unknown_names[] = { "no_such_syscall_sdrun", "mkdirat", NULL };
-        OciSyscall sc = { .names = unknown_names, .action = OCI_SECCOMP_ERRNO, .has_errno_ret = true, .errno_ret = EXDEV };
-        OciSeccomp s = { .present = true, .default_action = OCI_SECCOMP_ALLOW, .syscalls = &sc, .n_syscalls = 1 };
-        _cleanup_free_ char *e1 = NULL, *e2 = NULL, *e3 = NULL, *e4 = NULL, *e5 = NULL, *e6 = NULL, *e7 = NULL;
+        OciSyscall sc = { .names = unknown_names,
+                          .action = OCI_SECCOMP_ERRNO,
+                          .has_errno_ret = true,
+                          .errno_ret = EXDEV };
+        OciSeccomp s = {
+                .present = true, .default_action = OCI_SECCOMP_ALLOW, .syscalls = &sc, .n_syscalls = 1
+        };
+        _cleanup_free_ char *e1 = NULL, *e2 = NULL, *e3 = NULL, *e4 = NULL, *e5 = NULL, *e6 = NULL,
+                            *e7 = NULL;
 
-        tap_ok(exited_ok(RUN_PROBES(&s, { 0, 0, EXDEV })), "an unknown syscall name is skipped, the others still apply");
+        tap_ok(exited_ok(RUN_PROBES(&s, { 0, 0, EXDEV })),
+               "an unknown syscall name is skipped, the others still apply");
 
         char *bad_arch[] = { "SCMP_ARCH_X86_64", "SCMP_ARCH_VAX", NULL };
         s.architectures = bad_arch;
         tap_is_int(prepare_error(&s, &e1), -EINVAL, "unknown architecture rejected");
-        tap_is_str(e1, "linux.seccomp.architectures[1]: unknown architecture \"SCMP_ARCH_VAX\"", "its message names the path");
+        tap_is_str(e1, "linux.seccomp.architectures[1]: unknown architecture \"SCMP_ARCH_VAX\"",
+                   "its message names the path");
 
         char *m68k[] = { "SCMP_ARCH_M68K", NULL };
         s.architectures = m68k;
@@ -384,7 +467,8 @@ static void test_prepare_checks(void) {
 
         char *archs[] = { "SCMP_ARCH_X86", "SCMP_ARCH_X32", "SCMP_ARCH_X86_64", NULL };
         s.architectures = archs;
-        tap_ok(exited_ok(RUN_PROBES(&s, { 0, 0, EXDEV })), "architectures x86, x32 and the native x86_64 load together");
+        tap_ok(exited_ok(RUN_PROBES(&s, { 0, 0, EXDEV })),
+               "architectures x86, x32 and the native x86_64 load together");
         s.architectures = NULL;
 
         sc.action = OCI_SECCOMP_ALLOW;
@@ -394,28 +478,39 @@ static void test_prepare_checks(void) {
         sc.action = OCI_SECCOMP_NOTIFY;
         sc.has_errno_ret = false;
         tap_is_int(prepare_error(&s, &e4), -EINVAL, "SCMP_ACT_NOTIFY without listenerPath is rejected");
-        tap_is_str(e4, "linux.seccomp.listenerPath: required when an action is SCMP_ACT_NOTIFY", "message names listenerPath");
+        tap_is_str(e4, "linux.seccomp.listenerPath: required when an action is SCMP_ACT_NOTIFY",
+                   "message names listenerPath");
 
-        OciSeccomp d = { .present = true, .default_action = OCI_SECCOMP_KILL, .has_default_errno_ret = true, .default_errno_ret = 1 };
+        OciSeccomp d = { .present = true,
+                         .default_action = OCI_SECCOMP_KILL,
+                         .has_default_errno_ret = true,
+                         .default_errno_ret = 1 };
         tap_is_int(prepare_error(&d, &e5), -EINVAL, "defaultErrnoRet with SCMP_ACT_KILL is rejected");
         tap_ok(e5 && strneq(e5, "linux.seccomp.defaultErrnoRet:", 30), "message: %s", strna(e5));
 
         char *bad_flag[] = { "SECCOMP_FILTER_FLAG_BOGUS", NULL };
         OciSeccomp f = { .present = true, .default_action = OCI_SECCOMP_ALLOW, .flags = bad_flag };
         tap_is_int(prepare_error(&f, &e6), -EINVAL, "unknown flag rejected");
-        tap_is_str(e6, "linux.seccomp.flags[0]: unknown flag \"SECCOMP_FILTER_FLAG_BOGUS\"", "message names the flag");
+        tap_is_str(e6, "linux.seccomp.flags[0]: unknown flag \"SECCOMP_FILTER_FLAG_BOGUS\"",
+                   "message names the flag");
 
         char *sendmsg_names[] = { "sendmsg", NULL };
         OciSyscall ns = { .names = sendmsg_names, .action = OCI_SECCOMP_NOTIFY };
-        OciSeccomp n = { .present = true, .default_action = OCI_SECCOMP_ALLOW, .syscalls = &ns, .n_syscalls = 1,
+        OciSeccomp n = { .present = true,
+                         .default_action = OCI_SECCOMP_ALLOW,
+                         .syscalls = &ns,
+                         .n_syscalls = 1,
                          .listener_path = "/nonexistent" };
-        tap_is_int(prepare_error(&n, &e7), -EINVAL, "SCMP_ACT_NOTIFY on sendmsg is rejected (the fd travels with it)");
+        tap_is_int(prepare_error(&n, &e7), -EINVAL,
+                   "SCMP_ACT_NOTIFY on sendmsg is rejected (the fd travels with it)");
 
         /* A rule with the default action is skipped instead of failing in libseccomp. */
         OciSyscall same = { .names = n_mkdirat, .action = OCI_SECCOMP_ERRNO };
         OciSyscall allow_exit = { .names = n_exit, .action = OCI_SECCOMP_ALLOW };
         OciSyscall both[] = { same, allow_exit };
-        OciSeccomp e = { .present = true, .default_action = OCI_SECCOMP_ERRNO, .syscalls = both, .n_syscalls = 2 };
+        OciSeccomp e = {
+                .present = true, .default_action = OCI_SECCOMP_ERRNO, .syscalls = both, .n_syscalls = 2
+        };
         tap_is_int(prepare_error(&e, NULL), 0, "a rule with the default action is skipped");
 }
 
@@ -424,14 +519,15 @@ static int child_nothing(void *userdata) {
 }
 
 static void test_flags(void) {
-        char *flags[] = { "SECCOMP_FILTER_FLAG_LOG", "SECCOMP_FILTER_FLAG_SPEC_ALLOW", "SECCOMP_FILTER_FLAG_TSYNC",
-                          "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV", NULL };
+        char *flags[] = { "SECCOMP_FILTER_FLAG_LOG", "SECCOMP_FILTER_FLAG_SPEC_ALLOW",
+                          "SECCOMP_FILTER_FLAG_TSYNC", "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV", NULL };
         OciSeccomp s = { .present = true, .default_action = OCI_SECCOMP_ALLOW, .flags = flags };
 
         for (size_t i = 0; flags[i]; i++)
                 tap_ok(oci_seccomp_flag_supported(flags[i]), "kernel supports %s", flags[i]);
         tap_ok(!oci_seccomp_flag_supported("SECCOMP_FILTER_FLAG_BOGUS"), "an unknown flag is not supported");
-        tap_ok(exited_ok(run_filtered(&s, child_nothing, NULL)), "a filter with all four flags loads (WAIT_KILLABLE_RECV without a listener is dropped)");
+        tap_ok(exited_ok(run_filtered(&s, child_nothing, NULL)),
+               "a filter with all four flags loads (WAIT_KILLABLE_RECV without a listener is dropped)");
 }
 
 static void test_tables(void) {
@@ -450,10 +546,13 @@ static void test_tables(void) {
         for (const char *const *o = oci_seccomp_op_names; *o; o++)
                 n++;
         tap_is_int(n, 7, "seven operators");
-        tap_is_str(oci_seccomp_op_to_string(OCI_SECCOMP_OP_MASKED_EQ), "SCMP_CMP_MASKED_EQ", "operator name");
-        tap_is_str(oci_seccomp_action_to_string(OCI_SECCOMP_KILL_PROCESS), "SCMP_ACT_KILL_PROCESS", "action name");
+        tap_is_str(oci_seccomp_op_to_string(OCI_SECCOMP_OP_MASKED_EQ), "SCMP_CMP_MASKED_EQ",
+                   "operator name");
+        tap_is_str(oci_seccomp_action_to_string(OCI_SECCOMP_KILL_PROCESS), "SCMP_ACT_KILL_PROCESS",
+                   "action name");
         unsigned long f;
-        tap_ok(oci_seccomp_flag_from_name("SECCOMP_FILTER_FLAG_LOG", &f) == 0 && f == SECCOMP_FILTER_FLAG_LOG,
+        tap_ok(oci_seccomp_flag_from_name("SECCOMP_FILTER_FLAG_LOG", &f) == 0 &&
+                       f == SECCOMP_FILTER_FLAG_LOG,
                "flag look-up");
         tap_is_int(oci_seccomp_flag_from_name("SECCOMP_FILTER_FLAG_BOGUS", NULL), -EINVAL, "unknown flag");
 }
@@ -467,7 +566,9 @@ static int send_fd(int sock, int fd) {
         } control = {};
         char b = 'F';
         struct iovec iov = { .iov_base = &b, .iov_len = 1 };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control, .msg_controllen = sizeof control };
+        struct msghdr mh = {
+                .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control, .msg_controllen = sizeof control
+        };
         struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
         c->cmsg_level = SOL_SOCKET;
         c->cmsg_type = SCM_RIGHTS;
@@ -483,7 +584,9 @@ static ssize_t recv_fd(int sock, void *buf, size_t size, int *ret_fd) {
                 uint8_t buf[CMSG_SPACE(sizeof(int))];
         } control = {};
         struct iovec iov = { .iov_base = buf, .iov_len = size };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control, .msg_controllen = sizeof control };
+        struct msghdr mh = {
+                .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control, .msg_controllen = sizeof control
+        };
         *ret_fd = -1;
         ssize_t n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
         if (n < 0)
@@ -527,7 +630,8 @@ static int answer_notifications(int fd, int max) {
         return n;
 }
 
-static char *notify_flags[] = { "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV", "SECCOMP_FILTER_FLAG_TSYNC", NULL };
+static char *notify_flags[] = { "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV", "SECCOMP_FILTER_FLAG_TSYNC",
+                                NULL };
 static OciSyscall notify_rules[] = {
         { .names = n_getppid, .action = OCI_SECCOMP_NOTIFY },
         { .names = n_mkdirat, .action = OCI_SECCOMP_NOTIFY },
@@ -632,7 +736,8 @@ static void test_send_to_agent(void) {
         if (poll(&p, 1, 5000) == 1)
                 (void) recv_fd(sp[0], &b, 1, &fd);
 
-        const char *state = "{\"ociVersion\":\"1.3.0\",\"id\":\"c1\",\"status\":\"creating\",\"pid\":1234,\"bundle\":\"/b\"}";
+        const char *state =
+                "{\"ociVersion\":\"1.3.0\",\"id\":\"c1\",\"status\":\"creating\",\"pid\":1234,\"bundle\":\"/b\"}";
         int r = fd >= 0 ? oci_seccomp_send_to_agent(&notify_profile, fd, pid, state, &err) : -EBADF;
         tap_is_int(r, 0, "oci_seccomp_send_to_agent() %s", strna(err));
         safe_close(fd);
@@ -664,7 +769,8 @@ static void test_send_to_agent(void) {
         tap_ok(j && cJSON_IsString(cJSON_GetObjectItem(j, "ociVersion")) && cJSON_GetArraySize(fds) == 1 &&
                        streq_ptr(cJSON_GetStringValue(cJSON_GetArrayItem(fds, 0)), "seccompFd") &&
                        cJSON_GetNumberValue(cJSON_GetObjectItem(j, "pid")) == pid &&
-                       streq_ptr(cJSON_GetStringValue(cJSON_GetObjectItem(j, "metadata")), "MKNOD=/dev/null") &&
+                       streq_ptr(cJSON_GetStringValue(cJSON_GetObjectItem(j, "metadata")),
+                                 "MKNOD=/dev/null") &&
                        streq_ptr(cJSON_GetStringValue(cJSON_GetObjectItem(st, "id")), "c1") &&
                        streq_ptr(cJSON_GetStringValue(cJSON_GetObjectItem(st, "status")), "creating"),
                "the container process state has ociVersion, fds, pid, metadata and state: %s", buf);
@@ -681,7 +787,8 @@ static void test_send_to_agent(void) {
         /* Nobody listening: a prompt, clear error. */
         uint64_t t0 = now_usec(CLOCK_MONOTONIC);
         r = oci_seccomp_send_to_agent_timeout(&notify_profile, 0, pid, state, USEC_PER_SEC, &err2);
-        tap_ok(r == -ENOENT && err2 && strstr(err2, sockpath) && now_usec(CLOCK_MONOTONIC) - t0 < 2 * USEC_PER_SEC,
+        tap_ok(r == -ENOENT && err2 && strstr(err2, sockpath) &&
+                       now_usec(CLOCK_MONOTONIC) - t0 < 2 * USEC_PER_SEC,
                "no agent: fails promptly naming the socket (%s)", strna(err2));
 
         /* A listener that never accepts: the connection is queued and the state fits the socket buffer,
@@ -696,9 +803,11 @@ static void test_send_to_agent(void) {
                 }
                 _cleanup_free_ char *err3 = NULL;
                 t0 = now_usec(CLOCK_MONOTONIC);
-                r = oci_seccomp_send_to_agent_timeout(&notify_profile, 0, pid, state, 300 * USEC_PER_MSEC, &err3);
+                r = oci_seccomp_send_to_agent_timeout(&notify_profile, 0, pid, state, 300 * USEC_PER_MSEC,
+                                                      &err3);
                 uint64_t dt = now_usec(CLOCK_MONOTONIC) - t0;
-                tap_ok(r == -ETIMEDOUT && dt < 2 * USEC_PER_SEC, "a stuck agent: bounded by the timeout (%s)", strna(err3));
+                tap_ok(r == -ETIMEDOUT && dt < 2 * USEC_PER_SEC,
+                       "a stuck agent: bounded by the timeout (%s)", strna(err3));
                 for (size_t i = 0; i < ELEMENTSOF(fill); i++)
                         safe_close(fill[i]);
         }
@@ -711,11 +820,14 @@ static void test_process_state(void) {
         _cleanup_free_ char *doc = NULL;
         OciSeccomp s = { .listener_path = "/x" };
 
-        tap_is_int(oci_seccomp_container_process_state(&s, 42, "{\"id\":\"a\"}", &doc), 0, "process state builds");
-        tap_is_str(doc, "{\"ociVersion\":\"1.3.0\",\"fds\":[\"seccompFd\"],\"pid\":42,\"state\":{\"id\":\"a\"}}",
+        tap_is_int(oci_seccomp_container_process_state(&s, 42, "{\"id\":\"a\"}", &doc), 0,
+                   "process state builds");
+        tap_is_str(doc,
+                   "{\"ociVersion\":\"1.3.0\",\"fds\":[\"seccompFd\"],\"pid\":42,\"state\":{\"id\":\"a\"}}",
                    "no metadata key without listenerMetadata");
         free(TAKE_PTR(doc));
-        tap_is_int(oci_seccomp_container_process_state(&s, 42, "[1]", &doc), -EINVAL, "state must be an object");
+        tap_is_int(oci_seccomp_container_process_state(&s, 42, "[1]", &doc), -EINVAL,
+                   "state must be an object");
 }
 
 int main(void) {
@@ -723,6 +835,7 @@ int main(void) {
         test_process_state();
         test_errno();
         test_default_action();
+        test_enosys();
         test_operators();
         test_multiple_args();
         test_kill();
