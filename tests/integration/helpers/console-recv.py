@@ -6,32 +6,21 @@ over SCM_RIGHTS, type INPUT into it, and print everything the container writes u
     console-recv.py SOCK INPUT
 
 Prints "received-fd" first once the master arrived, then the terminal output. Exits 1 on a timeout (20 s)."""
-import array
 import os
 import select
-import socket
 import sys
 import time
+
+from fdsocket import receive_fds
 
 
 def main():
     path, text = sys.argv[1], sys.argv[2]
-    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    srv.bind(path)
-    srv.listen(1)
-    srv.settimeout(20)
-    open(path + ".ready", "w").close()
-    conn, _ = srv.accept()
-    fds = array.array("i")
-    msg, anc, _, _ = conn.recvmsg(4096, socket.CMSG_SPACE(fds.itemsize))
-    for level, typ, data in anc:
-        if level == socket.SOL_SOCKET and typ == socket.SCM_RIGHTS:
-            fds.frombytes(data[: len(data) - (len(data) % fds.itemsize)])
+    fds = receive_fds(path)
     if not fds:
         print("no fd received", file=sys.stderr)
         return 1
     master = fds[0]
-    conn.close()
     print("received-fd", flush=True)
     os.write(master, text.encode() + b"\n")
     deadline = time.monotonic() + 20

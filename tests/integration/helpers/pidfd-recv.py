@@ -7,28 +7,16 @@ pidfd-kill), send SIGNAL through the pidfd (pidfd_send_signal) and print "sent".
     pidfd-recv.py SOCK SIGNAL
 
 Creates SOCK.ready once listening. Exits 1 on a timeout (20 s) or if what came is not a pidfd."""
-import array
-import os
 import signal
-import socket
 import sys
+
+from fdsocket import receive_fds
 
 
 def main():
     path, signame = sys.argv[1], sys.argv[2]
     signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGTERM])
-    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    srv.bind(path)
-    srv.listen(1)
-    srv.settimeout(20)
-    open(path + ".ready", "w").close()
-    conn, _ = srv.accept()
-    fds = array.array("i")
-    _, anc, _, _ = conn.recvmsg(4096, socket.CMSG_SPACE(fds.itemsize))
-    for level, typ, data in anc:
-        if level == socket.SOL_SOCKET and typ == socket.SCM_RIGHTS:
-            fds.frombytes(data[: len(data) - (len(data) % fds.itemsize)])
-    conn.close()
+    fds = receive_fds(path)
     if len(fds) != 1:
         print("expected one fd, got %d" % len(fds), file=sys.stderr)
         return 1
