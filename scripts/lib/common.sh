@@ -64,22 +64,16 @@ install_deps() {
         fi
 }
 
-# fetch_crun_suite DIR: crun's own test suite (tests/*.py of Debian's crun source package, the version of the
-# installed crun) in DIR/tests, with its helper tests/init built, for tests/integration/test-crun-suite.sh.
-# The source comes through apt from the mirror the host's own deb lines name (as deb-src, in a private
-# apt state: the host's lists and sources are not touched), so apt checks its signature and hashes.
-fetch_crun_suite() {
-        local dir=$1 ver tmp
-        ver=$(dpkg-query -W -f='${Version}' crun 2>/dev/null) || { note "crun is not installed"; return 1; }
-        if [ -x "$dir/tests/init" ] && [ "$(cat "$dir/.version" 2>/dev/null)" = "$ver" ]; then
-                echo "crun $ver test suite: already in $dir"
-                return 0
-        fi
+# fetch_deb_source PKG VERSION DIR: unpack the upstream tarball of Debian's source package PKG=VERSION into DIR
+# (its top directory becomes DIR). The source comes through apt from the mirror the host's own deb lines name
+# (as deb-src, in a private apt state: the host's lists and sources are not touched), so apt checks its
+# signature and hashes.
+fetch_deb_source() {
+        local pkg=$1 ver=$2 dir=$3 tmp f
         tmp=$(mktemp -d) || return 1
-        mkdir -p "$tmp/parts" "$tmp/lists/partial" "$tmp/cache/archives/partial" "$tmp/src"
+        mkdir -p "$tmp/parts" "$tmp/lists/partial" "$tmp/cache/archives/partial" "$tmp/src" "$tmp/x"
         # deb lines become deb-src lines: one-line sources.list entries and deb822 .sources stanzas
         sed -n 's/^deb \(.*\)/deb-src \1/p' /etc/apt/sources.list 2>/dev/null >"$tmp/sources.list"
-        local f
         for f in /etc/apt/sources.list.d/*.list; do
                 [ -f "$f" ] && sed -n 's/^deb \(.*\)/deb-src \1/p' "$f" >>"$tmp/sources.list"
         done
@@ -89,21 +83,41 @@ fetch_crun_suite() {
         local apt=(apt-get -q -o Dir::Etc::SourceList="$tmp/sources.list" -o Dir::Etc::SourceParts="$tmp/parts"
                 -o Dir::State::Lists="$tmp/lists" -o Dir::Cache="$tmp/cache" -o APT::Sandbox::User=root)
         if ! "${apt[@]}" update >"$tmp/log" 2>&1 ||
-                ! (cd "$tmp/src" && "${apt[@]}" source --download-only "crun=$ver" >>"$tmp/log" 2>&1); then
+                ! (cd "$tmp/src" && "${apt[@]}" source --download-only "$pkg=$ver" >>"$tmp/log" 2>&1); then
                 cat "$tmp/log" >&2
                 rm -rf "$tmp"
-                note "cannot fetch the source of crun $ver (deb-src of the host's mirrors)"
+                note "cannot fetch the source of $pkg $ver (deb-src of the host's mirrors)"
                 return 1
         fi
         local orig
-        orig=$(ls "$tmp"/src/crun_*.orig.tar.* 2>/dev/null | head -1)
+        orig=$(ls "$tmp"/src/*.orig.tar.* 2>/dev/null | head -1)
+        if [ -z "$orig" ] || ! tar -xf "$orig" -C "$tmp/x"; then
+                rm -rf "$tmp"
+                note "cannot unpack the source of $pkg $ver"
+                return 1
+        fi
+        rm -rf "$dir" && mkdir -p "$(dirname "$dir")" && mv "$tmp/x/"* "$dir"
+        local rc=$?
+        rm -rf "$tmp"
+        return $rc
+}
+
+# fetch_crun_suite DIR: crun's own test suite (tests/*.py of Debian's crun source package, the version of the
+# installed crun) in DIR/tests, with its helper tests/init built, for tests/integration/test-crun-suite.sh.
+fetch_crun_suite() {
+        local dir=$1 ver
+        ver=$(dpkg-query -W -f='${source:Version}' crun 2>/dev/null) || { note "crun is not installed"; return 1; }
+        if [ -x "$dir/tests/init" ] && [ "$(cat "$dir/.version" 2>/dev/null)" = "$ver" ]; then
+                echo "crun $ver test suite: already in $dir"
+                return 0
+        fi
+        fetch_deb_source crun "$ver" "$dir.src" || return 1
         rm -rf "$dir" && mkdir -p "$dir" &&
-                tar -xf "$orig" -C "$tmp/src" &&
-                cp -a "$tmp"/src/crun-*/tests "$dir/" &&
+                cp -a "$dir.src/tests" "$dir/" &&
                 : >"$dir/tests/config.h" &&
                 gcc -static -O2 -I"$dir/tests" -o "$dir/tests/init" "$dir/tests/init.c" &&
-                echo "$ver" >"$dir/.version" || { rm -rf "$tmp" "$dir"; note "cannot unpack crun $ver's tests"; return 1; }
-        rm -rf "$tmp"
+                echo "$ver" >"$dir/.version" || { rm -rf "$dir.src" "$dir"; note "cannot unpack crun $ver's tests"; return 1; }
+        rm -rf "$dir.src"
         echo "crun $ver test suite: in $dir"
 }
 
