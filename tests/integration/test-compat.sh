@@ -71,6 +71,8 @@ out=$(run_rt sdrun)
 like "$out" '^rc=1' "... and so does sdrun"
 like "$out" 'linux\.resources\.blockIO\.throttleReadBpsDevice\[0\]: 1:3 is not a block device' \
         "... naming the JSON path and the device"
+# Podman reads "no such file or directory" in a runtime's error as "command not found" (exit 127)
+unlike "$out" '[Nn]o such file or directory' "... without ENOENT's text, which Podman would report as exit 127"
 no_leftovers "$(cat "$TEST_TMPDIR/last-id")"
 
 # 2. Podman: devices[].fileMode with the file-type bits (020666)
