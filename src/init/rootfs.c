@@ -766,12 +766,8 @@ int rootfs_prepare(const RootfsContext *ctx, char **reterr) {
                 r = devices_create_links(root_fd, reterr);
                 if (r < 0)
                         return r;
-                r = mkdir_p_in_root(root_fd, "/dev/shm", 01777, false, NULL);
-                if (r < 0)
-                        return rootfs_error(reterr, r, "create \"/dev/shm\"");
-                r = mkdir_p_in_root(root_fd, "/dev/pts", 0755, false, NULL);
-                if (r < 0)
-                        return rootfs_error(reterr, r, "create \"/dev/pts\"");
+                /* No /dev/shm or /dev/pts unless a mount puts them there (runc and crun make neither):
+                 * Podman's --ipc=none means a container without /dev/shm. */
                 if (config->has_process && config->process.terminal) {
                         r = devices_create_console_placeholder(root_fd, reterr);
                         if (r < 0)

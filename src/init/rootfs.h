@@ -39,7 +39,7 @@ void rootfs_close_bind_sources(int *fds, size_t n);
  * mount tree (rslave, or rprivate for rootfsPropagation "private"), the rootfs bind-mounted onto itself,
  * every mounts[] entry in order (targets created and resolved inside the rootfs only, dangling symlinks
  * included), a missing process.cwd, and, when a mount
- * covers /dev, the default devices, linux.devices, the /dev links, /dev/shm, and /dev/console (empty
+ * covers /dev, the default devices, linux.devices, the /dev links, and /dev/console (empty
  * file) when process.terminal. *reterr like `mounts[2]: mount "proc" on "/proc" (type proc):
  * Permission denied`. */
 int rootfs_prepare(const RootfsContext *ctx, char **reterr);

@@ -280,6 +280,13 @@ like "$(run_rt sdrun "$BU")" $'^rc=1\n.*mounts\\[[0-9]+\\]: mount ".*/priv/missi
         "userns: a missing bind source: clear error"
 no_leftovers "$(cat "$TEST_TMPDIR/last-id")"
 
+# 12. Podman's --ipc=none: no /dev/shm mount, and then no /dev/shm (nor /dev/pts without its mount), as runc
+reset_bundle
+bundle_set "$B" '.mounts |= map(select(.destination != "/dev/shm" and .destination != "/dev/pts" and .destination != "/dev/mqueue"))
+        | .process.args=["ls","-a","/dev"]'
+same "no /dev/shm and /dev/pts mounts: the /dev runc makes"
+like "$(run_rt sdrun)" $'^rc=0\n(.*\n)*null' "... which lists the default devices"
+
 # 11. no mount namespace: runc and crun make the mounts in the runtime's mount namespace and leave them on
 # the host; refused, and nothing is left behind
 reset_bundle
