@@ -508,7 +508,9 @@ static int mount_cgroup(MountCtx *c, char **reterr) {
                 _cleanup_close_ int src_fd = -EBADF;
 
                 if (c->rc->own_cgroupns) {
-                        r = mount_on_fd("cgroup2", target_fd, "cgroup2", c->spec.flags, c->spec.data);
+                        /* the source as config.json names it ("cgroup" from Podman), as runc mounts it */
+                        r = mount_on_fd(isempty(c->m->source) ? "cgroup2" : c->m->source, target_fd,
+                                        "cgroup2", c->spec.flags, c->spec.data);
                         if (r >= 0)
                                 return mount_apply_after(c, reterr);
                         /* In a user namespace (rootless) the host's cgroup2 superblock cannot be mounted
@@ -665,9 +667,15 @@ static int mount_one(const RootfsContext *rc, int root_fd, size_t i, char **rete
         else if (streq(type, "sysfs") || streq(type, "proc")) {
                 r = check_not_symlink(&c, reterr);
                 if (r >= 0) {
-                        if (streq(type, "sysfs") && !rc->new_netns) {
-                                /* sysfs shows the network namespace it was mounted in: without a
-                                 * new one, bind the host's /sys (read-only if asked) as runc does */
+                        _cleanup_free_ char *fresh_err = NULL;
+                        /* A fresh sysfs, as runc and crun mount, even in the host's network namespace
+                         * (it shows that namespace's devices, as the host's /sys would). Where the
+                         * container may not mount one there (a user namespace that does not own the
+                         * network namespace: EPERM), the host's /sys is bound instead. */
+                        r = mount_fs(&c, type, c.m->source, &fresh_err);
+                        if (r < 0 && streq(type, "sysfs") && !rc->new_netns &&
+                            (r == -EPERM || r == -EACCES)) {
+                                /* ...read-only if asked: */
                                 c.spec.flags |= MS_BIND | MS_REC;
                                 /* ...and its submounts too (v1 cgroup hierarchies, debugfs, tracefs,
                                  * securityfs): ro, nosuid, nodev and noexec apply to the whole tree
@@ -681,8 +689,8 @@ static int mount_one(const RootfsContext *rc, int root_fd, size_t i, char **rete
                                 if (c.spec.flags & MS_NOEXEC)
                                         c.spec.rec_attr_set |= MOUNT_ATTR_NOEXEC;
                                 r = mount_bind(&c, "/sys", reterr);
-                        } else
-                                r = mount_fs(&c, type, c.m->source, reterr);
+                        } else if (r < 0 && reterr && !*reterr)
+                                *reterr = TAKE_PTR(fresh_err);
                 }
         } else
                 r = mount_fs(&c, type, c.m->source, reterr);

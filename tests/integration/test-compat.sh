@@ -287,6 +287,15 @@ bundle_set "$B" '.mounts |= map(select(.destination != "/dev/shm" and .destinati
 same "no /dev/shm and /dev/pts mounts: the /dev runc makes"
 like "$(run_rt sdrun)" $'^rc=0\n(.*\n)*null' "... which lists the default devices"
 
+# 13. no network namespace (Podman's --network=host): a fresh sysfs, as runc mounts, not the host's /sys with
+# its submounts (on hybrid the host's cgroup2 at /sys/fs/cgroup/unified; on unified the host's cgroup2 where
+# the container's cgroup is then mounted: EBUSY)
+reset_bundle
+bundle_set "$B" '.linux.namespaces |= map(select(.type != "network"))
+        | .process.args=["sh","-c","awk '"'"'$5 ~ \"^/sys(/fs(/cgroup)?)?$\" || $5 == \"/sys/fs/cgroup/unified\" { print $5, $9 }'"'"' /proc/self/mountinfo"]'
+same "no network namespace: /sys and /sys/fs/cgroup"
+like "$(run_rt sdrun)" $'^rc=0\n/sys sysfs\n' "... /sys is a sysfs of its own"
+
 # 11. no mount namespace: runc and crun make the mounts in the runtime's mount namespace and leave them on
 # the host; refused, and nothing is left behind
 reset_bundle
