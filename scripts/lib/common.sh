@@ -14,6 +14,7 @@ SDRUN_DEBS=(
         docker.io containerd python3-grpcio python3-protobuf protobuf-compiler
         cpio iproute2 procps util-linux time libc6-dev
         criu kmod
+        bats socat docker-registry
 )
 SDRUN_DEBS_NORECOMMENDS=(qemu-system-x86)
 
@@ -119,6 +120,23 @@ fetch_crun_suite() {
                 echo "$ver" >"$dir/.version" || { rm -rf "$dir.src" "$dir"; note "cannot unpack crun $ver's tests"; return 1; }
         rm -rf "$dir.src"
         echo "crun $ver test suite: in $dir"
+}
+
+# fetch_podman_suite DIR: Podman's own system tests (test/system of Debian's source package of the installed
+# podman, libpod) in DIR/test/system, for tests/podman/test-podman-system.sh.
+fetch_podman_suite() {
+        local dir=$1 ver
+        ver=$(dpkg-query -W -f='${source:Version}' podman 2>/dev/null) || { note "podman is not installed"; return 1; }
+        if [ -f "$dir/test/system/helpers.bash" ] && [ "$(cat "$dir/.version" 2>/dev/null)" = "$ver" ]; then
+                echo "podman $ver system tests: already in $dir"
+                return 0
+        fi
+        fetch_deb_source podman "$ver" "$dir.src" || return 1
+        rm -rf "$dir" && mkdir -p "$dir/test" &&
+                cp -a "$dir.src/test/system" "$dir/test/" &&
+                echo "$ver" >"$dir/.version" || { rm -rf "$dir.src" "$dir"; note "cannot unpack podman $ver's tests"; return 1; }
+        rm -rf "$dir.src"
+        echo "podman $ver system tests: in $dir"
 }
 
 # meson_build DIR [MESON OPTIONS...]: set up DIR (--werror, debugoptimized) if needed, enforce the
