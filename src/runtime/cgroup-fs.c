@@ -226,18 +226,19 @@ int cgroup_check_block_devices(const OciResources *r, char **reterr) {
                         snprintf(path, sizeof path, "/sys/dev/block/%" PRIi64 ":%" PRIi64, l->d[i].major,
                                  l->d[i].minor);
                         int k = RET_NERRNO(access(path, F_OK));
+                        if (k >= 0)
+                                continue;
                         /* No strerror(ENOENT) in the message: Podman takes "no such file or directory"
                          * in a runtime's error as a command that was not found (exit 127). */
+                        char detail[160];
                         if (k == -ENOENT)
-                                return errorf(reterr, -ENODEV,
-                                              "linux.resources.blockIO.%s[%zu]: %" PRIi64 ":%" PRIi64
-                                              " is not a block device on this host (no %s)",
-                                              l->field, i, l->d[i].major, l->d[i].minor, path);
-                        if (k < 0)
-                                return errorf(reterr, k,
-                                              "linux.resources.blockIO.%s[%zu]: %" PRIi64 ":%" PRIi64
-                                              " is not a block device on this host (%s: %s)",
-                                              l->field, i, l->d[i].major, l->d[i].minor, path, strerror(-k));
+                                snprintf(detail, sizeof detail, "no %s", path);
+                        else
+                                snprintf(detail, sizeof detail, "%s: %s", path, strerror(-k));
+                        return errorf(reterr, k == -ENOENT ? -ENODEV : k,
+                                      "linux.resources.blockIO.%s[%zu]: %" PRIi64 ":%" PRIi64
+                                      " is not a block device on this host (%s)",
+                                      l->field, i, l->d[i].major, l->d[i].minor, detail);
                 }
         return 0;
 }
