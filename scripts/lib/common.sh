@@ -103,40 +103,38 @@ fetch_deb_source() {
         return $rc
 }
 
+# fetch_suite PKG DIR PART [PREPARE]: PART (a path in the source tree, as "tests" or "test/system") of the
+# source of the installed PKG, at the same place below DIR, then PREPARE DIR if given; DIR/.version names the
+# version, so that a later call with the same version does nothing.
+fetch_suite() {
+        local pkg=$1 dir=$2 part=$3 prepare=${4:-} ver
+        ver=$(dpkg-query -W -f='${source:Version}' "$pkg" 2>/dev/null) || { note "$pkg is not installed"; return 1; }
+        if [ -e "$dir/$part" ] && [ "$(cat "$dir/.version" 2>/dev/null)" = "$ver" ]; then
+                echo "$pkg $ver test suite: already in $dir"
+                return 0
+        fi
+        fetch_deb_source "$pkg" "$ver" "$dir.src" || return 1
+        rm -rf "$dir" && mkdir -p "$dir/$(dirname "$part")" &&
+                cp -a "$dir.src/$part" "$dir/$(dirname "$part")/" &&
+                { [ -z "$prepare" ] || "$prepare" "$dir"; } &&
+                echo "$ver" >"$dir/.version" || { rm -rf "$dir.src" "$dir"; note "cannot unpack $pkg $ver's tests"; return 1; }
+        rm -rf "$dir.src"
+        echo "$pkg $ver test suite: in $dir"
+}
+
 # fetch_crun_suite DIR: crun's own test suite (tests/*.py of Debian's crun source package, the version of the
 # installed crun) in DIR/tests, with its helper tests/init built, for tests/integration/test-crun-suite.sh.
 fetch_crun_suite() {
-        local dir=$1 ver
-        ver=$(dpkg-query -W -f='${source:Version}' crun 2>/dev/null) || { note "crun is not installed"; return 1; }
-        if [ -x "$dir/tests/init" ] && [ "$(cat "$dir/.version" 2>/dev/null)" = "$ver" ]; then
-                echo "crun $ver test suite: already in $dir"
-                return 0
-        fi
-        fetch_deb_source crun "$ver" "$dir.src" || return 1
-        rm -rf "$dir" && mkdir -p "$dir" &&
-                cp -a "$dir.src/tests" "$dir/" &&
-                : >"$dir/tests/config.h" &&
-                gcc -static -O2 -I"$dir/tests" -o "$dir/tests/init" "$dir/tests/init.c" &&
-                echo "$ver" >"$dir/.version" || { rm -rf "$dir.src" "$dir"; note "cannot unpack crun $ver's tests"; return 1; }
-        rm -rf "$dir.src"
-        echo "crun $ver test suite: in $dir"
+        fetch_suite crun "$1" tests _build_crun_test_init
+}
+_build_crun_test_init() {
+        : >"$1/tests/config.h" && gcc -static -O2 -I"$1/tests" -o "$1/tests/init" "$1/tests/init.c"
 }
 
 # fetch_podman_suite DIR: Podman's own system tests (test/system of Debian's source package of the installed
 # podman, libpod) in DIR/test/system, for tests/podman/test-podman-system.sh.
 fetch_podman_suite() {
-        local dir=$1 ver
-        ver=$(dpkg-query -W -f='${source:Version}' podman 2>/dev/null) || { note "podman is not installed"; return 1; }
-        if [ -f "$dir/test/system/helpers.bash" ] && [ "$(cat "$dir/.version" 2>/dev/null)" = "$ver" ]; then
-                echo "podman $ver system tests: already in $dir"
-                return 0
-        fi
-        fetch_deb_source podman "$ver" "$dir.src" || return 1
-        rm -rf "$dir" && mkdir -p "$dir/test" &&
-                cp -a "$dir.src/test/system" "$dir/test/" &&
-                echo "$ver" >"$dir/.version" || { rm -rf "$dir.src" "$dir"; note "cannot unpack podman $ver's tests"; return 1; }
-        rm -rf "$dir.src"
-        echo "podman $ver system tests: in $dir"
+        fetch_suite podman "$1" test/system
 }
 
 # meson_build DIR [MESON OPTIONS...]: set up DIR (--werror, debugoptimized) if needed, enforce the

@@ -62,6 +62,23 @@ _podman_storage_base() {
 PODMAN_DROPIN_DIR=/etc/containers/containers.conf.d
 PODMAN_DROPIN=$PODMAN_DROPIN_DIR/zz-sdrun-test.conf
 
+# podman_write_dropin [TOML]: the drop-in (see above), TOML (other sections) first; removed on exit. (The
+# suite's scripts run one at a time; a drop-in left by a killed run is overwritten.)
+podman_write_dropin() {
+        mkdir -p "$PODMAN_DROPIN_DIR" || return 1
+        cleanup_add rm -f "$PODMAN_DROPIN"
+        cat >"$PODMAN_DROPIN" <<EOF
+# Written by tests/podman for one test run (removed afterwards).
+${1:-}
+[engine]
+runtime = "$PODMAN_TEST_RUNTIME"
+runtime_supports_json = ["crun", "runc", "kata", "runsc", "youki", "krun", "sdrun"]
+
+[engine.runtimes]
+sdrun = ["$SDRUN"]
+EOF
+}
+
 # podman_write_conf DIR: the containers.conf drop-in (see above) and a storage.conf for this test in DIR (the
 # storage stays private to the test: it lives on a tmpfs or a disk and is removed afterwards).
 podman_write_conf() {
@@ -74,19 +91,8 @@ podman_write_conf() {
         if [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ] && ! grep -qw pids /sys/fs/cgroup/cgroup.controllers; then
                 pids_section=$'[containers]\n# no pids controller in this cgroup v2 hierarchy: no default pids limit\npids_limit = 0\n'
         fi
-        mkdir -p "$dir" "$base/storage" "$base/run" "$PODMAN_DROPIN_DIR" || return 1
-        # (the suite's scripts run one at a time; a drop-in left by a killed run is overwritten)
-        cleanup_add rm -f "$PODMAN_DROPIN"
-        cat >"$PODMAN_DROPIN" <<EOF
-# Written by tests/podman/lib-podman.sh for one test run (removed afterwards).
-${pids_section}
-[engine]
-runtime = "$PODMAN_TEST_RUNTIME"
-runtime_supports_json = ["crun", "runc", "kata", "runsc", "youki", "krun", "sdrun"]
-
-[engine.runtimes]
-sdrun = ["$SDRUN"]
-EOF
+        mkdir -p "$dir" "$base/storage" "$base/run" || return 1
+        podman_write_dropin "$pids_section" || return 1
         cat >"$dir/storage.conf" <<EOF
 [storage]
 driver = "overlay"

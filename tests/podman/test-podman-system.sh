@@ -99,18 +99,8 @@ import_rootfs() {
 }
 
 # --- the configuration: the runtime's drop-in, and the registry mirror's -----------------------------------
-mkdir -p "$PODMAN_DROPIN_DIR" || bail "cannot create $PODMAN_DROPIN_DIR"
 PODMAN_RUNTIME_PATH=$(podman_runtime_path) || bail "PODMAN_TEST_RUNTIME=$PODMAN_TEST_RUNTIME: not sdrun, crun or runc"
-cleanup_add rm -f "$PODMAN_DROPIN"
-cat >"$PODMAN_DROPIN" <<EOF || bail "cannot write $PODMAN_DROPIN"
-# Written by tests/podman/test-podman-system.sh for one test run (removed afterwards).
-[engine]
-runtime = "$PODMAN_TEST_RUNTIME"
-runtime_supports_json = ["crun", "runc", "kata", "runsc", "youki", "krun", "sdrun"]
-
-[engine.runtimes]
-sdrun = ["$SDRUN"]
-EOF
+podman_write_dropin || bail "cannot write $PODMAN_DROPIN"
 unset CONTAINERS_CONF CONTAINERS_STORAGE_CONF CONTAINERS_REGISTRIES_CONF
 cleanup_add podman system reset -f
 
@@ -138,7 +128,11 @@ wait_for reg_up || bail "the registry does not listen on 127.0.0.1:$port"
 REG_DROPIN=/etc/containers/registries.conf.d/zz-sdrun-test-mirror.conf
 mkdir -p "$(dirname "$REG_DROPIN")"
 cleanup_add rm -f "$REG_DROPIN"
-cat >"$REG_DROPIN" <<EOF
+echo "# Written by tests/podman/test-podman-system.sh for one test run (removed afterwards)." >"$REG_DROPIN"
+for prefix in quay.io k8s.gcr.io; do
+        printf '\n[[registry]]\nprefix = "%s"\nlocation = "%s"\n[[registry.mirror]]\nlocation = "127.0.0.1:%s"\ninsecure = true\n' \
+                "$prefix" "$prefix" "$port" >>"$REG_DROPIN"
+done
 # Written by tests/podman/test-podman-system.sh for one test run (removed afterwards).
 [[registry]]
 prefix = "quay.io"
