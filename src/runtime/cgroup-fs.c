@@ -156,6 +156,8 @@ int cgroup_apply_file_writes_at(const char *root, const CgroupFileWrites *w, con
         for (size_t i = 0; i < w->n_items; i++) {
                 const CgroupFileWrite *e = &w->items[i];
                 _cleanup_free_ char *dir = NULL, *path = NULL;
+                /* "?file": a step of an ordered sequence whose failure the next steps make good. */
+                bool best_effort = e->file[0] == '?';
 
                 if (isempty(e->controller)) {
                         _cleanup_free_ char *base = NULL;
@@ -181,7 +183,7 @@ int cgroup_apply_file_writes_at(const char *root, const CgroupFileWrites *w, con
                 }
                 /* "a|b": the first of the files that exists (blkio.bfq.weight_device where the kernel has BFQ,
                  * blkio.weight_device where it has CFQ); the last one is named when none does. */
-                for (const char *f = e->file;;) {
+                for (const char *f = e->file + best_effort;;) {
                         size_t n = strcspn(f, "|");
                         free(path);
                         if (asprintf(&path, "%s/%.*s", dir, (int) n, f) < 0)
@@ -191,6 +193,11 @@ int cgroup_apply_file_writes_at(const char *root, const CgroupFileWrites *w, con
                         f += n + 1;
                 }
                 r = write_string_file(path, e->value);
+                if (r < 0 && best_effort) {
+                        log_debug("write \"%s\" to %s: %s (a later step follows)", e->value, path,
+                                  strerror(-r));
+                        continue;
+                }
                 if (r < 0)
                         return errorf(reterr, r, "write \"%s\" to %s: %s", e->value, path,
                                       r == -ENOENT ? "no such file (controller not enabled for this cgroup?)"

@@ -204,6 +204,23 @@ static int map_memory(const OciResources *r, bool v2, UnitPropertyList *props, C
                         return k;
         }
 
+        /* An unlimited memory limit with no swap limit given lifts the swap limit too, as runc does
+         * (`runc update --memory -1`): on v1 a memory+swap limit below it would keep the memory limit. */
+        bool implied_swap =
+                r->memory.has_limit && r->memory.limit == -1 && (!r->memory.has_swap || r->memory.swap == 0);
+        if (implied_swap && v2) {
+                k = unit_property_add_u64(props, "MemorySwapMax", UINT64_MAX);
+                if (k < 0)
+                        return k;
+        } else if (implied_swap) {
+                /* Where swap is not accounted there is no memsw file: best effort ("?"). */
+                k = add_writef(w, "memory", "?memory.memsw.limit_in_bytes", "-1");
+                if (k >= 0)
+                        k = add_writef(w, "memory", "memory.limit_in_bytes", "-1");
+                if (k < 0)
+                        return k;
+        }
+
         if (r->memory.has_swap && r->memory.swap != 0) {
                 int64_t swap = r->memory.swap, limit = r->memory.has_limit ? r->memory.limit : 0;
 
@@ -235,7 +252,15 @@ static int map_memory(const OciResources *r, bool v2, UnitPropertyList *props, C
                                               "linux.resources.memory.swap: memory+swap limit %" PRIi64
                                               " is lower than linux.resources.memory.limit %" PRIi64,
                                               swap, limit);
-                        k = add_writef(w, "memory", "memory.memsw.limit_in_bytes", "%" PRIi64, swap);
+                        /* The kernel keeps memory <= memory+swap at every step, and systemd applies
+                         * MemoryLimit= on its own schedule: the limit first where it fits (lowering), then
+                         * memory+swap, then the limit where it did not fit before (raising). */
+                        if (limit != 0)
+                                k = add_writef(w, "memory", "?memory.limit_in_bytes", "%" PRIi64, limit);
+                        if (k >= 0)
+                                k = add_writef(w, "memory", "memory.memsw.limit_in_bytes", "%" PRIi64, swap);
+                        if (k >= 0 && limit != 0)
+                                k = add_writef(w, "memory", "memory.limit_in_bytes", "%" PRIi64, limit);
                 }
                 if (k < 0)
                         return k;

@@ -179,6 +179,51 @@ hybrid)
         no_leftovers "$id"
         bundle_set "$B" 'del(.linux.resources)'
 
+        # Memory and swap on v1 (runc's update.bats "update cgroup v1/v2 common limits"): the kernel wants
+        # memory.limit <= memory.memsw.limit at every step, so raising and lowering both need the right
+        # order of the two files; --memory -1 lifts the swap limit with it. runc is the control: the same
+        # steps on the same bundle give the same files.
+        if [ -e /sys/fs/cgroup/memory/memory.memsw.limit_in_bytes ]; then
+                unl=$(cat /sys/fs/cgroup/memory/memory.limit_in_bytes)
+                # swap_steps RUNTIME...: run -d, the updates, the two files after each, delete
+                swap_steps() {
+                        local rid=$1; shift
+                        "$@" run -d --bundle "$B" "$rid" >/dev/null 2>&1 </dev/null || { echo "run failed"; return; }
+                        local u
+                        u=$(systemctl list-units --plain --no-legend --type=scope -- "*$rid*" | awk '{print $1; exit}')
+                        files() { echo "$(cat "$(cgroup_v1_dir "$u" memory)"/memory.{limit,memsw.limit}_in_bytes | paste -sd:)"; }
+                        files
+                        "$@" update --memory 67108864 --memory-swap 134217728 "$rid" && files
+                        "$@" update --memory 16777216 --memory-swap 33554432 "$rid" && files
+                        "$@" update --memory -1 "$rid" && files
+                        unit=$u
+                        [ "$(unit_prop "$u" MemoryLimit)" = infinity ] && echo "MemoryLimit=infinity"
+                        "$@" delete --force "$rid" >/dev/null 2>&1
+                }
+                want="33554432:33554432
+67108864:134217728
+16777216:33554432
+$unl:$unl
+MemoryLimit=infinity"
+                bundle_set "$B" '.linux.resources={memory: {limit: 33554432, swap: 33554432}} | .process.args=["sleep","1000"]'
+                if RUNC=$(command -v runc); then
+                        rid=$(new_id rcm)
+                        cp "$B/config.json" "$TEST_TMPDIR/config.sdrun"
+                        bundle_set "$B" '.linux.cgroupsPath=$p' --arg p "system.slice:runc:$rid"
+                        is "$(swap_steps "$rid" runc --root "$TEST_TMPDIR/runc" --systemd-cgroup)" "$want" \
+                                "runc (control): raise memory+swap, lower them, --memory -1 lifts both"
+                        cp "$TEST_TMPDIR/config.sdrun" "$B/config.json"
+                else
+                        fail "runc is not installed (Debian package runc): it is the control here"
+                fi
+                id=$(new_id resm); track_container "$id"
+                is "$(swap_steps "$id" sd)" "$want" "sdrun: raise memory+swap (memsw first), lower them (limit first), --memory -1 lifts both, MemoryLimit=infinity"
+                no_leftovers "$id"
+                bundle_set "$B" 'del(.linux.resources)'
+        else
+                skip "the kernel has no swap accounting (memory.memsw.limit_in_bytes missing)"
+        fi
+
         ;;
 unified)
         # ------------------------------------------------------------------------------------------------

@@ -88,14 +88,23 @@ static void test_memory(void) {
         check("memory limit/reservation/swap", &r, U, 0,
               "MemoryMax=1073741824; MemoryLow=536870912; MemorySwapMax=1073741824", NULL);
         check("memory limit/reservation/swap", &r, H, 0, "MemoryLimit=1073741824; MemoryMax=1073741824",
-              "memory:memory.soft_limit_in_bytes=536870912; memory:memory.memsw.limit_in_bytes=2147483648");
+              "memory:memory.soft_limit_in_bytes=536870912; memory:?memory.limit_in_bytes=1073741824; "
+              "memory:memory.memsw.limit_in_bytes=2147483648; memory:memory.limit_in_bytes=1073741824");
 
         r = res();
         r.memory.present = r.memory.has_limit = r.memory.has_swap = true;
         r.memory.limit = -1;
         r.memory.swap = -1;
         check("memory -1 is unlimited", &r, U, 0, "MemoryMax=infinity; MemorySwapMax=infinity", NULL);
-        check("memory -1 is unlimited", &r, H, 0, "MemoryLimit=infinity; MemoryMax=infinity", "memory:memory.memsw.limit_in_bytes=-1");
+        check("memory -1 is unlimited", &r, H, 0, "MemoryLimit=infinity; MemoryMax=infinity",
+              "memory:?memory.limit_in_bytes=-1; memory:memory.memsw.limit_in_bytes=-1; memory:memory.limit_in_bytes=-1");
+
+        /* runc's update.bats: `update --memory -1` lifts a memory+swap limit too. */
+        r.memory.has_swap = false;
+        check("memory -1 alone lifts swap", &r, U, 0, "MemoryMax=infinity; MemorySwapMax=infinity", NULL);
+        check("memory -1 alone lifts swap", &r, H, 0, "MemoryLimit=infinity; MemoryMax=infinity",
+              "memory:?memory.memsw.limit_in_bytes=-1; memory:memory.limit_in_bytes=-1");
+        r.memory.has_swap = true;
 
         r.memory.limit = 0;
         r.memory.swap = 0;
