@@ -637,6 +637,10 @@ static int mount_one(const RootfsContext *rc, int root_fd, size_t i, char **rete
         r = mount_spec_parse(c.m->options, &c.spec);
         if (r < 0)
                 return mount_fail(&c, reterr, r, NULL);
+        /* A read-only /dev is mounted writable: the devices, the links, /dev/pts and the console go in
+         * first, and rootfs_finish() makes it read-only (runc's issue 3248). */
+        if (path_is_dev(c.m->destination) && !oci_mount_is_bind(c.m))
+                c.spec.flags &= ~(unsigned long) MS_RDONLY;
 
         if ((c.spec.idmap || c.m->n_uid_mappings > 0 || c.m->n_gid_mappings > 0) &&
             !(streq_ptr(type, "bind") || (c.spec.flags & MS_BIND))) {
@@ -877,6 +881,31 @@ static int enter_root(const RootfsContext *ctx, char **reterr) {
         return 0;
 }
 
+/* The last /dev mount that is not a bind, if its options say "ro" (mount_one() mounted it writable). */
+static int finish_readonly_dev(const RootfsContext *ctx, int root_fd, char **reterr) {
+        const OciConfig *config = ctx->config;
+        _cleanup_close_ int fd = -EBADF;
+        size_t i = config->n_mounts;
+        MountSpec spec = {};
+        bool ro;
+        int r;
+
+        while (i > 0 && !path_is_dev(config->mounts[i - 1].destination))
+                i--;
+        if (i == 0 || oci_mount_is_bind(&config->mounts[i - 1]))
+                return 0;
+        r = mount_spec_parse(config->mounts[i - 1].options, &spec);
+        ro = r >= 0 && (spec.flags & MS_RDONLY);
+        mount_spec_done(&spec);
+        if (r < 0 || !ro)
+                return 0;
+        fd = open_in_root(root_fd, "/dev", O_PATH | O_DIRECTORY);
+        r = fd < 0 ? fd : mount_setattr_fd(fd, false, MOUNT_ATTR_RDONLY, 0, 0);
+        if (r < 0)
+                return rootfs_error(reterr, r, "mounts[%zu]: remount \"/dev\" read-only", i - 1);
+        return 0;
+}
+
 int rootfs_finish(const RootfsContext *ctx, char **reterr) {
         /* Privileged, runs in the container's namespaces: the init, after the createContainer hooks. */
         _cleanup_close_ int devnull_tree = -EBADF, last_devnull = -EBADF, last_dirmask = -EBADF,
@@ -970,6 +999,10 @@ int rootfs_finish(const RootfsContext *ctx, char **reterr) {
                         return rootfs_error(reterr, r, "linux.rootfsPropagation: make \"/\" %s",
                                             l->rootfs_propagation);
         }
+
+        r = finish_readonly_dev(ctx, root_fd, reterr);
+        if (r < 0)
+                return r;
 
         if (ctx->config->root_readonly) {
                 r = mount_setattr_fd(root_fd, false, MOUNT_ATTR_RDONLY, 0, 0);
