@@ -9,8 +9,10 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
+#include <linux/magic.h>
 #include <sys/capability.h>
 
 #include "capabilities.h"
@@ -207,6 +209,32 @@ static bool setgroups_denied(void) {
         return strneq(s, "deny", 4);
 }
 
+/* The uid owner only, as runc does: the group of a tty is the one devpts gave it (tty). Only what was made
+ * for the container: its own pty (process.terminal), anonymous pipes and sockets (conmon's, the shim's). Not a
+ * terminal, a named FIFO or a file of the host's that the caller's stdio happens to be: runc chowns those
+ * too, which hands the host's tty to the container's uid. An fd whose owner the namespace cannot map
+ * (overflowuid) or that is already the user's is left; so is a failure (a rootless runtime may not own it). */
+static void chown_stdio(uid_t uid, bool own_terminal) {
+        for (int fd = 0; fd <= 2; fd++) {
+                struct statfs sfs;
+                struct stat st;
+
+                if (fstat(fd, &st) < 0 || st.st_uid == uid || st.st_uid == 65534)
+                        continue;
+                if (S_ISCHR(st.st_mode)) {
+                        if (!own_terminal || !isatty(fd))
+                                continue;
+                } else if (!S_ISFIFO(st.st_mode) && !S_ISSOCK(st.st_mode))
+                        continue;
+                else if (fstatfs(fd, &sfs) < 0 ||
+                         (sfs.f_type != PIPEFS_MAGIC && sfs.f_type != SOCKFS_MAGIC))
+                        continue;
+                if (fchown(fd, uid, (gid_t) -1) < 0)
+                        log_debug("process.user.uid: chown stdio fd %d to %" PRIu32 ": %m", fd,
+                                  (uint32_t) uid);
+        }
+}
+
 static int apply_user(const OciProcess *p, bool in_user_namespace, bool keep_groups, bool seccomp_loaded,
                       char **reterr) {
         /* Privileged region: runs in the container's init (or exec'd process), in all of its namespaces,
@@ -249,6 +277,10 @@ static int apply_user(const OciProcess *p, bool in_user_namespace, bool keep_gro
         /* 2. Keep the permitted set across the switch to a non-zero uid. */
         if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
                 return errorf(reterr, -errno, "process.user: PR_SET_KEEPCAPS: %m%s", hint);
+
+        /* The stdio made for the process becomes its user's, so that a process that is not root can reopen
+         * /dev/stdout (nginx's access log) and own its terminal. */
+        chown_stdio(p->user.uid, p->terminal);
 
         /* 3. Groups, gid, uid. run.oci.keep_original_groups (crun's; Podman's --group-add keep-groups): no
          * setgroups(2) at all, the process keeps the groups of whoever ran the runtime. */

@@ -46,4 +46,54 @@ like "$a" $'^rc=0\n/dev ro\n/dev/pts rw\n/dev/shm rw\n/dev/mqueue rw\nbelow-ok\n
 is "$b" "$a" "read-only /dev: runc and sdrun agree"
 no_leftovers "$(cat "$TEST_TMPDIR/last-id")"
 
+# ---------------------------------------------------------------------------------------------------------
+# 2. A terminal for a process that is not root is that user's (runc: run and exec), so that it can own its
+#    terminal; the pipes made for its stdio are its user's too. The group stays devpts's (tty).
+# tty_owner RUNTIME VERB...: the owner of the terminal a shell of uid/gid 1000 gets, "uid:gid"; the
+# argument SOCK becomes "--console-socket PATH"
+tty_owner() {
+        local rt=$1 sock rpid out a args=()
+        shift
+        for a in "$@"; do
+                if [ "$a" = SOCK ]; then args+=(--console-socket "$TEST_TMPDIR/console-$rt.sock"); else args+=("$a"); fi
+        done
+        sock=$TEST_TMPDIR/console-$rt.sock
+        rm -f "$sock" "$sock.ready"
+        python3 "$HELPERS/console-recv.py" "$sock" 'stat -c "owner=%u:%g" $(tty); exit' >"$TEST_TMPDIR/tty.out" 2>&1 &
+        rpid=$!
+        wait_for test -e "$sock.ready"
+        if [ "$rt" = runc ]; then rc_ "${args[@]}" >"$TEST_TMPDIR/tty.err" 2>&1
+        else sd "${args[@]}" >"$TEST_TMPDIR/tty.err" 2>&1; fi
+        wait "$rpid"
+        out=$(tr -d '\r' <"$TEST_TMPDIR/tty.out" | grep -o 'owner=[0-9:]*' | tail -1)
+        echo "${out:-none: $(cat "$TEST_TMPDIR/tty.err" "$TEST_TMPDIR/tty.out")}"
+}
+reset_bundle
+bundle_set "$B" '.process.terminal=true | .process.user={uid: 1000, gid: 1000} | .process.args=["sh"]'
+rid=$(new_id partty); sid=$(new_id partty); track_container "$sid"
+is "$(tty_owner runc run -d SOCK --bundle "$B" "$rid")" owner=1000:5 "run: runc gives the terminal to the process's uid (group tty)"
+is "$(tty_owner sdrun run -d SOCK --bundle "$B" "$sid")" owner=1000:5 "run: so does sdrun"
+wait_for sh -c "! $SDRUN --root $SDRUN_ROOT state $sid | grep -q '\"running\"'"
+rc_ delete --force "$rid" >/dev/null 2>&1
+sd delete --force "$sid" >/dev/null 2>&1
+no_leftovers "$sid"
+
+bundle_set "$B" '.process.terminal=false | .process.args=["sleep","1000"]'
+rid=$(new_id partty); sid=$(new_id partty); track_container "$sid"
+rc_ run -d --bundle "$B" "$rid" >/dev/null 2>&1 </dev/null
+ok_desc "exec: a container of uid 1000" sd run -d --bundle "$B" "$sid"
+is "$(tty_owner runc exec -d -t SOCK "$rid" sh)" owner=1000:5 "exec -t: runc gives the terminal to the process's uid"
+is "$(tty_owner sdrun exec -d -t SOCK "$sid" sh)" owner=1000:5 "exec -t: so does sdrun"
+# the pipes of a non-terminal process: runc makes them the user's (fd 1 here is the pipe of $(...)). runc
+# turns a foreground exec's stdin into a pipe of its own; sdrun passes it as it is, and /dev/null (a host
+# device) stays root's.
+a=$(rc_ exec "$rid" sh -c 'stat -L -c %u /proc/self/fd/1' </dev/null 2>&1)
+b=$(sd exec "$sid" sh -c 'stat -L -c %u /proc/self/fd/1' </dev/null 2>&1)
+is "$a" 1000 "exec: runc makes the stdout pipe the user's"
+is "$b" "$a" "exec: runc and sdrun agree on the stdout pipe's owner"
+is "$(sd exec "$sid" stat -L -c %u /proc/self/fd/0 </dev/null 2>&1)" 0 "exec: a /dev/null stdin stays root's"
+rc_ delete --force "$rid" >/dev/null 2>&1
+sd delete --force "$sid" >/dev/null 2>&1
+no_leftovers "$sid"
+
 done_testing
