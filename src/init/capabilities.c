@@ -226,8 +226,7 @@ static void chown_stdio(uid_t uid, bool own_terminal) {
                                 continue;
                 } else if (!S_ISFIFO(st.st_mode) && !S_ISSOCK(st.st_mode))
                         continue;
-                else if (fstatfs(fd, &sfs) < 0 ||
-                         (sfs.f_type != PIPEFS_MAGIC && sfs.f_type != SOCKFS_MAGIC))
+                else if (fstatfs(fd, &sfs) < 0 || (sfs.f_type != PIPEFS_MAGIC && sfs.f_type != SOCKFS_MAGIC))
                         continue;
                 if (fchown(fd, uid, (gid_t) -1) < 0)
                         log_debug("process.user.uid: chown stdio fd %d to %" PRIu32 ": %m", fd,
