@@ -397,6 +397,11 @@ _noreturn_ void become_exec(Become *b) {
                                            send_notify_fd, b, &notify_fd, &b->err);
         if (r < 0)
                 become_fail(b, r, "security");
+        if (b->before_exec) {
+                r = b->before_exec(b, b->before_exec_userdata);
+                if (r < 0)
+                        become_fail(b, r, "startContainer hooks");
+        }
 
         r = trampoline_execve(tramp, trampoline_seccomp_blocks_execveat(s), b->exe, p->args, env,
                               b->sync_fd);

@@ -25,6 +25,10 @@ typedef struct Become {
         uint64_t step_timeout_usec;
         char *exe; /* process.args[0] resolved by become_prepare() */
         char *err; /* the failure, filled by errorf(&b->err, ...) */
+        /* The last step before the execve, with the process's credentials, capabilities and seccomp
+         * filter in force (the init's startContainer hooks, as runc and crun run them); fills b->err. */
+        int (*before_exec)(struct Become *b, void *userdata);
+        void *before_exec_userdata;
 } Become;
 
 /* Report (*b->err, or "step: strerror") on the sync socket and _exit(1). */

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -29,9 +30,12 @@ static char *const empty_env[] = { NULL };
 
 /* >= 0 in the container's init: hooks run in the container execute through this sealed trampoline. */
 static int hook_trampoline_fd = -EBADF;
+/* A seccomp filter in force refuses execveat: the trampoline is run as /proc/self/fd/N (trampoline.h). */
+static bool hook_avoid_execveat = false;
 
-void hooks_exec_through(int trampoline_fd) {
+void hooks_exec_through(int trampoline_fd, bool avoid_execveat) {
         hook_trampoline_fd = trampoline_fd;
+        hook_avoid_execveat = avoid_execveat;
 }
 
 _noreturn_ static void hook_child(const OciHook *h, int in_fd, int out_fd, const char *cwd, pid_t parent) {
@@ -56,7 +60,7 @@ _noreturn_ static void hook_child(const OciHook *h, int in_fd, int out_fd, const
         if (cwd && chdir(cwd) < 0 && chdir("/") < 0)
                 _exit(126);
         if (hook_trampoline_fd >= 0)
-                errno = -trampoline_execve(hook_trampoline_fd, false, h->path,
+                errno = -trampoline_execve(hook_trampoline_fd, hook_avoid_execveat, h->path,
                                            h->args && h->args[0] ? h->args : default_argv,
                                            h->env ?: empty_env, -1);
         else
@@ -197,8 +201,15 @@ static int hook_run_one(const OciHook *h, OciHookKind kind, size_t idx, const ch
                 return errorf(
                         reterr, EIO, "error running %s hook #%zu: \"%s\" failed with exit status %d%s%s",
                         oci_hook_kind_to_string(kind), idx, h->path, si.si_status, *msg ? ": " : "", msg);
-        return errorf(reterr, EIO, "error running %s hook #%zu: \"%s\" was killed by signal %s",
-                      oci_hook_kind_to_string(kind), idx, h->path, strsignal(si.si_status));
+        /* runc's words after the path ("error running hook: signal: bad system call"): its seccomp.bats
+         * looks for them. */
+        char sig[64];
+        snprintf(sig, sizeof sig, "%s", strsignal(si.si_status));
+        for (char *q = sig; *q; q++)
+                *q = (char) tolower((unsigned char) *q);
+        return errorf(reterr, EIO,
+                      "error running %s hook #%zu: \"%s\" was killed: error running hook: signal: %s",
+                      oci_hook_kind_to_string(kind), idx, h->path, sig);
 }
 
 int hooks_run(const OciConfig *c, OciHookKind kind, const char *state_json, const char *cwd, char **reterr) {

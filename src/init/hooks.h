@@ -12,4 +12,4 @@ int hooks_run(const OciConfig *c, OciHookKind kind, const char *state_json, cons
 int hooks_run_all_warn(const OciConfig *c, OciHookKind kind, const char *state_json, const char *cwd);
 /* In the container's init: hooks from now on execute through the sealed trampoline in fd (trampoline.h);
  * -EBADF: directly again. */
-void hooks_exec_through(int trampoline_fd);
+void hooks_exec_through(int trampoline_fd, bool avoid_execveat);

@@ -226,7 +226,7 @@ static int init_create_container_hooks(InitContext *ic) {
                         return errorf(&ic->err, r, "prepare the exec trampoline for hooks (memfd): %s",
                                       strerror(-r));
                 }
-                hooks_exec_through(ic->hook_tramp);
+                hooks_exec_through(ic->hook_tramp, false);
         }
         r = hooks_run(c, OCI_HOOK_CREATE_CONTAINER, cont.payload ?: "{}", ic->p->bundle, &ic->err);
         sync_msg_done(&cont);
@@ -331,20 +331,35 @@ static int init_wait_start(InitContext *ic) {
         }
 }
 
-static int init_start_container_hooks(InitContext *ic) {
+/* The startContainer hooks run last, from become_exec(): as the process's user, with its capabilities and
+ * its seccomp filter (a hook that runs in the container is as confined as the container; runc's and crun's
+ * order), through the sealed trampoline. */
+static int init_run_start_container_hooks(Become *b, void *userdata) {
+        InitContext *ic = userdata;
+        const OciSeccomp *s = b->filter ? &b->c->linux_.seccomp : NULL;
         int r;
 
+        hooks_exec_through(ic->hook_tramp, trampoline_seccomp_blocks_execveat(s));
+        r = hooks_run(ic->c, OCI_HOOK_START_CONTAINER, ic->start.payload ?: "{}", "/", &b->err);
+        sync_msg_done(&ic->start);
+        hooks_exec_through(-EBADF, false);
+        ic->hook_tramp = safe_close(ic->hook_tramp);
+        return r;
+}
+
+static int init_start_container_hooks(InitContext *ic) {
         if (!ic->b.p) {
                 sync_msg_done(&ic->start);
                 return errorf(&ic->err, EINVAL,
                               "cannot start a container without a process in its config.json");
         }
-        r = hooks_run(ic->c, OCI_HOOK_START_CONTAINER, ic->start.payload ?: "{}", "/", &ic->err);
-        sync_msg_done(&ic->start);
-        if (r < 0)
-                return r;
-        hooks_exec_through(-EBADF);
-        ic->hook_tramp = safe_close(ic->hook_tramp);
+        if (ic->c->hooks.n_hooks[OCI_HOOK_START_CONTAINER] == 0) {
+                sync_msg_done(&ic->start);
+                ic->hook_tramp = safe_close(ic->hook_tramp);
+                return 0;
+        }
+        ic->b.before_exec = init_run_start_container_hooks;
+        ic->b.before_exec_userdata = ic;
         return 0;
 }
 

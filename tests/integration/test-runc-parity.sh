@@ -96,4 +96,50 @@ rc_ delete --force "$rid" >/dev/null 2>&1
 sd delete --force "$sid" >/dev/null 2>&1
 no_leftovers "$sid"
 
+# ---------------------------------------------------------------------------------------------------------
+# 3. startContainer hooks run as runc runs them: last before the exec, under the container's seccomp filter,
+#    with the process's user and capabilities. A hook's mkdir under a profile that kills mkdir is "bad system
+#    call"; a hook of a uid-1000 process runs as uid 1000.
+# start_rt RUNTIME: create + start the bundle; prints whether /tmp/hookdir was made, then the rootfs's /hook-out
+start_rt() {
+        local id rc=0 err
+        id=$(new_id parhook)
+        rm -rf "$B/rootfs/hook-out" "$B/rootfs/tmp/hookdir"
+        if [ "$1" = runc ]; then
+                rc_ create --bundle "$B" "$id" >/dev/null 2>&1 </dev/null
+                err=$(rc_ start "$id" 2>&1) || rc=$?
+                sleep 0.5
+                rc_ delete --force "$id" >/dev/null 2>&1
+        else
+                track_container "$id"
+                sd create --bundle "$B" "$id" >/dev/null 2>&1 </dev/null
+                err=$(sd start "$id" 2>&1) || rc=$?
+                sleep 0.5
+                sd delete --force "$id" >/dev/null 2>&1
+                no_leftovers "$id" >/dev/null
+        fi
+        printf 'hookdir=%s\n%s\n' "$([ -d "$B/rootfs/tmp/hookdir" ] && echo made || echo none)" "$(cat "$B/rootfs/hook-out" 2>/dev/null)"
+}
+reset_bundle
+bundle_set "$B" '.root.readonly=false | .process.args=["true"]
+        | .hooks.startContainer=[{path: "/bin/mkdir", args: ["mkdir", "/tmp/hookdir"]}]
+        | .linux.seccomp={defaultAction: "SCMP_ACT_ALLOW", architectures: ["SCMP_ARCH_X86_64"],
+                          syscalls: [{names: ["mkdir", "mkdirat"], action: "SCMP_ACT_KILL"}]}'
+for nnp in false true; do
+        bundle_set "$B" '.process.noNewPrivileges=$n' --argjson n $nnp
+        a=$(start_rt runc)
+        b=$(start_rt sdrun)
+        is "$a" hookdir=none "noNewPrivileges $nnp: a startContainer hook's mkdir under a profile that kills mkdir: runc's hook is killed"
+        is "$b" "$a" "... and sdrun's: the hook runs under the container's seccomp filter"
+done
+bundle_set "$B" 'del(.linux.seccomp) | .process.user={uid: 1000, gid: 1000}
+        | .hooks.startContainer=[{path: "/bin/sh", args: ["sh", "-c", "id -u >/hook-out; grep -E \"^CapEff\" /proc/self/status >>/hook-out"]}]
+        | .root.readonly=false'
+chmod 1777 "$B/rootfs"
+a=$(start_rt runc)
+b=$(start_rt sdrun)
+like "$a" $'^hookdir=none\n1000\nCapEff:\t0+$' "a startContainer hook of a uid-1000 process: runc runs it as uid 1000 without capabilities"
+is "$b" "$a" "... and sdrun runs the hook as runc does (its user and capabilities)"
+chmod 755 "$B/rootfs"
+
 done_testing
