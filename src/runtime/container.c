@@ -39,6 +39,7 @@
 #include "seccomp-cache.h"
 #include "seccomp-filter.h"
 #include "state.h"
+#include "string-util.h"
 #include "sync.h"
 
 #define START_SOCKET START_SOCKET_NAME
@@ -392,6 +393,7 @@ static bool register_machine_end(SdUnitMachineCall *call) {
 typedef struct ScopeEntry {
         SdUnitBus *bus;
         const char *unit, *slice, *description, *subgroup;
+        const char *cgroups_path; /* linux.cgroupsPath, for the message when the unit exists already */
         const UnitPropertyList *props;
         const CgroupFileWrites *writes;
         CgroupLayout layout;
@@ -400,11 +402,43 @@ typedef struct ScopeEntry {
         char *scope_dir; /* its cgroupfs directory, when there is a sub-cgroup */
 } ScopeEntry;
 
+/* One systemd scope is one container: a unit that exists already (a second container given the first one's
+ * cgroupsPath) is not shared, where runc warns and runs the second in the first one's non-empty cgroup. The
+ * message says whose the unit is and what to do instead. */
+static int scope_exists_error(const ScopeEntry *s, char **reterr) {
+        static const char prefix[] = "sdrun container ";
+        _cleanup_free_ char *desc = NULL, *state = NULL, *path = NULL, *owner = NULL, *e1 = NULL, *e2 = NULL;
+
+        (void) sdunit_get_property_string(s->bus, s->unit, "org.freedesktop.systemd1.Unit", "Description",
+                                          &desc, &e1);
+        (void) sdunit_get_active_state(s->bus, s->unit, &state, &e2);
+        if (desc && strneq(desc, prefix, strlen(prefix))) {
+                const char *id = desc + strlen(prefix);
+                owner = strdup_printf(": the scope of container \"%.*s\"", (int) strcspn(id, " "), id);
+        } else
+                owner = strdup_printf(" (\"%s\")", strna(desc));
+        if (isempty(s->cgroups_path))
+                path = strdup(" (absent: named for the container id)");
+        else
+                path = strdup_printf(" \"%s\"", s->cgroups_path);
+        if (!owner || !path)
+                return -ENOMEM;
+        return errorf(
+                reterr, EEXIST,
+                "config.json: linux.cgroupsPath%s: unit %s already exists, %s%s. One systemd scope holds "
+                "one container: give this container a cgroupsPath of its own; containers that belong "
+                "together share a parent slice instead (systemd form \"SLICE:PREFIX:NAME\" with the same "
+                "SLICE, a pod's, and a NAME of their own: \"machine-pod1.slice:sdrun:NAME\")",
+                path, s->unit, state ?: "loaded", owner);
+}
+
 static int scope_enter(ScopeEntry *s, pid_t pid, int *ret_subgroup_fd, char **reterr) {
         int r;
 
         r = sdunit_start_scope(s->bus, s->unit, s->slice, s->description, pid, s->props,
                                SCOPE_JOB_TIMEOUT_USEC, reterr);
+        if (r == -EEXIST)
+                return scope_exists_error(s, reterr);
         if (r < 0)
                 return errwrap(reterr, r, "%s", "");
         s->started = true;
@@ -765,6 +799,7 @@ static int create_connect(CreateRun *cr, char **reterr) {
                 .slice = cr->slice,
                 .description = cr->description,
                 .subgroup = cr->subgroup,
+                .cgroups_path = cr->c->linux_.cgroups_path,
                 .props = &cr->props,
                 .writes = &cr->writes,
                 .layout = cr->layout,
