@@ -328,6 +328,18 @@ is "$(sed 1,5d <<<"$b")" "$(cut -d' ' -f5 /proc/self/mountinfo | sort -u)" "... 
 is "$(host_mounts)" "$mounts_before" "... and changes none of them (propagation included)"
 is "$(ls -la /dev)" "$dev_before" "... nor the host's /dev"
 no_leftovers "$(cat "$TEST_TMPDIR/last-id")"
+# create, start and exec: an exec'd process is in the host's "/" too, and delete leaves the host as it was
+reset_bundle
+bundle_set "$B" "$no_mountns"' | .process.args=["sleep","1000"]'
+id=$(new_id compat)
+track_container "$id"
+ok_desc "no mount namespace: create and start" sh -c "cd / && $SDRUN --root $SDRUN_ROOT create --bundle $B $id \
+        </dev/null >/dev/null 2>&1 && $SDRUN --root $SDRUN_ROOT start $id"
+is "$(cd "$TEST_TMPDIR" && sd exec --cwd /etc "$id" sh -c 'pwd; readlink /proc/self/root; hostname' 2>&1)" \
+        $'/etc\n/\nsdrun' "... exec: its --cwd in the host's \"/\", in the container's uts namespace"
+ok_desc "... delete --force" sd delete --force "$id"
+is "$(host_mounts)" "$mounts_before" "... no mount of the host changed"
+no_leftovers "$id"
 # a mount namespace joined by path that is the runtime's own is none of the container's
 reset_bundle
 bundle_set "$B" "$no_mountns"' | .linux.namespaces += [{type: "mount", path: "/proc/self/ns/mnt"}] | .process.args=["pwd"]'
