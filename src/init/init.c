@@ -194,6 +194,7 @@ static int init_prepare_rootfs(InitContext *ic) {
                 .no_pivot = p->no_pivot,
                 .new_userns = ic->new_userns,
                 .own_cgroupns = p->own_cgroupns,
+                .own_mountns = p->own_mountns,
                 /* Its own network namespace, new or joined by path: a fresh sysfs shows it. */
                 .new_netns = oci_config_has_namespace(ic->c, OCI_NS_NETWORK, NULL),
                 .bundle = p->bundle,
@@ -252,7 +253,8 @@ static int init_console(InitContext *ic) {
                 return errorf(&ic->err, EINVAL,
                               "process.terminal is true but no --console-socket was given");
         if (p) {
-                r = become_terminal(&ic->b, rootfs_setup_console);
+                /* (Without a mount namespace of its own, /dev/console is the host's: left alone.) */
+                r = become_terminal(&ic->b, ic->p->own_mountns ? rootfs_setup_console : NULL);
                 if (r < 0)
                         return init_become_failed(ic, r, "console");
         } else if (setsid() < 0 && errno != EPERM) {

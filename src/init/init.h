@@ -30,6 +30,8 @@ typedef struct InitParams {
         int close_in_init_fd;  /* an fd the init must drop at once (the create lock), or -1 */
         bool has_console_socket;
         bool own_cgroupns; /* a cgroup namespace of its own, new or joined by path, not the runtime's */
+        bool own_mountns;  /* the same for the mount namespace; without one (create accepted only root.path
+                            * "/" and nothing to mount) the rootfs steps mount nothing */
         const int *bind_source_fds;    /* see rootfs_open_bind_sources() */
         int own_cgroup_fd;             /* rootless: the cgroup directory the init was born in, or -1 */
         const char *comm;              /* the init's name until it execs the user process */

@@ -721,6 +721,29 @@ static unsigned long root_propagation(const RootfsContext *rc) {
         return o->flags & ~(unsigned long) MS_REC;
 }
 
+/* In the runtime's mount namespace, the host's "/" as the root: nothing is mounted and /dev is left as it
+ * is; only a missing process.cwd is created, as runc and crun do. */
+static int prepare_in_host_root(const RootfsContext *ctx, char **reterr) {
+        /* Privileged, runs in the container's namespaces but the runtime's mount namespace. */
+        _cleanup_close_ int root_fd = -EBADF;
+        const OciConfig *config = ctx->config;
+        int r;
+
+        /* create refused all else; a second look costs nothing where a mistake would mount on the host */
+        if (!streq(ctx->rootfs, "/") || config->n_mounts > 0 || config->linux_.n_devices > 0)
+                return rootfs_error(reterr, -EINVAL, "root.path \"%s\": mounts need a mount namespace",
+                                    ctx->rootfs);
+        if (!config->has_process || isempty(config->process.cwd))
+                return 0;
+        root_fd = RET_NERRNO(open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+        if (root_fd < 0)
+                return rootfs_error(reterr, root_fd, "open \"/\"");
+        r = mkdir_p_in_root(root_fd, config->process.cwd, 0755, false, NULL);
+        if (r < 0)
+                return rootfs_error(reterr, r, "process.cwd: create \"%s\"", config->process.cwd);
+        return 0;
+}
+
 int rootfs_prepare(const RootfsContext *ctx, char **reterr) {
         /* Privileged, runs in the container's namespaces: the init, in its new mount namespace. */
         _cleanup_close_ int root_fd = -EBADF;
@@ -733,6 +756,9 @@ int rootfs_prepare(const RootfsContext *ctx, char **reterr) {
         assert(ctx->config);
         assert(ctx->rootfs);
         config = ctx->config;
+
+        if (!ctx->own_mountns)
+                return prepare_in_host_root(ctx, reterr);
 
         if (!isempty(config->linux_.rootfs_propagation) && root_propagation(ctx) == 0)
                 return rootfs_error(reterr, -EINVAL, "linux.rootfsPropagation: unknown value \"%s\"",
@@ -917,6 +943,13 @@ int rootfs_finish(const RootfsContext *ctx, char **reterr) {
         assert(ctx);
         assert(ctx->config);
         l = &ctx->config->linux_;
+
+        /* The runtime's mount namespace: the root is already "/"; the cwd must be inside it, not the
+         * runtime's. */
+        if (!ctx->own_mountns) {
+                r = RET_NERRNO(chdir("/"));
+                return r < 0 ? rootfs_error(reterr, r, "chdir to \"/\"") : 0;
+        }
 
         /* The host's /dev/null, for masking files: cloned while the host's tree is still reachable. */
         if (l->masked_paths && l->masked_paths[0]) {

@@ -14,6 +14,7 @@ typedef struct RootfsContext {
         bool no_pivot;             /* --no-pivot: MS_MOVE + chroot instead of pivot_root (ramfs roots) */
         bool new_userns;           /* own user namespace: device nodes are bind-mounted from the host */
         bool own_cgroupns;         /* own cgroup namespace (new, or joined, not ours): fresh cgroup mounts */
+        bool own_mountns;          /* false: the runtime's mount namespace, root "/" (see rootfs_prepare) */
         bool new_netns;            /* sysfs is mounted only with a new netns; else /sys is bind-mounted */
         const char *console_slave; /* unused by rootfs_prepare; see rootfs_setup_console() */
         const char *bundle;        /* relative mounts[].source paths are relative to this (NULL: cwd) */
@@ -35,7 +36,12 @@ int rootfs_open_bind_sources(const OciConfig *config, const char *bundle, bool a
                              const int *idmap_userns_fds, int **ret_fds, char **reterr);
 void rootfs_close_bind_sources(int *fds, size_t n);
 
-/* Step 1, in the init, in the new mount namespace, before the createContainer hooks: propagation of the
+/* Without a mount namespace of its own (own_mountns false: create accepted that only for root.path the host's
+ * "/", no mounts, maskedPaths, readonlyPaths, linux.devices, rootfsPropagation or read-only root), both steps
+ * leave the mount tree and /dev as they are: step 1 only creates a missing process.cwd, step 2 only makes
+ * "/" the cwd, and no /dev/console is bound for a terminal.
+ *
+ * Step 1, in the init, in the new mount namespace, before the createContainer hooks: propagation of the
  * mount tree (rslave, or rprivate for rootfsPropagation "private"), the rootfs bind-mounted onto itself,
  * every mounts[] entry in order (targets created and resolved inside the rootfs only, dangling symlinks
  * included), a missing process.cwd, and, when a mount

@@ -39,6 +39,7 @@
 #include "seccomp-cache.h"
 #include "seccomp-filter.h"
 #include "state.h"
+#include "string-util.h"
 #include "sync.h"
 
 #define START_SOCKET START_SOCKET_NAME
@@ -127,6 +128,53 @@ static bool is_paths_ns_sysctl_ok(const OciConfig *c, const char *key, char **re
         return false;
 }
 
+/* A container without a mount namespace of its own (none in linux.namespaces, or the runtime's own joined by
+ * path) shares the runtime's mount tree, the host's: it runs only when it asks for nothing to be mounted or
+ * created there, as host-level agents do (root.path the host's "/", no mounts); the init then skips every
+ * rootfs step. runc 1.1 and crun 1.8 run any such config: both make mounts[] in the runtime's mount
+ * namespace and leave them there, create the default devices, linux.devices and the /dev links in the root's
+ * /dev and replace its /dev/ptmx with a symlink (with root "/", the host's), and chroot into root.path; runc
+ * also makes the host's mount tree rslave (its shared mounts propagate no more) and binds root.path onto
+ * itself (with root "/", a second copy of every host mount, left behind). What would change the host's
+ * mounts or /dev is refused, naming the field. */
+static int validate_without_mount_namespace(const OciConfig *c, const char *rootfs, char **reterr) {
+        const OciLinux *l = &c->linux_;
+        const char *why;
+
+        if (has_own_namespace(c, OCI_NS_MOUNT, "mnt"))
+                return 0;
+        why = oci_config_has_namespace(c, OCI_NS_MOUNT, NULL)
+                      ? "needs a mount namespace of the container's own (the one linux.namespaces joins by "
+                        "path is the runtime's)"
+                      : "needs a mount namespace (linux.namespaces has no \"mount\")";
+        if (!streq(rootfs, "/"))
+                return errorf(reterr, EINVAL,
+                              "root.path: \"%s\" is not the host's \"/\": a root of the container's own %s",
+                              rootfs, why);
+        if (c->root_readonly)
+                return errorf(reterr, EINVAL, "root.readonly: a read-only root %s", why);
+        if (c->n_mounts > 0) {
+                const OciMount *m = &c->mounts[0];
+                return errorf(reterr, EINVAL, "mounts[0]: mount \"%s\" on \"%s\"%s%s%s %s",
+                              strempty(m->source), strempty(m->destination),
+                              isempty(m->type) ? "" : " (type ", strempty(m->type),
+                              isempty(m->type) ? "" : ")", why);
+        }
+        if (l->masked_paths && l->masked_paths[0])
+                return errorf(reterr, EINVAL, "linux.maskedPaths[0]: masking \"%s\" %s", l->masked_paths[0],
+                              why);
+        if (l->readonly_paths && l->readonly_paths[0])
+                return errorf(reterr, EINVAL, "linux.readonlyPaths[0]: making \"%s\" read-only %s",
+                              l->readonly_paths[0], why);
+        if (!isempty(l->rootfs_propagation))
+                return errorf(reterr, EINVAL, "linux.rootfsPropagation: \"%s\" %s", l->rootfs_propagation,
+                              why);
+        if (l->n_devices > 0)
+                return errorf(reterr, EINVAL, "linux.devices[0]: creating \"%s\" %s", l->devices[0].path,
+                              why);
+        return 0;
+}
+
 /* Everything that can be refused from config.json alone is refused here, before any state, unit, process
  * or mount exists. */
 /* How long start waits for an init that hung up without exec'ing to show its exit. */
@@ -169,15 +217,6 @@ static int validate_config(const OciConfig *c, const CreateOptions *o, char **re
                 return errorf(reterr, EINVAL,
                               "annotations[\"" SUBGROUP_ANNOTATION "\"]: invalid sub-cgroup name \"%s\"",
                               subgroup);
-        /* runc and crun accept a config without one, make the container's mounts in the runtime's own mount
-         * namespace and leave them all mounted on the host afterwards (runc refuses only when maskedPaths or
-         * readonlyPaths are set). Unsafe: refused. */
-        if (!has_own_namespace(c, OCI_NS_MOUNT, "mnt"))
-                return errorf(
-                        reterr, EINVAL,
-                        "linux.namespaces: the container needs a mount namespace of its own "
-                        "(add {\"type\": \"mount\"}): in the runtime's mount namespace its mounts would be "
-                        "made on the host and stay there");
         /* The init is a clone of the runtime that is born in the container's cgroup and charged there: below
          * this, the kernel OOM-kills it (and sdrun create with it) without a word. 0 means "not set" (runc). */
         if (c->linux_.resources.memory.has_limit && c->linux_.resources.memory.limit > 0 &&
@@ -354,6 +393,7 @@ static bool register_machine_end(SdUnitMachineCall *call) {
 typedef struct ScopeEntry {
         SdUnitBus *bus;
         const char *unit, *slice, *description, *subgroup;
+        const char *cgroups_path; /* linux.cgroupsPath, for the message when the unit exists already */
         const UnitPropertyList *props;
         const CgroupFileWrites *writes;
         CgroupLayout layout;
@@ -362,11 +402,43 @@ typedef struct ScopeEntry {
         char *scope_dir; /* its cgroupfs directory, when there is a sub-cgroup */
 } ScopeEntry;
 
+/* One systemd scope is one container: a unit that exists already (a second container given the first one's
+ * cgroupsPath) is not shared, where runc warns and runs the second in the first one's non-empty cgroup. The
+ * message says whose the unit is and what to do instead. */
+static int scope_exists_error(const ScopeEntry *s, char **reterr) {
+        static const char prefix[] = "sdrun container ";
+        _cleanup_free_ char *desc = NULL, *state = NULL, *path = NULL, *owner = NULL, *e1 = NULL, *e2 = NULL;
+
+        (void) sdunit_get_property_string(s->bus, s->unit, "org.freedesktop.systemd1.Unit", "Description",
+                                          &desc, &e1);
+        (void) sdunit_get_active_state(s->bus, s->unit, &state, &e2);
+        if (desc && strneq(desc, prefix, strlen(prefix))) {
+                const char *id = desc + strlen(prefix);
+                owner = strdup_printf(": the scope of container \"%.*s\"", (int) strcspn(id, " "), id);
+        } else
+                owner = strdup_printf(" (\"%s\")", strna(desc));
+        if (isempty(s->cgroups_path))
+                path = strdup(" (absent: named for the container id)");
+        else
+                path = strdup_printf(" \"%s\"", s->cgroups_path);
+        if (!owner || !path)
+                return -ENOMEM;
+        return errorf(
+                reterr, EEXIST,
+                "config.json: linux.cgroupsPath%s: unit %s already exists, %s%s. One systemd scope holds "
+                "one container: give this container a cgroupsPath of its own; containers that belong "
+                "together share a parent slice instead (systemd form \"SLICE:PREFIX:NAME\" with the same "
+                "SLICE, a pod's, and a NAME of their own: \"machine-pod1.slice:sdrun:NAME\")",
+                path, s->unit, state ?: "loaded", owner);
+}
+
 static int scope_enter(ScopeEntry *s, pid_t pid, int *ret_subgroup_fd, char **reterr) {
         int r;
 
         r = sdunit_start_scope(s->bus, s->unit, s->slice, s->description, pid, s->props,
                                SCOPE_JOB_TIMEOUT_USEC, reterr);
+        if (r == -EEXIST)
+                return scope_exists_error(s, reterr);
         if (r < 0)
                 return errwrap(reterr, r, "%s", "");
         s->started = true;
@@ -585,6 +657,8 @@ static int create_validate(CreateRun *cr, char **reterr) {
         int r;
 
         r = validate_config(c, o, reterr);
+        if (r >= 0)
+                r = validate_without_mount_namespace(c, cr->rootfs, reterr);
         if (r >= 0 && cr->rootless)
                 r = rootless_validate_config(c, reterr);
         if (r >= 0)
@@ -725,6 +799,7 @@ static int create_connect(CreateRun *cr, char **reterr) {
                 .slice = cr->slice,
                 .description = cr->description,
                 .subgroup = cr->subgroup,
+                .cgroups_path = cr->c->linux_.cgroups_path,
                 .props = &cr->props,
                 .writes = &cr->writes,
                 .layout = cr->layout,
@@ -771,6 +846,7 @@ static int create_clone_init(CreateRun *cr, char **reterr) {
                         .close_in_init_fd = ct->lock_fd,
                         .has_console_socket = o->console_socket || o->ret_console_master,
                         .own_cgroupns = has_own_namespace(cr->c, OCI_NS_CGROUP, "cgroup"),
+                        .own_mountns = has_own_namespace(cr->c, OCI_NS_MOUNT, "mnt"),
                         .seccomp = cr->seccomp,
                 },
                 .init_cgroup_fd = cr->subgroup_fd,

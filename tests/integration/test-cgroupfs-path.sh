@@ -63,4 +63,35 @@ is "$rc" 1 "a cgroupsPath that names the root cgroup is refused"
 like "$err" 'linux\.cgroupsPath.*root cgroup' "... naming linux.cgroupsPath: $err"
 no_leftovers "$id"
 
+# Two containers with one cgroupsPath: runc warns and runs the second in the first one's non-empty cgroup.
+# One systemd scope is one container: sdrun refuses the second, saying whose the unit is and what to do
+# instead (sdrun-systemd(7), UNIT NAMES). The first runs on, alone in its scope; nothing of the second is left.
+# same_path_case DESC CGROUPS_PATH UNIT
+same_path_case() {
+        local desc=$1 path=$2 unit=$3 first second rc=0 err pid dir
+        first=$(new_id cgfs) second=$(new_id cgfs)
+        track_container "$first"
+        track_container "$second"
+        bundle_set "$B" '.process.args=["sleep","1000"] | .linux.cgroupsPath=$p | del(.linux.resources)' \
+                --arg p "$path" || return 1
+        ok_desc "$desc: the first container with cgroupsPath \"$path\"" sd run -d --bundle "$B" "$first" || return 1
+        pid=$(sd state "$first" | jq -r .pid)
+        err=$(sd create --bundle "$B" "$second" 2>&1 </dev/null) || rc=$?
+        is "$rc" 1 "$desc: a second container with the same cgroupsPath exits 1"
+        like "$err" "config\.json: linux\.cgroupsPath \"$path\": unit $unit already exists, active: the scope of container \"$first\"\. One systemd scope holds one container" \
+                "$desc: ... naming the unit, the container it belongs to and why"
+        like "$err" 'give this container a cgroupsPath of its own; containers that belong together share a parent slice instead \(systemd form "SLICE:PREFIX:NAME"' \
+                "$desc: ... and what to do instead"
+        is "$(sd state "$first" | jq -r .status)" running "$desc: the first container still runs"
+        is "$(systemctl show -p ActiveState --value -- "$unit")" active "$desc: its unit $unit is active"
+        dir=$(cgroup_dir "$unit")
+        is "$(cat "$dir/cgroup.procs" 2>&1)" "$pid" "$desc: its cgroup holds its init alone"
+        no_leftovers "$second"
+        ok_desc "$desc: delete the first" sd delete --force "$first"
+        no_leftovers "$first"
+}
+x=$(new_id | tr -d -)
+same_path_case "cgroupfs form" "/shared/$x" "shared-$x.scope"
+same_path_case "systemd form" "machine.slice:sdrun:shared$x" "sdrun-shared$x.scope"
+
 done_testing

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Configs that runc 1.1 and crun accept and that real engines send (issue 12): sdrun accepts them with the
 # same effect, checked against runc on the same bundle where the behaviour is compared. And what stays
-# refused because it is unsafe (a namespace joined by path that is the runtime's own, no mount namespace).
+# refused because it is unsafe (a namespace joined by path that is the runtime's own, no mount namespace
+# with something to mount).
 . "$(dirname "$0")/lib.sh"
 
 require_root
@@ -296,15 +297,79 @@ bundle_set "$B" '.linux.namespaces |= map(select(.type != "network"))
 same "no network namespace: /sys and /sys/fs/cgroup"
 like "$(run_rt sdrun)" $'^rc=0\n/sys sysfs\n' "... /sys is a sysfs of its own"
 
-# 11. no mount namespace: runc and crun make the mounts in the runtime's mount namespace and leave them on
-# the host; refused, and nothing is left behind
+# 11. no mount namespace. runc 1.1 and crun 1.8 run any config without one: both make mounts[] in the
+# runtime's mount namespace and leave them there and write the default devices and the /dev links into the
+# root's /dev (with root "/", the host's: /dev/ptmx becomes a symlink); runc also makes the host's mount tree
+# rslave and binds the root onto itself (with "/", a second copy of every mount). sdrun runs what mounts
+# nothing, as host-level agents ask (root.path the host's "/", no mounts, maskedPaths, readonlyPaths,
+# linux.devices, rootfsPropagation nor read-only root), and refuses the rest naming the field.
+host_mounts() { cut -d' ' -f4- /proc/self/mountinfo | sort; } # mount ids left out, propagation kept
+no_mountns='.linux.namespaces |= map(select(.type != "mount")) | .mounts=[] | .linux.maskedPaths=[]
+        | .linux.readonlyPaths=[] | .root.path="/"'
+# runc in a mount namespace and with a /dev of its own: what it mounts and writes there stays there
+run_runc_private() {
+        local id out rc=0
+        id=$(new_id compat)
+        out=$(unshare -m sh -c 'mount -t tmpfs -o mode=755 runc-dev /dev && exec "$@"' sh \
+                "$RUNC" --root "$TEST_TMPDIR/runc" run --bundle "$B" "$id" 2>&1 </dev/null) || rc=$?
+        "$RUNC" --root "$TEST_TMPDIR/runc" delete --force "$id" >/dev/null 2>&1
+        printf 'rc=%s\n%s\n' "$rc" "$out"
+}
 reset_bundle
-bundle_set "$B" '.linux.namespaces |= map(select(.type != "mount")) | .linux.maskedPaths=[] | .linux.readonlyPaths=[]'
-before=$(grep -c -- "$B" /proc/self/mountinfo)
-out=$(run_rt sdrun)
-like "$out" $'^rc=1\n.*linux.namespaces: the container needs a mount namespace of its own \\(add \\{"type": "mount"\\}\\)' \
-        "no mount namespace: refused with the reason"
-is "$(grep -c -- "$B" /proc/self/mountinfo)" "$before" "no mount of the bundle left on the host"
+bundle_set "$B" "$no_mountns"' | .process.cwd="/etc"
+        | .process.args=["sh","-c","hostname; cat /etc/hostname; pwd; readlink /proc/self/root; cut -d\" \" -f5 /proc/self/mountinfo | sort -u"]'
+mounts_before=$(host_mounts)
+dev_before=$(ls -la /dev)
+a=$(run_runc_private | grep -v 'level=warning')
+b=$(run_rt sdrun)
+is "$b" "$a" "no mount namespace, root \"/\", no mounts: runc and sdrun agree"
+like "$b" $'^rc=0\nsdrun\n'"$(cat /etc/hostname)"$'\n/etc\n/\n' "... sdrun runs it in the host's \"/\" and cwd"
+is "$(sed 1,5d <<<"$b")" "$(cut -d' ' -f5 /proc/self/mountinfo | sort -u)" "... where it sees the host's mounts"
+is "$(host_mounts)" "$mounts_before" "... and changes none of them (propagation included)"
+is "$(ls -la /dev)" "$dev_before" "... nor the host's /dev"
 no_leftovers "$(cat "$TEST_TMPDIR/last-id")"
+# create, start and exec: an exec'd process is in the host's "/" too, and delete leaves the host as it was
+reset_bundle
+bundle_set "$B" "$no_mountns"' | .process.args=["sleep","1000"]'
+id=$(new_id compat)
+track_container "$id"
+ok_desc "no mount namespace: create and start" sh -c "cd / && $SDRUN --root $SDRUN_ROOT create --bundle $B $id \
+        </dev/null >/dev/null 2>&1 && $SDRUN --root $SDRUN_ROOT start $id"
+is "$(cd "$TEST_TMPDIR" && sd exec --cwd /etc "$id" sh -c 'pwd; readlink /proc/self/root; hostname' 2>&1)" \
+        $'/etc\n/\nsdrun' "... exec: its --cwd in the host's \"/\", in the container's uts namespace"
+ok_desc "... delete --force" sd delete --force "$id"
+is "$(host_mounts)" "$mounts_before" "... no mount of the host changed"
+no_leftovers "$id"
+# a mount namespace joined by path that is the runtime's own is none of the container's
+reset_bundle
+bundle_set "$B" "$no_mountns"' | .linux.namespaces += [{type: "mount", path: "/proc/self/ns/mnt"}] | .process.args=["pwd"]'
+like "$(run_rt sdrun)" $'^rc=0\n/$' "the runtime's mount namespace joined by path, root \"/\", no mounts: runs"
+
+# refused JQ REGEX DESC: the shape, without a mount namespace, refused naming the field; nothing left behind
+refused() {
+        local out before
+        reset_bundle
+        bundle_set "$B" "$no_mountns | $1"
+        before=$(host_mounts)
+        out=$(run_rt sdrun)
+        like "$out" $'^rc=1\n''sdrun: run [^ ]+: config\.json: '"$2" "no mount namespace, $3: refused naming the field"
+        is "$(host_mounts)" "$before" "... no mount of the host changed"
+        no_leftovers "$(cat "$TEST_TMPDIR/last-id")"
+}
+tail='needs a mount namespace \(linux\.namespaces has no "mount"\)'
+refused '.root.path="rootfs"' 'root\.path: "[^"]*/b/rootfs" is not the host.s "/": a root of the container.s own '"$tail" \
+        "a root of its own"
+refused '.mounts=[{destination: "/proc", type: "proc", source: "proc"}]' \
+        'mounts\[0\]: mount "proc" on "/proc" \(type proc\) '"$tail" "mounts"
+refused '.linux.maskedPaths=["/proc/kcore"]' 'linux\.maskedPaths\[0\]: masking "/proc/kcore" '"$tail" "maskedPaths"
+refused '.linux.readonlyPaths=["/proc/sys"]' 'linux\.readonlyPaths\[0\]: making "/proc/sys" read-only '"$tail" \
+        "readonlyPaths"
+refused '.root.readonly=true' 'root\.readonly: a read-only root '"$tail" "root.readonly"
+refused '.linux.rootfsPropagation="rslave"' 'linux\.rootfsPropagation: "rslave" '"$tail" "rootfsPropagation"
+refused '.linux.devices=[{path: "/dev/fuse2", type: "c", major: 10, minor: 229}]' \
+        'linux\.devices\[0\]: creating "/dev/fuse2" '"$tail" "linux.devices"
+refused '.linux.namespaces += [{type: "mount", path: "/proc/self/ns/mnt"}] | .linux.maskedPaths=["/proc/kcore"]' \
+        'linux\.maskedPaths\[0\]: masking "/proc/kcore" needs a mount namespace of the container.s own \(the one linux\.namespaces joins by path is the runtime.s\)' \
+        "the runtime's mount namespace joined by path, maskedPaths"
 
 done_testing
