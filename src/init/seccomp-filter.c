@@ -214,7 +214,7 @@ static int add_syscall_rules(scmp_filter_ctx ctx, const OciSyscall *sc, size_t i
                          * them would make it wait for an agent that cannot have the fd yet. */
                         return errorf(
                                 reterr, -EINVAL,
-                                "%s.names[%zu]: SCMP_ACT_NOTIFY cannot be used for \"%s\" (the runtime needs it to pass the notify fd)",
+                                "%s.names[%zu]: SCMP_ACT_NOTIFY cannot be used for the %s syscall (the runtime needs it to pass the notify fd)",
                                 path, j, name);
                 if (action == default_action) {
                         /* libseccomp refuses a rule that repeats the default action; it would be a no-op. */

@@ -496,3 +496,44 @@ int cgroup_freeze(const char *unit_cgroup_path, CgroupLayout layout, bool freeze
                 }
         }
 }
+
+/* "a-b.slice" -> "/a.slice/a-b.slice"; "-.slice" -> "". */
+static int slice_cgroup_path(const char *slice, char **ret) {
+        size_t n = strlen(slice), len = 0;
+        char *path;
+
+        if (n <= STRLEN(".slice") || !streq(slice + n - STRLEN(".slice"), ".slice"))
+                return -EINVAL;
+        n -= STRLEN(".slice");
+        /* at most one "/X.slice" (n + 7 bytes) per dash, plus the whole name */
+        path = malloc((n + 8) * (n + 1) + 1);
+        if (!path)
+                return -ENOMEM;
+        path[0] = 0;
+        if (!streq(slice, "-.slice"))
+                for (size_t i = 0; i <= n; i++)
+                        if (i == n || slice[i] == '-')
+                                len += (size_t) sprintf(path + len, "/%.*s.slice", (int) i, slice);
+        *ret = path;
+        return 0;
+}
+
+int cgroup_check_unit_not_frozen(const char *slice, const char *unit, CgroupLayout layout, char **reterr) {
+        _cleanup_free_ char *sp = NULL, *cg = NULL, *dir = NULL, *v1 = NULL, *state = NULL, *v1state = NULL;
+
+        if (slice_cgroup_path(slice ?: "-.slice", &sp) < 0 || asprintf(&cg, "%s/%s", sp, unit) < 0)
+                return 0; /* an unusual slice name: systemd will say */
+        if (layout != CGROUP_LAYOUT_LEGACY && cgroup_unified_dir(cg, &dir) >= 0 &&
+            read_full_file_in(dir, "cgroup.freeze", 64, &state) >= 0 && state[0] == '1')
+                return errorf(
+                        reterr, -EBUSY,
+                        "cgroup %s exists and is frozen (cgroup.freeze): container's cgroup unexpectedly frozen",
+                        dir);
+        if (layout != CGROUP_LAYOUT_UNIFIED && asprintf(&v1, CGROUPFS "/freezer%s", cg) >= 0 &&
+            read_full_file_in(v1, "freezer.state", 64, &v1state) >= 0 && !strneq(v1state, "THAWED", 6))
+                return errorf(
+                        reterr, -EBUSY,
+                        "cgroup %s exists and is frozen (freezer.state): container's cgroup unexpectedly frozen",
+                        v1);
+        return 0;
+}

@@ -96,6 +96,10 @@ int cgroup_props_from_annotations(const OciKeyValue *a, size_t n, UnitPropertyLi
 /* Freeze (or thaw) the unit's cgroup directly through the cgroup v2 freezer (cgroup.freeze in the unified
  * hierarchy, which the hybrid layout has too, /sys/fs/cgroup/unified), waiting for cgroup.events to say
  * "frozen 1"/"frozen 0" at most timeout_usec. For hybrid hosts, where systemd 252 refuses FreezeUnit. */
+/* Refuse (-EBUSY, "container's cgroup unexpectedly frozen", runc's words) where the cgroup a new scope of
+ * SLICE named UNIT will get exists already and is frozen (cgroup.freeze on v2, freezer.state on v1):
+ * whatever entered it, the runtime itself first, would stop there. */
+int cgroup_check_unit_not_frozen(const char *slice, const char *unit, CgroupLayout layout, char **reterr);
 int cgroup_freeze(const char *unit_cgroup_path, CgroupLayout layout, bool freeze, uint64_t timeout_usec,
                   char **reterr);
 

@@ -817,6 +817,9 @@ static int create_enter_scope(CreateRun *cr, char **reterr) {
         r = cgroup_read_memberships(0, &cr->orig, &cr->n_orig);
         if (r < 0)
                 return errorf(reterr, r, "read /proc/self/cgroup: %s", strerror(-r));
+        r = cgroup_check_unit_not_frozen(cr->slice, cr->unit, cr->layout, reterr);
+        if (r < 0)
+                return r;
         r = scope_enter(&cr->se, getpid(), &cr->subgroup_fd, reterr);
         cr->unit_started = cr->in_scope = cr->se.started;
         cr->cgroup = TAKE_PTR(cr->se.cgroup);

@@ -4,7 +4,8 @@
 # runc 1.1 as the control in the same test.
 #  - a read-only /dev: what goes below it is mounted first, /dev is made read-only afterwards;
 #  - a terminal for a process that is not root belongs to that user, in run and in exec;
-#  - startContainer hooks run under the container's seccomp filter, as its user.
+#  - startContainer hooks run under the container's seccomp filter, as its user;
+#  - a frozen cgroup where the container's would be is refused, not entered.
 . "$(dirname "$0")/lib.sh"
 
 require_root
@@ -141,5 +142,41 @@ b=$(start_rt sdrun)
 like "$a" $'^hookdir=none\n1000\nCapEff:\t0+$' "a startContainer hook of a uid-1000 process: runc runs it as uid 1000 without capabilities"
 is "$b" "$a" "... and sdrun runs the hook as runc does (its user and capabilities)"
 chmod 755 "$B/rootfs"
+
+# ---------------------------------------------------------------------------------------------------------
+# 4. The cgroup a new container gets exists already and is frozen (runc's cgroups.bats): whatever entered it
+#    would stop there, the runtime first. runc refuses with "container's cgroup unexpectedly frozen"; so does
+#    sdrun, at once, leaving nothing behind.
+# frozen_dirs UNIT: the directories of UNIT's future cgroup in system.slice whose freezer this layout has
+frozen_dirs() {
+        if [ -d /sys/fs/cgroup/freezer ]; then echo "/sys/fs/cgroup/freezer/system.slice/$1"
+        else echo "/sys/fs/cgroup/system.slice/$1"; fi
+}
+freeze_dir() { # DIR 1|0
+        mkdir -p "$1"
+        if [ -e "$1/freezer.state" ]; then echo "$([ "$2" = 1 ] && echo FROZEN || echo THAWED)" >"$1/freezer.state"
+        else echo "$2" >"$1/cgroup.freeze"; fi
+}
+reset_bundle
+bundle_set "$B" '.process.args=["true"]'
+for rt in runc sdrun; do
+        id=$(new_id parfrz)
+        bundle_set "$B" '.linux.cgroupsPath=$p' --arg p "system.slice:$rt:$id"
+        d=$(frozen_dirs "$rt-$id.scope")
+        freeze_dir "$d" 1
+        rc=0
+        if [ $rt = runc ]; then
+                out=$(timeout 60 "$RUNC" --root "$TEST_TMPDIR/runc" --systemd-cgroup run --bundle "$B" "$id" 2>&1 </dev/null) || rc=$?
+        else
+                track_container "$id"
+                out=$(timeout 60 "$SDRUN" --root "$SDRUN_ROOT" run --bundle "$B" "$id" 2>&1 </dev/null) || rc=$?
+        fi
+        is "$rc" 1 "$rt run into a frozen cgroup fails (not a hang: exit 1, within 60 s)"
+        like "$out" "container's cgroup unexpectedly frozen" "... $rt says the cgroup is unexpectedly frozen"
+        freeze_dir "$d" 0
+        [ $rt = runc ] && "$RUNC" --root "$TEST_TMPDIR/runc" delete --force "$id" >/dev/null 2>&1
+        [ $rt = sdrun ] && no_leftovers "$id"
+        rmdir "$d" 2>/dev/null
+done
 
 done_testing
