@@ -192,6 +192,11 @@ int cgroup_apply_file_writes_at(const char *root, const CgroupFileWrites *w, con
                                 break;
                         f += n + 1;
                 }
+                if (e->optional && access(path, F_OK) < 0 && errno == ENOENT) {
+                        log_debug("%s: no %s (the cgroup has no such controller): not written",
+                                  strna(e->field), path);
+                        continue;
+                }
                 r = write_string_file(path, e->value);
                 if (r < 0 && best_effort) {
                         log_debug("write \"%s\" to %s: %s (a later step follows)", e->value, path,
@@ -199,12 +204,18 @@ int cgroup_apply_file_writes_at(const char *root, const CgroupFileWrites *w, con
                         continue;
                 }
                 if (r < 0)
-                        return errorf(reterr, r, "write \"%s\" to %s: %s", e->value, path,
-                                      r == -ENOENT ? "no such file (controller not enabled for this cgroup?)"
-                                      : r == -ENODEV ? "no such block device"
-                                      : r == -EOPNOTSUPP && strstr(path, "bfq")
-                                              ? "the device does not use the bfq I/O scheduler"
-                                              : strerror(-r));
+                        return errorf(
+                                reterr, r, "%s%swrite \"%s\" to %s: %s%s", strempty(e->field),
+                                e->field ? ": " : "", e->value, path,
+                                r == -ENOENT   ? "no such file (controller not enabled for this cgroup?)"
+                                : r == -ENODEV ? "no such block device"
+                                : r == -EOPNOTSUPP && strstr(path, "bfq")
+                                        ? "the device does not use the bfq I/O scheduler"
+                                        : strerror(-r),
+                                r == -EINVAL && strneq(e->file, "cpu.cfs_", 8)
+                                        ? " (the kernel refuses a share of CPU time, quota/period, above "
+                                          "a parent cgroup's, and a quota below 1 ms)"
+                                        : "");
         }
         return 0;
 }

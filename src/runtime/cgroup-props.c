@@ -35,18 +35,20 @@ void cgroup_file_writes_done(CgroupFileWrites *w) {
                 free(w->items[i].controller);
                 free(w->items[i].file);
                 free(w->items[i].value);
+                free(w->items[i].field);
         }
         free(w->items);
         w->items = NULL;
         w->n_items = 0;
 }
 
-int cgroup_file_writes_add(CgroupFileWrites *w, const char *controller, const char *file,
-                           const char *value) {
-        _cleanup_free_ char *c = strdup(strempty(controller)), *f = strdup(file), *v = strdup(value);
+int cgroup_file_writes_add_for(CgroupFileWrites *w, const char *field, const char *controller,
+                               const char *file, const char *value, bool optional) {
+        _cleanup_free_ char *c = strdup(strempty(controller)), *f = strdup(file), *v = strdup(value),
+                            *j = field ? strdup(field) : NULL;
         CgroupFileWrite *items;
 
-        if (!c || !f || !v)
+        if (!c || !f || !v || (field && !j))
                 return -ENOMEM;
         items = reallocarray(w->items, w->n_items + 1, sizeof(CgroupFileWrite));
         if (!items)
@@ -56,8 +58,15 @@ int cgroup_file_writes_add(CgroupFileWrites *w, const char *controller, const ch
                 .controller = TAKE_PTR(c),
                 .file = TAKE_PTR(f),
                 .value = TAKE_PTR(v),
+                .field = TAKE_PTR(j),
+                .optional = optional,
         };
         return 0;
+}
+
+int cgroup_file_writes_add(CgroupFileWrites *w, const char *controller, const char *file,
+                           const char *value) {
+        return cgroup_file_writes_add_for(w, NULL, controller, file, value, false);
 }
 
 _printf_(4, 5) static int add_writef(CgroupFileWrites *w, const char *controller, const char *file,
@@ -66,6 +75,15 @@ _printf_(4, 5) static int add_writef(CgroupFileWrites *w, const char *controller
         if (!v)
                 return -ENOMEM;
         return cgroup_file_writes_add(w, controller, file, v);
+}
+
+/* A write for one JSON field, named in the error when the kernel refuses it. */
+_printf_(6, 7) static int add_field_writef(CgroupFileWrites *w, const char *field, const char *controller,
+                                           const char *file, bool optional, const char *fmt, ...) {
+        _cleanup_free_ char *v = strdup_printf_args(fmt);
+        if (!v)
+                return -ENOMEM;
+        return cgroup_file_writes_add_for(w, field, controller, file, v, optional);
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -83,6 +101,27 @@ uint64_t cgroup_blkio_weight_to_io_weight(uint64_t weight) {
                 return 0;
         weight = MIN(MAX(weight, 10u), 1000u);
         return 1 + ((weight - 10) * 9999) / 990;
+}
+
+/* systemd 252 writes CPUQuotaPerSecUSec into the unit's drop-in as "CPUQuota=N%" with N = value / 10 ms,
+ * truncated, and reads that back on `daemon-reload`. */
+#define CPU_QUOTA_PER_SEC_STEP (10 * USEC_PER_MSEC)
+
+int cgroup_cpu_quota_per_sec(uint64_t quota, uint64_t period, uint64_t *ret) {
+        assert(period > 0);
+        assert(ret);
+
+        unsigned __int128 q = ((unsigned __int128) quota * USEC_PER_SEC + period - 1) / period;
+        q = (q + CPU_QUOTA_PER_SEC_STEP - 1) / CPU_QUOTA_PER_SEC_STEP * CPU_QUOTA_PER_SEC_STEP;
+        if (q >= UINT64_MAX) /* UINT64_MAX is systemd's "infinity" */
+                return -ERANGE;
+        *ret = (uint64_t) q;
+        return 0;
+}
+
+uint64_t cgroup_cpu_quota_systemd(uint64_t per_sec, uint64_t period) {
+        unsigned __int128 q = (unsigned __int128) per_sec * period / USEC_PER_SEC;
+        return q >= UINT64_MAX ? UINT64_MAX : MAX((uint64_t) q, USEC_PER_MSEC);
 }
 
 static int parse_uint(const char **p, unsigned long *ret) {
@@ -352,7 +391,8 @@ static int map_cpu(const OciResources *r, bool v2, UnitPropertyList *props, Cgro
                 /* systemd writes cpu.cfs_period_us on v1 only together with a quota: a period alone (runc's
                  * update.bats "set cpu period with no quota") is written to the file. */
                 if (!v2 && !(r->cpu.has_quota && r->cpu.quota != 0)) {
-                        k = add_writef(w, "cpu", "cpu.cfs_period_us", "%" PRIu64, r->cpu.period);
+                        k = add_field_writef(w, "linux.resources.cpu.period", "cpu", "cpu.cfs_period_us",
+                                             false, "%" PRIu64, r->cpu.period);
                         if (k < 0)
                                 return k;
                 }
@@ -369,19 +409,34 @@ static int map_cpu(const OciResources *r, bool v2, UnitPropertyList *props, Cgro
                                       "linux.resources.cpu.quota: %" PRIi64
                                       " is negative (use -1 for unlimited)",
                                       r->cpu.quota);
-                else {
-                        /* Round up so that systemd's quota = per_sec * period / 1s is not below the request. */
-                        unsigned __int128 q = (unsigned __int128) (uint64_t) r->cpu.quota * USEC_PER_SEC;
-                        q = (q + period - 1) / period;
-                        if (q >= UINT64_MAX)
-                                return errorf(reterr, -ERANGE,
-                                              "linux.resources.cpu.quota: %" PRIi64 " is too large",
-                                              r->cpu.quota);
-                        per_sec = (uint64_t) q;
-                }
+                else if (cgroup_cpu_quota_per_sec((uint64_t) r->cpu.quota, period, &per_sec) < 0)
+                        return errorf(reterr, -ERANGE, "linux.resources.cpu.quota: %" PRIi64 " is too large",
+                                      r->cpu.quota);
                 k = unit_property_add_u64(props, "CPUQuotaPerSecUSec", per_sec);
                 if (k < 0)
                         return k;
+                /* systemd's quota is rounded up to whole percents, and on v1 it logs the kernel's refusal
+                 * (a quota above a parent cgroup's) and goes on: the files are written again after it, with
+                 * the exact values, and a refusal fails (as runc does). On v2 the kernel refuses nothing, the
+                 * exact quota is written where it differs (while the cgroup has the cpu controller). */
+                if (!v2) {
+                        if (r->cpu.has_period && r->cpu.period != 0) {
+                                k = add_field_writef(w, "linux.resources.cpu.period", "cpu",
+                                                     "cpu.cfs_period_us", false, "%" PRIu64, r->cpu.period);
+                                if (k < 0)
+                                        return k;
+                        }
+                        k = add_field_writef(w, "linux.resources.cpu.quota", "cpu", "cpu.cfs_quota_us",
+                                             false, "%" PRIi64, r->cpu.quota);
+                        if (k < 0)
+                                return k;
+                } else if (r->cpu.quota > 0 &&
+                           cgroup_cpu_quota_systemd(per_sec, period) != (uint64_t) r->cpu.quota) {
+                        k = add_field_writef(w, "linux.resources.cpu.quota", "", "cpu.max", true,
+                                             "%" PRIi64 " %" PRIu64, r->cpu.quota, period);
+                        if (k < 0)
+                                return k;
+                }
         }
 
         if (r->cpu.has_burst) {
@@ -420,9 +475,11 @@ static int map_cpu(const OciResources *r, bool v2, UnitPropertyList *props, Cgro
                         return k;
         }
 
-        /* The cpuset masks: checked alike on both layouts (into a scratch list on v1), but systemd 252 drives
-         * cpuset only on cgroup v2: on v1 we write the cpuset files ourselves. Both are needed before a task
-         * can join a v1 cpuset; cgroup_apply_file_writes() fills a missing one from the parent. */
+        /* The cpuset masks: AllowedCPUs=/AllowedMemoryNodes= on both layouts, so that `systemctl show` tells the
+         * truth, but systemd 252 drives cpuset only on cgroup v2 (on v1 it stores them, applies nothing and
+         * never touches the cpuset hierarchy, daemon-reload included): on v1 the cpuset files are written too.
+         * Both are needed before a task can join a v1 cpuset; cgroup_apply_file_writes() fills a missing one
+         * from the parent. */
         const struct {
                 const char *mask, *property, *field, *v1_file;
         } cpusets[] = {
@@ -430,14 +487,13 @@ static int map_cpu(const OciResources *r, bool v2, UnitPropertyList *props, Cgro
                 { r->cpu.mems, "AllowedMemoryNodes", "linux.resources.cpu.mems", "cpuset.mems" },
         };
         FOREACH_ARRAY(c, cpusets, ELEMENTSOF(cpusets)) {
-                _cleanup_(unit_property_list_done) UnitPropertyList scratch = {};
                 if (!c->mask)
                         continue;
-                k = add_cpu_mask(v2 ? props : &scratch, c->property, c->mask, c->field, reterr);
+                k = add_cpu_mask(props, c->property, c->mask, c->field, reterr);
                 if (k < 0)
                         return k;
                 if (!v2 && !isempty(c->mask)) {
-                        k = cgroup_file_writes_add(w, "cpuset", c->v1_file, c->mask);
+                        k = cgroup_file_writes_add_for(w, c->field, "cpuset", c->v1_file, c->mask, false);
                         if (k < 0)
                                 return k;
                 }
@@ -1081,14 +1137,20 @@ static int map_unified(const OciResources *r, bool v2, UnitPropertyList *props, 
                                               "linux.resources.unified.cpu.max: \"%s\" is not "
                                               "\"<quota|max> [period]\"",
                                               val);
-                        if (v != UINT64_MAX) {
-                                unsigned __int128 q =
-                                        ((unsigned __int128) v * USEC_PER_SEC + period - 1) / period;
-                                v = q >= UINT64_MAX ? UINT64_MAX - 1 : (uint64_t) q;
-                        }
-                        k = unit_property_add_u64(props, "CPUQuotaPerSecUSec", v);
+                        uint64_t per_sec = UINT64_MAX;
+                        if (v != UINT64_MAX && cgroup_cpu_quota_per_sec(v, period, &per_sec) < 0)
+                                return errorf(
+                                        reterr, -ERANGE,
+                                        "linux.resources.unified.cpu.max: \"%s\": the quota is too large",
+                                        val);
+                        k = unit_property_add_u64(props, "CPUQuotaPerSecUSec", per_sec);
                         if (k >= 0)
                                 k = unit_property_add_u64(props, "CPUQuotaPeriodUSec", period);
+                        /* systemd's quota is rounded up to whole percents: the exact one where it differs, as
+                         * for linux.resources.cpu.quota. */
+                        if (k >= 0 && v != UINT64_MAX && cgroup_cpu_quota_systemd(per_sec, period) != v)
+                                k = cgroup_file_writes_add_for(w, "linux.resources.unified.cpu.max", "", key,
+                                                               val, true);
                         if (k < 0)
                                 return k;
                         done = true;

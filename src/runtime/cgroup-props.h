@@ -20,6 +20,8 @@ typedef struct CgroupFileWrite {
         char *controller; /* "" for the unified (v2) hierarchy, else a v1 controller ("memory", "devices", ...) */
         char *file;       /* "memory.swappiness", "hugetlb.2MB.max", "devices.deny", ... */
         char *value;
+        char *field; /* the JSON path the write comes from ("linux.resources.cpu.quota"), for errors; or NULL */
+        bool optional; /* skipped when the file does not exist (a v2 controller the cgroup does not have) */
 } CgroupFileWrite;
 
 typedef struct CgroupFileWrites {
@@ -29,6 +31,9 @@ typedef struct CgroupFileWrites {
 
 void cgroup_file_writes_done(CgroupFileWrites *w);
 int cgroup_file_writes_add(CgroupFileWrites *w, const char *controller, const char *file, const char *value);
+/* The same, naming the JSON path in the error of a write the kernel refuses. */
+int cgroup_file_writes_add_for(CgroupFileWrites *w, const char *field, const char *controller,
+                               const char *file, const char *value, bool optional);
 
 /* Map every field of linux.resources to unit properties (appended to *props) and file writes (appended to
  * *ret_writes, which the caller initialises). layout picks the v2 (UNIFIED) or v1 (HYBRID, LEGACY)
@@ -108,6 +113,16 @@ int cgroup_freeze(const char *unit_cgroup_path, CgroupLayout layout, bool freeze
 uint64_t cgroup_cpu_shares_to_weight(uint64_t shares);
 /* blkio.weight [10, 1000] -> io.weight [1, 10000]; 0 -> 0 (unset). */
 uint64_t cgroup_blkio_weight_to_io_weight(uint64_t weight);
+/* linux.resources.cpu quota and period (us, period in [1000, 1000000]) -> CPUQuotaPerSecUSec, rounded up to
+ * whole 10 ms (1%), as runc does: systemd 252 keeps the value exactly while the unit is loaded, but stores it as
+ * a whole percentage (CPUQuota=N%, truncated) in the unit's drop-in, and `daemon-reload` re-applies what it
+ * reads back. Rounded up, the quota systemd applies (cgroup_cpu_quota_systemd()) is never below the one asked
+ * for, equal to it whenever a whole percentage can give it, and the same before and after a reload. -ERANGE
+ * when the result does not fit. */
+int cgroup_cpu_quota_per_sec(uint64_t quota, uint64_t period, uint64_t *ret);
+/* The cpu.cfs_quota_us (v1) or cpu.max quota (v2) systemd 252 writes for CPUQuotaPerSecUSec and a period:
+ * per_sec * period / 1 s, at least 1 ms. */
+uint64_t cgroup_cpu_quota_systemd(uint64_t per_sec, uint64_t period);
 /* "0-3,5" -> CPU bitmask bytes (bit n = CPU n, byte 0 first), as AllowedCPUs= travels on the bus. -EINVAL
  * on syntax errors or a CPU >= 8192. */
 int cgroup_parse_cpu_list(const char *s, uint8_t **ret, size_t *ret_n);

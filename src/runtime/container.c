@@ -790,6 +790,7 @@ static int create_connect(CreateRun *cr, char **reterr) {
                 r = rootless_filter_resources(cr->bus, cr->layout, &cr->props, reterr);
                 if (r < 0)
                         return r;
+                rootless_filter_writes(&cr->writes, cr->layout);
         } else if (cr->layout == CGROUP_LAYOUT_UNIFIED)
                 cgroup_check_host_controllers(&cr->props, "/sys/fs/cgroup");
         cr->subgroup = oci_config_annotation(cr->c, SUBGROUP_ANNOTATION);

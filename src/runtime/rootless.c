@@ -352,6 +352,29 @@ int rootless_filter_properties(UnitPropertyList *props, const char *delegated, C
         return 0;
 }
 
+void rootless_filter_writes(CgroupFileWrites *w, CgroupLayout layout) {
+        size_t n = 0;
+
+        if (layout == CGROUP_LAYOUT_UNIFIED)
+                return;
+        for (size_t i = 0; i < w->n_items; i++) {
+                CgroupFileWrite *e = &w->items[i];
+                if (isempty(e->controller)) {
+                        w->items[n++] = *e;
+                        continue;
+                }
+                log_warning(
+                        "%s: the %s file %s needs the %s controller: on cgroup v1 nothing is delegated to a "
+                        "user manager: not applied",
+                        e->field ?: "linux.resources", e->controller, e->file, e->controller);
+                free(e->controller);
+                free(e->file);
+                free(e->value);
+                free(e->field);
+        }
+        w->n_items = n;
+}
+
 void cgroup_check_host_controllers(const UnitPropertyList *props, const char *cgroupfs_root) {
         _cleanup_free_ char *have = NULL;
         int r;

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "cgroup-props.h"
 #include "cgroup-util.h"
 #include "oci-config.h"
 #include "sdunit.h"
@@ -57,6 +58,10 @@ int rootless_delegated_controllers(const char *manager_cgroup, CgroupLayout layo
  * is the host's file permissions on bound nodes. Accounting switches (...Accounting=) are kept. */
 int rootless_filter_properties(UnitPropertyList *props, const char *delegated, CgroupLayout layout,
                                char **reterr);
+
+/* The v1 cgroup file writes, on a v1 or hybrid layout, where nothing is delegated to a user manager: dropped
+ * with the same warning, naming the JSON field (the v2 ones are kept: the user owns its delegated cgroup). */
+void rootless_filter_writes(CgroupFileWrites *w, CgroupLayout layout);
 
 /* Both of the above for the user manager behind bus (its ControlGroup asked over the bus). */
 int rootless_filter_resources(SdUnitBus *bus, CgroupLayout layout, UnitPropertyList *props, char **reterr);

@@ -101,28 +101,53 @@ static int update_parse_resources(const UpdateOptions *o, OciConfig **ret, char 
 
 /* A new period alone keeps the quota the container has, in microseconds per period, as runc does (runc's
  * update.bats: quota 500000 of 1000000, period 900000 -> 500000 of 900000). systemd keeps the quota per
- * second instead, so the current quota is read from the kernel's file and sent again. */
-static void update_keep_cpu_quota(OciResources *r, const char *cgroup, CgroupLayout layout) {
-        _cleanup_free_ char *dir = NULL, *mnt = NULL, *buf = NULL;
-        long long q = -1;
+ * second instead, so the current quota is read from the kernel's file and sent again. A new quota alone is
+ * one of the current period (systemd's CPUQuotaPerSecUSec is computed with it), as in runc. */
+static void update_keep_cpu_bandwidth(OciResources *r, const char *cgroup, CgroupLayout layout,
+                                      SdUnitBus *bus, const char *unit) {
+        _cleanup_free_ char *dir = NULL, *mnt = NULL, *buf = NULL, *pbuf = NULL, *prop = NULL;
+        bool want_quota = r->cpu.has_period && r->cpu.period != 0 && !r->cpu.has_quota,
+             want_period =
+                     r->cpu.has_quota && r->cpu.quota != 0 && !(r->cpu.has_period && r->cpu.period != 0);
+        long long q = -1, p = 0;
 
-        if (!r->cpu.has_period || r->cpu.period == 0 || r->cpu.has_quota)
+        if (!want_quota && !want_period)
                 return;
         if (layout == CGROUP_LAYOUT_UNIFIED) {
-                if (cgroup_unified_dir(cgroup, &dir) < 0 || read_full_file_in(dir, "cpu.max", 256, &buf) < 0)
-                        return;
-                if (!streq_ptr(strtok(buf, " \n"), "max"))
+                if (cgroup_unified_dir(cgroup, &dir) >= 0 &&
+                    read_full_file_in(dir, "cpu.max", 256, &buf) >= 0) {
+                        char *period = strchr(buf, ' ');
+                        if (period)
+                                p = strtoll(period + 1, NULL, 10);
+                        if (!streq_ptr(strtok(buf, " \n"), "max"))
+                                q = strtoll(buf, NULL, 10);
+                }
+        } else if (cgroup_hierarchy_mount("cpu", &mnt) >= 0 && mnt) {
+                if (asprintf(&dir, "%s%s", mnt, cgroup) < 0)
+                        dir = NULL;
+                if (dir && read_full_file_in(dir, "cpu.cfs_quota_us", 256, &buf) >= 0)
                         q = strtoll(buf, NULL, 10);
-        } else {
-                if (cgroup_hierarchy_mount("cpu", &mnt) < 0 || !mnt ||
-                    asprintf(&dir, "%s%s", mnt, cgroup) < 0 ||
-                    read_full_file_in(dir, "cpu.cfs_quota_us", 256, &buf) < 0)
-                        return;
-                q = strtoll(buf, NULL, 10);
+                if (dir && read_full_file_in(dir, "cpu.cfs_period_us", 256, &pbuf) >= 0)
+                        p = strtoll(pbuf, NULL, 10);
         }
-        if (q > 0) {
+        /* No cpu controller to read the period from (a v2 host that does not offer it): the unit's, which
+         * systemd computes its quota with. */
+        if (want_period && p <= 0 &&
+            sdunit_get_property_string(bus, unit, "org.freedesktop.systemd1.Scope", "CPUQuotaPeriodUSec",
+                                       &prop, NULL) >= 0) {
+                char *end;
+                errno = 0;
+                unsigned long long v = strtoull(prop, &end, 10);
+                if (errno == 0 && *end == 0 && v >= 1000 && v <= 1000000)
+                        p = (long long) v;
+        }
+        if (want_quota && q > 0) {
                 r->cpu.has_quota = true;
                 r->cpu.quota = q;
+        }
+        if (want_period && p > 0) {
+                r->cpu.has_period = true;
+                r->cpu.period = (uint64_t) p;
         }
 }
 
@@ -146,9 +171,12 @@ int container_update(const UpdateOptions *o, char **reterr) {
         if (st == CONTAINER_STOPPED || !ct->unit || !ct->cgroup)
                 return errorf(reterr, EINVAL, "container not running (%s)", container_status_to_string(st));
 
+        r = sdunit_bus_open(ct->user_bus, &bus, reterr);
+        if (r < 0)
+                return r;
         r = cgroup_detect_layout(&layout);
         if (r >= 0)
-                update_keep_cpu_quota(&cfg->linux_.resources, ct->cgroup, layout);
+                update_keep_cpu_bandwidth(&cfg->linux_.resources, ct->cgroup, layout, bus, ct->unit);
         if (r >= 0)
                 r = cgroup_props_from_resources(&cfg->linux_.resources, layout, &props, &writes, reterr);
         if (r >= 0)
@@ -158,11 +186,11 @@ int container_update(const UpdateOptions *o, char **reterr) {
         if (r < 0)
                 return r;
 
-        r = sdunit_bus_open(ct->user_bus, &bus, reterr);
         /* A user manager applies only the controllers it has delegated: warn about the rest. */
-        if (r >= 0 && ct->user_bus)
+        if (r >= 0 && ct->user_bus) {
                 r = rootless_filter_resources(bus, layout, &props, reterr);
-        else if (r >= 0 && layout == CGROUP_LAYOUT_UNIFIED)
+                rootless_filter_writes(&writes, layout);
+        } else if (r >= 0 && layout == CGROUP_LAYOUT_UNIFIED)
                 cgroup_check_host_controllers(&props, "/sys/fs/cgroup");
         /* On v1 hierarchies systemd rewrites the device cgroup when it applies properties: deny all, then
          * the allows one by one, and a process of the container may meet the gap (runc's update.bats saw

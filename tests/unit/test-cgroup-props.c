@@ -3,6 +3,7 @@
 /* linux.resources / annotations -> unit properties and cgroup file writes, for both layouts. No bus. */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -149,18 +150,37 @@ static void test_cpu(void) {
         check("cpu shares/quota/period", &r, U, 0,
               "CPUWeight=39; CPUQuotaPeriodUSec=100000; CPUQuotaPerSecUSec=500000", NULL);
         check("cpu shares/quota/period", &r, H, 0,
-              "CPUShares=1024; CPUQuotaPeriodUSec=100000; CPUQuotaPerSecUSec=500000", NULL);
+              "CPUShares=1024; CPUQuotaPeriodUSec=100000; CPUQuotaPerSecUSec=500000",
+              "cpu:cpu.cfs_period_us=100000; cpu:cpu.cfs_quota_us=50000");
+        /* 555.556 ms per second: systemd gets 560 ms (it keeps whole percents across daemon-reload), the
+         * cgroup the exact quota */
+        r.cpu.has_shares = false;
+        r.cpu.quota = 500000;
+        r.cpu.period = 900000;
+        check("cpu quota 500000/900000", &r, U, 0, "CPUQuotaPeriodUSec=900000; CPUQuotaPerSecUSec=560000",
+              ":cpu.max=500000 900000");
+        check("cpu quota 500000/900000", &r, H, 0, "CPUQuotaPeriodUSec=900000; CPUQuotaPerSecUSec=560000",
+              "cpu:cpu.cfs_period_us=900000; cpu:cpu.cfs_quota_us=500000");
+        r.cpu.has_period = false;
+        r.cpu.quota = 150000;
+        check("cpu quota alone, 1.5 CPUs", &r, U, 0, "CPUQuotaPerSecUSec=1500000", NULL);
+        check("cpu quota alone, 1.5 CPUs", &r, H, 0, "CPUQuotaPerSecUSec=1500000",
+              "cpu:cpu.cfs_quota_us=150000");
+        r.cpu.has_shares = true;
 
         r.cpu.shares = 2;
         r.cpu.quota = -1;
         r.cpu.has_period = false;
         check("cpu shares 2, quota -1", &r, U, 0, "CPUWeight=1; CPUQuotaPerSecUSec=infinity", NULL);
+        check("cpu shares 2, quota -1", &r, H, 0, "CPUShares=2; CPUQuotaPerSecUSec=infinity",
+              "cpu:cpu.cfs_quota_us=-1");
         r.cpu.shares = 1000000;
         r.cpu.quota = 1;
         r.cpu.has_period = true;
         r.cpu.period = 3000;
+        /* below the kernel's 1 ms: systemd writes 1 ms, our write of the exact value fails (as runc's) */
         check("cpu shares huge, quota rounded up", &r, U, 0,
-              "CPUWeight=10000; CPUQuotaPeriodUSec=3000; CPUQuotaPerSecUSec=334", NULL);
+              "CPUWeight=10000; CPUQuotaPeriodUSec=3000; CPUQuotaPerSecUSec=10000", ":cpu.max=1 3000");
         r.cpu.period = 999;
         check("cpu period 999", &r, U, -EINVAL, "linux.resources.cpu.period: 999 us is out of range", NULL);
         r.cpu.period = 100000;
@@ -172,7 +192,9 @@ static void test_cpu(void) {
         r.cpu.cpus = (char *) "0-3,8";
         r.cpu.mems = (char *) "0";
         check("cpus/mems", &r, U, 0, "AllowedCPUs=0f01; AllowedMemoryNodes=01", NULL);
-        check("cpus/mems", &r, H, 0, "", "cpuset:cpuset.cpus=0-3,8; cpuset:cpuset.mems=0");
+        /* v1: the properties too (systemd shows them, applies nothing there), and the files */
+        check("cpus/mems", &r, H, 0, "AllowedCPUs=0f01; AllowedMemoryNodes=01",
+              "cpuset:cpuset.cpus=0-3,8; cpuset:cpuset.mems=0");
         r.cpu.cpus = (char *) "3-1";
         check("cpus 3-1", &r, U, -EINVAL, "linux.resources.cpu.cpus: \"3-1\" is not a valid list", NULL);
         check("cpus 3-1", &r, H, -EINVAL, "linux.resources.cpu.cpus: \"3-1\" is not a valid list", NULL);
@@ -405,6 +427,63 @@ static void test_conversions(void) {
         tap_is_int(cgroup_parse_cpu_list("99999", &m, &n), -ERANGE, "too large");
 }
 
+/* What systemd 252 re-applies after daemon-reload: the drop-in's "CPUQuota=N%" with N = per_sec / 10 ms,
+ * truncated. */
+static uint64_t after_reload(uint64_t per_sec) {
+        return per_sec / 10000 * 10000;
+}
+
+static void test_cpu_quota_rounding(void) {
+        static const struct {
+                uint64_t quota, period, per_sec, applied;
+        } cases[] = {
+                { 50000, 100000, 500000, 50000 },    /* on the 10 ms grid: exact */
+                { 150000, 100000, 1500000, 150000 }, /* docker --cpus 1.5 */
+                { 500000, 900000, 560000, 504000 },  /* 555.556 ms: runc's 560 ms, never below */
+                { 9000, 900000, 10000, 9000 },       /* 1%: exact */
+                { 1000, 1000000, 10000, 10000 },     /* 0.1%: one step, the smallest systemd keeps */
+                { 1, 3000, 10000, 1000 },            /* below the kernel's 1 ms: systemd's 1 ms */
+                { 400000, 1000000, 400000, 400000 },
+                { 33333, 100000, 340000, 34000 },
+        };
+        FOREACH_ARRAY(c, cases, ELEMENTSOF(cases)) {
+                uint64_t v = 0;
+                tap_is_int(cgroup_cpu_quota_per_sec(c->quota, c->period, &v), 0,
+                           "quota %" PRIu64 "/%" PRIu64, c->quota, c->period);
+                tap_is_int((long long) v, (long long) c->per_sec, "... -> CPUQuotaPerSecUSec=%" PRIu64,
+                           c->per_sec);
+                tap_is_int((long long) cgroup_cpu_quota_systemd(v, c->period), (long long) c->applied,
+                           "... systemd applies %" PRIu64, c->applied);
+                tap_is_int((long long) cgroup_cpu_quota_systemd(after_reload(v), c->period),
+                           (long long) c->applied, "... and the same after daemon-reload");
+        }
+
+        /* Over every period in [1 ms, 1 s] in 7 us steps and a spread of quotas: a whole percent, never below
+         * the quota, the same after a reload, and the smallest such value (one step less falls short, before
+         * systemd's 1 ms floor: below the quota, systemd would also lengthen the period). */
+        unsigned bad = 0, n = 0;
+        for (uint64_t period = 1000; period <= 1000000; period += 7)
+                for (uint64_t quota = 1000; quota <= 4 * period; quota += period / 3 + 1) {
+                        uint64_t v;
+                        n++;
+                        if (cgroup_cpu_quota_per_sec(quota, period, &v) < 0 || v % 10000 != 0 ||
+                            after_reload(v) != v || cgroup_cpu_quota_systemd(v, period) < quota ||
+                            (v > 10000 && (v - 10000) * period / 1000000 >= quota)) {
+                                if (bad++ < 5)
+                                        printf("#   quota %" PRIu64 " period %" PRIu64 " -> %" PRIu64 "\n",
+                                               quota, period, v);
+                        }
+                }
+        tap_is_int(
+                bad, 0,
+                "%u quota/period pairs: rounded up to whole percents, never below, stable across a reload",
+                n);
+
+        uint64_t v;
+        tap_is_int(cgroup_cpu_quota_per_sec(UINT64_MAX / 2, 1000, &v), -ERANGE,
+                   "a quota too large -> -ERANGE");
+}
+
 static char *annot(const char *key, const char *value, int *ret_r) {
         _cleanup_(unit_property_list_done) UnitPropertyList props = {};
         _cleanup_free_ char *err = NULL;
@@ -513,6 +592,25 @@ static void test_apply(void) {
                    "a missing file fails");
         tap_ok(err && strstr(err, "nosuch.file") && strstr(err, "no such file"), "... naming the file");
 
+        /* an optional write (cpu.max where the cgroup has no cpu controller) is skipped when the file is missing;
+         * a refused write names the JSON field */
+        cgroup_file_writes_done(&w);
+        free(err);
+        err = NULL;
+        tap_is_int(
+                cgroup_file_writes_add_for(&w, "linux.resources.cpu.quota", "", "cpu.max", "1 1000", true),
+                0, "add an optional write");
+        tap_is_int(cgroup_apply_file_writes_at(root, &w, "/machine.slice/x.scope", H, &err), 0,
+                   "an optional write to a missing file is skipped");
+        cgroup_file_writes_done(&w);
+        tap_is_int(
+                cgroup_file_writes_add_for(&w, "linux.resources.cpu.quota", "", "nosuch.file", "1", false),
+                0, "add a write for a field");
+        tap_is_int(cgroup_apply_file_writes_at(root, &w, "/machine.slice/x.scope", H, &err), -ENOENT,
+                   "a missing file fails");
+        tap_ok(err && strncmp(err, "linux.resources.cpu.quota: write \"1\" to ", 40) == 0,
+               "... the message starts with the field: %s", strna(err));
+
         tap_ok(asprintf(&cmd, "rm -rf %s", root) >= 0 && system(cmd) == 0, "remove the fake cgroupfs");
 }
 
@@ -523,6 +621,7 @@ int main(void) {
         test_devices();
         test_misc();
         test_conversions();
+        test_cpu_quota_rounding();
         test_annotations();
         test_apply();
         return tap_done();
