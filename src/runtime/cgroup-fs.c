@@ -289,8 +289,12 @@ static bool v1_hierarchy_trimmed_by_systemd(const char *controllers) {
         return true;
 }
 
-static bool v1_hierarchy_is_lone_cpuacct(const char *controllers) {
-        return streq(controllers, "cpuacct");
+/* Every v1 controller hierarchy that systemd never trims (and does not realize a unit in): a cpuacct mounted
+ * on its own, freezer, cpuset, net_cls/net_prio, perf_event, hugetlb, rdma, misc. Not systemd's own named
+ * hierarchy, nor the unified one. */
+static bool v1_hierarchy_untrimmed(const char *controllers) {
+        return !isempty(controllers) && !strneq(controllers, "name=", 5) &&
+               !v1_hierarchy_trimmed_by_systemd(controllers);
 }
 
 /* Put the unit's processes into its path in every v1 hierarchy (as this process sees them) that want() picks
@@ -400,26 +404,60 @@ void cgroup_thaw_v1_frozen(const char *unit_cgroup_path, CgroupLayout layout) {
                 thaw_dir_v1(fd, 0);
 }
 
+/* Remove the cgroup NAME below dir_fd with every cgroup below it (a privileged container may have made its
+ * own), deepest first. */
+static int remove_cgroup_tree(int dir_fd, const char *name, unsigned depth) {
+        _cleanup_close_ int fd = -EBADF;
+        DIR *d;
+
+        fd = openat(dir_fd, name, O_DIRECTORY | O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT ? 0 : -errno;
+        if (depth < 32 && (d = fdopendir(TAKE_FD(fd)))) {
+                for (struct dirent *de; (de = readdir(d));)
+                        if (de->d_type == DT_DIR && !streq(de->d_name, ".") && !streq(de->d_name, ".."))
+                                (void) remove_cgroup_tree(dirfd(d), de->d_name, depth + 1);
+                closedir(d);
+        }
+        return RET_NERRNO(unlinkat(dir_fd, name, AT_REMOVEDIR));
+}
+
 void cgroup_remove_v1_accounting(const char *unit_cgroup_path, CgroupLayout layout) {
-        static const char *const hierarchies[] = { "cpu",    "cpuacct", "cpu,cpuacct", "blkio",
-                                                   "memory", "devices", "pids" };
+        CgroupMembership *m = NULL;
+        size_t n = 0;
 
         if (!unit_cgroup_path || isempty(unit_cgroup_path) || streq(unit_cgroup_path, "/") ||
             (layout != CGROUP_LAYOUT_HYBRID && layout != CGROUP_LAYOUT_LEGACY))
                 return;
-        for (size_t i = 0; i < ELEMENTSOF(hierarchies); i++) {
-                _cleanup_free_ char *dir = NULL;
+        /* Every v1 controller hierarchy: those systemd trims too (it may not have realized the unit in all
+         * of them, and it leaves cgroups a container made below its own in some). */
+        if (cgroup_read_memberships(0, &m, &n) < 0)
+                return;
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *parent = NULL, *base = NULL;
+                _cleanup_close_ int parent_fd = -EBADF;
+                int r;
 
-                if (asprintf(&dir, CGROUPFS "/%s%s", hierarchies[i], unit_cgroup_path) < 0)
-                        return;
-                for (int tries = 0; rmdir(dir) < 0 && errno == EBUSY; tries++) {
+                if (isempty(m[i].controllers) || strneq(m[i].controllers, "name=", 5))
+                        continue;
+                if (asprintf(&parent, CGROUPFS "/%s%s", m[i].controllers, unit_cgroup_path) < 0)
+                        break;
+                base = strdup(strrchr(parent, '/') + 1);
+                if (!base)
+                        break;
+                *strrchr(parent, '/') = 0;
+                parent_fd = open(parent, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+                if (parent_fd < 0)
+                        continue;
+                for (int tries = 0; (r = remove_cgroup_tree(parent_fd, base, 0)) == -EBUSY; tries++) {
                         if (tries >= 20) {
-                                log_debug("cgroup %s is still busy: left", dir);
+                                log_debug("cgroup %s/%s is still busy: left", parent, base);
                                 break;
                         }
                         (void) usleep(50 * 1000);
                 }
         }
+        cgroup_memberships_free(m, n);
 }
 
 int cgroup_join_v1_accounting(const char *unit_cgroup_path, CgroupLayout layout, char **reterr) {
@@ -427,7 +465,7 @@ int cgroup_join_v1_accounting(const char *unit_cgroup_path, CgroupLayout layout,
 }
 
 int cgroup_join_v1_untrimmed_at(const char *root, const char *cg, CgroupLayout layout, char **reterr) {
-        return join_v1_hierarchies(root, cg, layout, v1_hierarchy_is_lone_cpuacct, reterr);
+        return join_v1_hierarchies(root, cg, layout, v1_hierarchy_untrimmed, reterr);
 }
 
 int cgroup_join_v1_untrimmed(const char *unit_cgroup_path, CgroupLayout layout, char **reterr) {
@@ -527,6 +565,16 @@ static int slice_cgroup_path(const char *slice, char **ret) {
                                 len += (size_t) sprintf(path + len, "/%.*s.slice", (int) i, slice);
         *ret = path;
         return 0;
+}
+
+int cgroup_unit_path(const char *slice, const char *unit, char **ret) {
+        _cleanup_free_ char *sp = NULL;
+        int r;
+
+        r = slice_cgroup_path(slice ?: "-.slice", &sp);
+        if (r < 0)
+                return r;
+        return asprintf(ret, "%s/%s", sp, unit) < 0 ? -ENOMEM : 0;
 }
 
 int cgroup_check_unit_not_frozen(const char *slice, const char *unit, CgroupLayout layout, char **reterr) {

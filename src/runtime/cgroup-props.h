@@ -83,9 +83,15 @@ void cgroup_remove_v1_accounting(const char *unit_cgroup_path, CgroupLayout layo
 void cgroup_thaw_v1_frozen(const char *unit_cgroup_path, CgroupLayout layout);
 int cgroup_join_v1_accounting_at(const char *cgroupfs_root, const char *unit_cgroup_path,
                                  CgroupLayout layout, char **reterr);
-/* The hierarchies systemd never trims (cpuacct mounted apart from cpu): joined, with every process of the
- * unit, as the very last step of `create` (after the init is committed), and removed by `delete`. Not
- * earlier, so that a create killed half-way leaves nothing that systemd does not clean up. */
+/* The hierarchies systemd never trims nor realizes a unit in (cpuacct mounted apart from cpu, freezer, cpuset,
+ * net_cls/net_prio, perf_event, hugetlb, rdma, misc): the calling process (and every process of the unit)
+ * joins the unit's path there right after entering the scope, before the init and its cgroup namespace
+ * exist, so that the namespace's root there is the unit's path (runc joins all hierarchies too): otherwise
+ * the container sits in the root cgroup and its freezer or cpuset mount shows, and read-write controls, the
+ * host's whole tree. systemd does not remove these directories: `delete` does, with whatever the container
+ * made below (cgroup_remove_v1_accounting() removes the unit's path in every v1 controller hierarchy), and
+ * so does a create that fails; after a create killed half-way they stay, empty, until `delete` of its
+ * leftover state. */
 int cgroup_join_v1_untrimmed(const char *unit_cgroup_path, CgroupLayout layout, char **reterr);
 int cgroup_join_v1_untrimmed_at(const char *cgroupfs_root, const char *unit_cgroup_path, CgroupLayout layout,
                                 char **reterr);
@@ -105,6 +111,8 @@ int cgroup_props_from_annotations(const OciKeyValue *a, size_t n, UnitPropertyLi
  * SLICE named UNIT will get exists already and is frozen (cgroup.freeze on v2, freezer.state on v1):
  * whatever entered it, the runtime itself first, would stop there. */
 int cgroup_check_unit_not_frozen(const char *slice, const char *unit, CgroupLayout layout, char **reterr);
+/* The cgroup path systemd gives UNIT in SLICE (NULL: "-.slice"): "/a.slice/a-b.slice/UNIT". */
+int cgroup_unit_path(const char *slice, const char *unit, char **ret);
 int cgroup_freeze(const char *unit_cgroup_path, CgroupLayout layout, bool freeze, uint64_t timeout_usec,
                   char **reterr);
 

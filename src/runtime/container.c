@@ -466,6 +466,12 @@ static int scope_enter(ScopeEntry *s, pid_t pid, int *ret_subgroup_fd, char **re
                 r = cgroup_join_v1_accounting(s->cgroup, s->layout, reterr);
                 if (r < 0)
                         return errwrap(reterr, r, "join the v1 cgroup hierarchies");
+                /* And those it does not manage (freezer, cpuset, a cpuacct of its own): before the init and
+                 * its cgroup namespace exist, whose root there is then the unit's path, not the host's. */
+                _cleanup_free_ char *err = NULL;
+                if (cgroup_join_v1_untrimmed(s->cgroup, s->layout, &err) < 0)
+                        log_warning("%s: the container stays in the root cgroup of that v1 hierarchy",
+                                    err ?: "cannot join the v1 hierarchies systemd does not manage");
         }
         if (s->writes->n_items > 0) {
                 r = cgroup_apply_file_writes(s->writes, s->cgroup, s->layout, reterr);
@@ -576,6 +582,8 @@ static void create_run_done(CreateRun *cr) {
                         (void) sdunit_unregister_machine(cr->ct->machine, NULL);
                 if (cr->unit_started)
                         teardown_unit(cr->bus, cr->unit, true);
+                if (cr->unit_started && !cr->rootless && cr->cgroup)
+                        cgroup_remove_v1_accounting(cr->cgroup, cr->layout);
                 if (cr->o->pid_file)
                         (void) unlink(cr->o->pid_file);
                 (void) container_remove(cr->ct);
@@ -1034,15 +1042,6 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
                         return r;
         }
 
-        /* The v1 hierarchies systemd never cleans up, joined only now that nothing can fail any more: a
-         * create killed before this leaves nothing there (see cgroup-props.h). containerd's shim reads the
-         * init's cgroups once create has returned, for its metrics. */
-        if (!cr.rootless && cr.cgroup) {
-                _cleanup_free_ char *err = NULL;
-                if (cgroup_join_v1_untrimmed(cr.cgroup, cr.layout, &err) < 0)
-                        log_warning("%s: its statistics there are the host's",
-                                    err ?: "cannot join the v1 cpuacct hierarchy");
-        }
         cr.ip.sync_fd = safe_close(cr.ip.sync_fd);
         log_info("created container %s in %s (init pid %d, bundle %s)", o->id, cr.unit, (int) cr.ct->pid,
                  cr.bundle);
@@ -1378,7 +1377,8 @@ int container_kill(const char *root, const char *id, int sig, bool all, char **r
 static int delete_corrupt(Container *ct, bool force, char **reterr) {
         _cleanup_(oci_config_freep) OciConfig *c = NULL;
         _cleanup_(sdunit_bus_closep) SdUnitBus *bus = NULL;
-        _cleanup_free_ char *raw = NULL, *slice = NULL, *unit = NULL;
+        _cleanup_free_ char *raw = NULL, *slice = NULL, *unit = NULL, *cg = NULL;
+        CgroupLayout layout;
         size_t raw_len = 0;
         int r;
 
@@ -1397,6 +1397,10 @@ static int delete_corrupt(Container *ct, bool force, char **reterr) {
         else
                 log_warning("delete %s: cannot connect to systemd to stop %s: %s", ct->id, unit,
                             strerror(-r));
+        /* The v1 cgroups systemd does not remove (cgroup_join_v1_untrimmed()), at the path systemd gives
+         * the unit: the recorded one is not trusted. */
+        if (geteuid() == 0 && cgroup_unit_path(slice, unit, &cg) >= 0 && cgroup_detect_layout(&layout) >= 0)
+                cgroup_remove_v1_accounting(cg, layout);
         r = container_remove(ct);
         if (r < 0)
                 return errorf(reterr, r, "remove state of \"%s\": %s", ct->id, strerror(-r));
@@ -1449,8 +1453,12 @@ int container_delete(const char *root, const char *id, bool force, char **reterr
                 if (r >= 0)
                         teardown_unit(bus, ct->unit, cgroup_may_be_populated(ct->cgroup));
         }
+        /* A create killed before it recorded the cgroup: the path systemd gives the unit. */
+        _cleanup_free_ char *unit_cg = NULL;
+        if (isempty(ct->cgroup) && ct->unit && cgroup_unit_path(ct->slice, ct->unit, &unit_cg) < 0)
+                return -ENOMEM;
         if (!ct->user_bus && have_layout)
-                cgroup_remove_v1_accounting(ct->cgroup, layout);
+                cgroup_remove_v1_accounting(unit_cg ?: ct->cgroup, layout);
 
         /* A container stopped by `checkpoint` had its poststop hooks run then. */
         if (faccessat(ct->dir_fd, CHECKPOINTED_MARKER, F_OK, 0) < 0 &&

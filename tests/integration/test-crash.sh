@@ -36,9 +36,21 @@ procs_named() { # ID: pids whose cgroup or command line names the container
                 fi
         done
 }
-# gone ID UNIT: nothing of the container on the host (the state directory aside).
+# The cgroupfs directories systemd removes with the unit: unified, name=systemd and the v1 controllers it
+# manages. The v1 hierarchies it does not manage (freezer, cpuset, a cpuacct of its own) the container joins
+# before its init exists, so that its cgroup namespace's root there is its own: after a killed create they
+# stay, empty, until `delete` of the leftover state removes them.
+systemd_dirs_of() { # UNIT
+        cgroup_dirs_of "$1" | grep -vE '^/sys/fs/cgroup/(freezer|cpuset|cpuacct|net_cls|net_prio|net_cls,net_prio|perf_event|hugetlb|rdma|misc)/' || true
+}
+# gone ID UNIT: nothing of the container on the host (the state directory aside, and the empty directories
+# of the v1 hierarchies systemd does not manage, which its delete removes).
 gone() {
-        ! unit_loaded "$2" && [ -z "$(cgroup_dirs_of "$2")" ] && [ -z "$(procs_named "$1")" ]
+        ! unit_loaded "$2" && [ -z "$(systemd_dirs_of "$2")" ] && [ -z "$(procs_named "$1")" ]
+}
+# all_gone ID UNIT: nothing at all, once delete has run.
+all_gone() {
+        gone "$1" "$2" && [ -z "$(cgroup_dirs_of "$2")" ]
 }
 describe_left() { # ID UNIT
         diag "unit: $(systemctl list-units --all --plain --no-legend --no-pager -- "$2" 2>&1)"
@@ -82,6 +94,7 @@ for step in state scope clone prepared ready; do
         ok_desc "[$step] list shows it stopped" sh -c "$SDRUN --root $SDRUN_ROOT list --format json | jq -e --arg i $id '.[] | select(.id == \$i and .status == \"stopped\")'"
         ok_desc "[$step] start is refused" sh -c "! $SDRUN --root $SDRUN_ROOT start $id"
         ok_desc "[$step] delete (without --force) removes the leftover state" sd delete "$id"
+        ok_desc "[$step] ... and every cgroup directory of the unit" all_gone "$id" "$unit"
         no_leftovers "$id"
         # The id is free again: a normal create works.
         ok_desc "[$step] the id can be created again" sd create --bundle "$B" "$id"
@@ -116,6 +129,7 @@ else
 fi
 is "$(status_of "$id")" stopped "state says stopped once the creator is dead"
 ok_desc "delete removes the leftover state" sd delete "$id"
+ok_desc "... and every cgroup directory of the unit" all_gone "$id" "$unit"
 no_leftovers "$id"
 bundle_set "$B" 'del(.hooks)'
 
@@ -148,7 +162,7 @@ else
         _tap_result 1 "start killed during startContainer: the init neither exec'd nor died (comm $(cat /proc/$pid/comm 2>/dev/null))"
 fi
 ok_desc "delete --force" sd delete --force "$id"
-ok_desc "nothing left after delete --force" wait5 gone "$id" "$unit"
+ok_desc "nothing left after delete --force" wait5 all_gone "$id" "$unit"
 no_leftovers "$id"
 
 id=$(new_id crash-post); track_container "$id"
@@ -165,13 +179,13 @@ ok_desc "start killed during poststart: the user process runs" execd
 is "$(status_of "$id")" running "start killed during poststart: state says running"
 is "$(pid_of "$id")" "$pid" "and reports the init's pid"
 ok_desc "delete --force" sd delete --force "$id"
-ok_desc "nothing left after delete --force" wait_for gone "$id" "$unit"
+ok_desc "nothing left after delete --force" wait_for all_gone "$id" "$unit"
 no_leftovers "$id"
 
 # ---------------------------------------------------------------------------------------------------------
 # A cpuacct hierarchy mounted apart from cpu (as on these hybrid hosts) is one systemd never trims: create
-# joins it only as its very last step, once the init is committed (so the crash matrix above leaves nothing
-# there), a created container is in it (containerd's shim reads its metrics from create on), and delete
+# joins it before the init exists (the crash matrix above checks that delete of the leftover state removes
+# it), a created container is in it (containerd's shim reads its metrics from create on), and delete
 # removes the directory.
 
 if grep -qE '^[0-9]+:cpuacct:' /proc/self/cgroup && [ -d /sys/fs/cgroup/cpuacct ]; then
@@ -184,7 +198,7 @@ if grep -qE '^[0-9]+:cpuacct:' /proc/self/cgroup && [ -d /sys/fs/cgroup/cpuacct 
         is "$(acct_of "$pid")" "$(sed -n 's/^0:://p' "/proc/$pid/cgroup")" "cpuacct: a created container's init is in the unit's path there"
         ok_desc "cpuacct: start" sd start "$id"
         ok_desc "cpuacct: delete --force" sd delete --force "$id"
-        ok_desc "cpuacct: nothing left after delete" wait5 gone "$id" "$unit"
+        ok_desc "cpuacct: nothing left after delete" wait5 all_gone "$id" "$unit"
         no_leftovers "$id"
 else
         skip "cpuacct: no cpuacct hierarchy of its own here"
