@@ -77,19 +77,10 @@ static int copy_parent_cpuset(const char *dir) {
         return 0;
 }
 
-/* v1 controllers systemd does not manage may have no directory for the unit: create it (level by level, so
- * cpuset gets cpus/mems copied down) and move the unit's processes in. */
-static int ensure_v1_dir(const char *root, const char *controller, const char *cg, CgroupLayout layout,
-                         char **reterr) {
-        _cleanup_free_ char *dir = NULL, *procs = NULL;
+/* Create the unit's directory in one v1 hierarchy, level by level (so that cpuset gets cpus/mems copied down). */
+static int make_v1_dir(char *dir, size_t base, const char *controller, char **reterr) {
         int r;
 
-        if (asprintf(&dir, "%s/%s%s", root, controller, cg) < 0)
-                return -ENOMEM;
-        /* Even when the directory exists (systemd makes one in every hierarchy for a delegated unit, possibly
-         * after the job that started it is reported done), the unit's processes are moved in: idempotent. */
-
-        size_t base = strlen(root) + 1 + strlen(controller);
         for (char *p = dir + base + 1;; p++) {
                 if (*p != '/' && *p != 0)
                         continue;
@@ -111,23 +102,57 @@ static int ensure_v1_dir(const char *root, const char *controller, const char *c
                 }
                 *p = saved;
                 if (saved == 0)
-                        break;
+                        return 0;
         }
+}
 
+/* v1 controllers systemd does not manage may have no directory for the unit: create it and move the unit's
+ * processes in. */
+static int ensure_v1_dir(const char *root, const char *controller, const char *cg, CgroupLayout layout,
+                         char **reterr) {
+        _cleanup_free_ char *dir = NULL, *procs = NULL, *target = NULL;
+        int r;
+
+        if (asprintf(&dir, "%s/%s%s", root, controller, cg) < 0 ||
+            asprintf(&target, "%s/cgroup.procs", dir) < 0)
+                return -ENOMEM;
+        /* Even when the directory exists (systemd makes one in every hierarchy for a delegated unit, possibly
+         * after the job that started it is reported done), the unit's processes are moved in: idempotent. */
         r = read_unit_procs(root, cg, layout, &procs);
         if (r == -ENOENT)
-                return 0; /* nothing to move (no such cgroup on the tracking hierarchy) */
-        if (r < 0)
+                procs = NULL; /* nothing to move (no such cgroup on the tracking hierarchy) */
+        else if (r < 0)
                 return errorf(reterr, r, "read the processes of cgroup %s: %s", cg, strerror(-r));
-        _cleanup_free_ char *target = NULL;
-        if (asprintf(&target, "%s/cgroup.procs", dir) < 0)
-                return -ENOMEM;
-        for (char *line = strtok(procs, "\n"); line; line = strtok(NULL, "\n")) {
-                r = write_string_file(target, line);
-                if (r < 0 && r != -ESRCH)
-                        return errorf(reterr, r, "move process %s into %s: %s", line, target, strerror(-r));
+
+        /* systemd may remove the directory meanwhile (on v1 it realizes and trims blkio cgroups for every
+         * sibling of a unit that starts): then it is made again, a few times. */
+        for (unsigned attempt = 0;; attempt++) {
+                bool vanished = false;
+
+                r = make_v1_dir(dir, strlen(root) + 1 + strlen(controller), controller, reterr);
+                if (r < 0)
+                        return r;
+                if (!procs)
+                        return 0;
+                _cleanup_free_ char *list = strdup(procs);
+                if (!list)
+                        return -ENOMEM;
+                for (char *p = list, *line; (line = next_line(&p));) {
+                        if (!*line)
+                                continue;
+                        r = write_string_file(target, line);
+                        if (r == -ENOENT && attempt < 5) {
+                                vanished = true;
+                                break;
+                        }
+                        if (r < 0 && r != -ESRCH)
+                                return errorf(reterr, r, "move process %s into %s: %s", line, target,
+                                              strerror(-r));
+                }
+                if (!vanished)
+                        return 0;
+                log_debug("cgroup %s went away while the unit's processes moved in: again", dir);
         }
-        return 0;
 }
 
 int cgroup_apply_file_writes_at(const char *root, const CgroupFileWrites *w, const char *cg,

@@ -126,6 +126,7 @@ int main(int argc, char *argv[]) {
                         .no_pivot = no_pivot,
                         .new_userns = userns,
                         .own_cgroupns = cgroupns,
+                        .own_mountns = true, /* the driver unshares one */
                         .new_netns = netns,
                         .bundle = bundle_abs,
                 };
