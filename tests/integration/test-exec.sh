@@ -259,7 +259,7 @@ cp -a "$B" "$TEST_TMPDIR/bt"
 bundle_set "$TEST_TMPDIR/bt" '.process.terminal=true | .process.args=["sh","-c","echo started-on-tty; sleep 100000"]
         | .linux.namespaces |= map(select(.type != "pid"))'
 S=$TEST_TMPDIR/console2.sock
-python3 "$HELPERS/console-recv.py" "$S" "" >"$TEST_TMPDIR/console2.out" 2>&1 & recv=$!
+CONSOLE_RECV_SECONDS=120 python3 "$HELPERS/console-recv.py" "$S" "" >"$TEST_TMPDIR/console2.out" 2>&1 & recv=$!
 wait_for test -e "$S.ready"
 # (create's stderr is a pipe, closed by its reader as soon as create has exited)
 ok_desc "create --debug --console-socket, stderr a pipe closed after create" python3 -c '

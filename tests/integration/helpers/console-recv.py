@@ -1,11 +1,11 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """A --console-socket receiver (the protocol conmon and runc use): listen on SOCK, receive the pty master
-over SCM_RIGHTS, type INPUT into it, and print everything the container writes until it closes the pty.
+over SCM_RIGHTS, type INPUT into it, and print everything the container writes (as it comes) until it closes the pty.
 
     console-recv.py SOCK INPUT
 
-Prints "received-fd" first once the master arrived, then the terminal output. Exits 1 on a timeout (20 s)."""
+Prints "received-fd" first once the master arrived, then the terminal output. Exits 1 on a timeout (20 s, or $CONSOLE_RECV_SECONDS)."""
 import os
 import select
 import sys
@@ -23,8 +23,8 @@ def main():
     master = fds[0]
     print("received-fd", flush=True)
     os.write(master, text.encode() + b"\n")
-    deadline = time.monotonic() + 20
-    out = b""
+    # Each chunk is printed as it arrives, so that a test can wait for a line while the session goes on.
+    deadline = time.monotonic() + float(os.environ.get("CONSOLE_RECV_SECONDS", "20"))
     while time.monotonic() < deadline:
         r, _, _ = select.select([master], [], [], 0.5)
         if not r:
@@ -35,12 +35,11 @@ def main():
             break
         if not chunk:
             break
-        out += chunk
+        sys.stdout.write(chunk.decode(errors="replace"))
+        sys.stdout.flush()
     else:
-        sys.stdout.write(out.decode(errors="replace"))
         print("timeout", file=sys.stderr)
         return 1
-    sys.stdout.write(out.decode(errors="replace"))
     return 0
 
 
