@@ -531,7 +531,7 @@ int notify_wait_ready(NotifyProxy *p, int pidfd, const char *id, uint64_t timeou
                         deadline = MAX(deadline, now_usec(CLOCK_MONOTONIC) + extend);
                 if (pfd[1].revents) {
                         /* Its last words go out now, not at the bucket's pace. */
-                        p->credit_usec = NOTIFY_FORWARD_USEC;
+                        p->credit_usec = MAX(p->credit_usec, NOTIFY_FORWARD_USEC);
                         (void) notify_proxy_flush_at(p, now_usec(CLOCK_MONOTONIC));
                         return errorf(reterr, ECHILD,
                                       "container \"%s\" exited before it sent READY=1 to its NOTIFY_SOCKET",
