@@ -114,6 +114,7 @@ int cli_parse_id_only(const char *verb, int argc, char *argv[], const char **ret
 
 typedef struct Container Container;
 /* The OCI state of a container as `state` and `list --format json` print it (runc's extra fields too). */
+#include "notify.h"
 #include "state.h"
 int cli_container_json(Container *ct, ContainerStatus st, cJSON **ret);
 
@@ -122,6 +123,6 @@ int cli_block_forwarded_signals(void);
 /* Wait for a child, forwarding the signals read from sfd to it (pidfd); its exit status as a shell
  * reports it (128 + signal when killed), or -errno. master >= 0: a pty master to proxy to our stdio. */
 int cli_wait_forwarding_signals(pid_t pid, int pidfd, int sfd, int master);
-/* The same, forwarding what the container sends to its notify socket (NOTIFY_SOCKET) to notify_host. */
-int cli_wait_forwarding_signals_notify(pid_t pid, int pidfd, int sfd, int master, int notify_fd,
-                                       const char *notify_host);
+/* The same, forwarding what the container sends to its notify socket (NOTIFY_SOCKET) through notify (NULL:
+ * none), within its limits. */
+int cli_wait_forwarding_signals_notify(pid_t pid, int pidfd, int sfd, int master, NotifyProxy *notify);

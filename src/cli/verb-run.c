@@ -16,7 +16,8 @@
 int verb_run(int argc, char *argv[]) {
         CreateOptions o = {};
         _cleanup_free_ char *err = NULL;
-        _cleanup_close_ int pidfd = -EBADF, master = -EBADF, notify_fd = -EBADF;
+        _cleanup_close_ int pidfd = -EBADF, master = -EBADF;
+        _cleanup_(notify_proxy_freep) NotifyProxy *notify = NULL;
         bool detach = false, keep = false;
         pid_t pid = 0;
         int r, status;
@@ -34,7 +35,7 @@ int verb_run(int argc, char *argv[]) {
          * process whose exit is the container's (its exit status is ours), so MAINPID= names us. */
         StartOptions so = {
                 .notify_mainpid = detach ? 0 : getpid(),
-                .ret_notify_fd = detach ? NULL : &notify_fd,
+                .ret_notify_proxy = detach ? NULL : &notify,
         };
         r = container_start_full(o.root, o.id, &so, &err);
         if (r < 0) {
@@ -51,8 +52,7 @@ int verb_run(int argc, char *argv[]) {
                 return EXIT_SUCCESS;
 
         _cleanup_close_ int sfd = cli_block_forwarded_signals();
-        status =
-                cli_wait_forwarding_signals_notify(pid, pidfd, sfd, master, notify_fd, notify_host_socket());
+        status = cli_wait_forwarding_signals_notify(pid, pidfd, sfd, master, notify);
         if (status < 0)
                 status = 255;
         if (!keep) {

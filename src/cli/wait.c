@@ -47,11 +47,10 @@ static bool pump(int in, int out) {
 }
 
 int cli_wait_forwarding_signals(pid_t pid, int pidfd, int sfd, int master) {
-        return cli_wait_forwarding_signals_notify(pid, pidfd, sfd, master, -EBADF, NULL);
+        return cli_wait_forwarding_signals_notify(pid, pidfd, sfd, master, NULL);
 }
 
-int cli_wait_forwarding_signals_notify(pid_t pid, int pidfd, int sfd, int master, int notify_fd,
-                                       const char *notify_host) {
+int cli_wait_forwarding_signals_notify(pid_t pid, int pidfd, int sfd, int master, NotifyProxy *notify) {
         struct termios saved;
         bool restore = false, stdin_open = master >= 0;
         siginfo_t si = {};
@@ -73,9 +72,10 @@ int cli_wait_forwarding_signals_notify(pid_t pid, int pidfd, int sfd, int master
                         { .fd = sfd, .events = POLLIN },
                         { .fd = master, .events = POLLIN },
                         { .fd = stdin_open ? STDIN_FILENO : -1, .events = POLLIN },
-                        { .fd = notify_host ? notify_fd : -1, .events = POLLIN },
+                        { .fd = -1 },
                 };
-                if (poll(p, 5, -1) < 0) {
+                int timeout = notify ? notify_proxy_prepare(notify, &p[4], -1) : -1;
+                if (poll(p, 5, timeout) < 0) {
                         if (errno == EINTR)
                                 continue;
                         break;
@@ -87,8 +87,8 @@ int cli_wait_forwarding_signals_notify(pid_t pid, int pidfd, int sfd, int master
                                 stdin_open = false;
                 }
                 /* STATUS=, RELOADING=1, STOPPING=1, WATCHDOG=1 ... (a foreground run stays the main process). */
-                if (p[4].revents & POLLIN)
-                        (void) notify_forward(notify_fd, notify_host, getpid(), NULL, NULL);
+                if (notify)
+                        (void) notify_proxy_dispatch(notify, p[4].revents, NULL, NULL);
                 if (p[0].revents)
                         break;
                 if (p[1].revents & POLLIN) {

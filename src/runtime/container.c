@@ -1302,16 +1302,23 @@ int container_start_full(const char *root, const char *id, const StartOptions *s
          * forwarding, or nobody's. */
         if (notify_fd >= 0) {
                 pid_t mainpid = so && so->notify_mainpid > 0 ? so->notify_mainpid : ct->pid;
+                _cleanup_(notify_proxy_freep) NotifyProxy *proxy = NULL;
                 log_debug("start %s: waiting for READY=1 on its notify socket", id);
-                r = notify_wait_ready(notify_fd, pidfd, id, notify_host, mainpid, notify_timeout_usec(c),
-                                      reterr);
+                r = notify_proxy_new(notify_fd, notify_host, mainpid, &proxy);
+                if (r < 0) {
+                        kill_init_and_wait(pidfd);
+                        return errorf(reterr, r, "forward the notify socket of \"%s\" to %s: %s", id,
+                                      notify_host, strerror(-r));
+                }
+                TAKE_FD(notify_fd);
+                r = notify_wait_ready(proxy, pidfd, id, notify_timeout_usec(c), reterr);
                 if (r < 0) {
                         if (r != -ECHILD)
                                 kill_init_and_wait(pidfd);
                         return r;
                 }
-                if (so && so->ret_notify_fd)
-                        *so->ret_notify_fd = TAKE_FD(notify_fd);
+                if (so && so->ret_notify_proxy)
+                        *so->ret_notify_proxy = TAKE_PTR(proxy);
         } else if (notify_host) {
                 /* A container that does not speak sd_notify ("started"): started is ready. */
                 NotifyReady mode;

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "notify.h"
 #include "oci-config.h"
 #include "state.h"
 
@@ -35,9 +36,9 @@ int container_start(const char *root, const char *id, char **reterr);
 typedef struct StartOptions {
         /* NOTIFY_SOCKET: the MAINPID= sent with READY=1 (0: the container's init, as runc). */
         pid_t notify_mainpid;
-        /* NOTIFY_SOCKET: the container's notify socket, for a caller that keeps forwarding (`run`); stays
-         * -1 without NOTIFY_SOCKET. */
-        int *ret_notify_fd;
+        /* NOTIFY_SOCKET: the proxy of the container's notify socket (its limits and what it forwarded so
+         * far), for a caller that keeps forwarding (`run`); stays NULL without NOTIFY_SOCKET. */
+        NotifyProxy **ret_notify_proxy;
 } StartOptions;
 int container_start_full(const char *root, const char *id, const StartOptions *so, char **reterr);
 int container_kill(const char *root, const char *id, int sig, bool all, char **reterr);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
@@ -19,9 +20,6 @@
 #include "notify.h"
 #include "process-util.h"
 #include "strv.h"
-
-/* sd_notify's messages are small; systemd itself reads at most a page and a bit. */
-#define NOTIFY_MAX_MESSAGE 4096
 
 const char *notify_host_socket(void) {
         const char *e = getenv("NOTIFY_SOCKET");
@@ -123,94 +121,33 @@ int notify_bind(int dir_fd, int *ret_fd, char **reterr) {
         return 0;
 }
 
-static const char *const forwarded[] = {
-        "READY=",          "STATUS=",        "RELOADING=",           "STOPPING=",
-        "WATCHDOG=",       "WATCHDOG_USEC=", "EXTEND_TIMEOUT_USEC=", "ERRNO=",
-        "MONOTONIC_USEC=",
-};
+static int host_address(const char *host, struct sockaddr_un *ret_sa, socklen_t *ret_len) {
+        size_t hl = strlen(host);
 
-static bool line_forwarded(const char *line, size_t n) {
-        for (size_t i = 0; i < ELEMENTSOF(forwarded); i++) {
-                size_t k = strlen(forwarded[i]);
-                if (n >= k && strneq(line, forwarded[i], k))
-                        return true;
-        }
-        return false;
-}
-
-int notify_filter(const char *msg, size_t len, pid_t mainpid, char **ret_out, bool *ret_ready,
-                  uint64_t *ret_extend_usec) {
-        _cleanup_free_ char *out = NULL;
-        size_t n = 0;
-        bool ready = false;
-        uint64_t extend = 0;
-
-        assert(msg || len == 0);
-        assert(ret_out);
-
-        out = malloc(len + 32);
-        if (!out)
-                return -ENOMEM;
-        for (size_t i = 0; i < len;) {
-                const char *line = msg + i, *nl = memchr(line, '\n', len - i);
-                size_t k = nl ? (size_t) (nl - line) : len - i;
-
-                i += k + (nl ? 1 : 0);
-                /* A NUL inside a line ends the message for systemd too. */
-                if (k == 0 || memchr(line, 0, k) || !line_forwarded(line, k))
-                        continue;
-                if (k == STRLEN("READY=1") && strneq(line, "READY=1", k))
-                        ready = true;
-                if (strneq(line, "EXTEND_TIMEOUT_USEC=", STRLEN("EXTEND_TIMEOUT_USEC="))) {
-                        char buf[32];
-                        size_t vl = k - STRLEN("EXTEND_TIMEOUT_USEC=");
-                        if (vl > 0 && vl < sizeof buf) {
-                                memcpy(buf, line + STRLEN("EXTEND_TIMEOUT_USEC="), vl);
-                                buf[vl] = 0;
-                                char *end;
-                                errno = 0;
-                                unsigned long long v = strtoull(buf, &end, 10);
-                                if (!errno && !*end && buf[0] != '-')
-                                        extend = v;
-                        }
-                }
-                memcpy(out + n, line, k);
-                n += k;
-                out[n++] = '\n';
-        }
-        if (ready && mainpid > 0)
-                n += (size_t) snprintf(out + n, 32, "MAINPID=%d\n", (int) mainpid);
-        if (n == 0) {
-                free(out);
-                out = NULL;
+        if (hl == 0 || hl >= sizeof ret_sa->sun_path)
+                return -EINVAL;
+        *ret_sa = (struct sockaddr_un){ .sun_family = AF_UNIX };
+        memcpy(ret_sa->sun_path, host, hl);
+        if (host[0] == '@') {
+                ret_sa->sun_path[0] = 0; /* abstract namespace: no trailing NUL counted */
+                *ret_len = (socklen_t) (offsetof(struct sockaddr_un, sun_path) + hl);
         } else
-                out[n] = 0;
-        *ret_out = TAKE_PTR(out);
-        if (ret_ready)
-                *ret_ready = ready;
-        if (ret_extend_usec)
-                *ret_extend_usec = extend;
+                *ret_len = (socklen_t) (offsetof(struct sockaddr_un, sun_path) + hl + 1);
         return 0;
 }
 
 int notify_send(const char *host, const char *msg) {
         _cleanup_close_ int s = -EBADF;
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        struct sockaddr_un sa;
         socklen_t salen;
-        size_t hl;
+        int r;
 
         assert(host);
         assert(msg);
 
-        hl = strlen(host);
-        if (hl == 0 || hl >= sizeof sa.sun_path)
-                return -EINVAL;
-        memcpy(sa.sun_path, host, hl);
-        if (host[0] == '@') {
-                sa.sun_path[0] = 0; /* abstract namespace: no trailing NUL counted */
-                salen = (socklen_t) (offsetof(struct sockaddr_un, sun_path) + hl);
-        } else
-                salen = (socklen_t) (offsetof(struct sockaddr_un, sun_path) + hl + 1);
+        r = host_address(host, &sa, &salen);
+        if (r < 0)
+                return r;
         s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
         if (s < 0)
                 return -errno;
@@ -219,16 +156,317 @@ int notify_send(const char *host, const char *msg) {
         return 0;
 }
 
-int notify_forward(int fd, const char *host, pid_t mainpid, bool *ret_ready, uint64_t *ret_extend_usec) {
-        char buf[NOTIFY_MAX_MESSAGE];
-        bool ready = false;
-        uint64_t extend = 0;
+/* What is kept of the fields the container sends: the latest value of each (one slot per field; READY=,
+ * RELOADING= and STOPPING= are one state and share one), what was last forwarded, and whether a repeat of the
+ * same value means something (EXTEND_TIMEOUT_USEC= extends from now; MONOTONIC_USEC= goes with RELOADING=1). */
+typedef enum NotifySlot {
+        SLOT_STATE,
+        SLOT_STATUS,
+        SLOT_ERRNO,
+        SLOT_WATCHDOG, /* WATCHDOG=trigger; WATCHDOG=1 is a keep-alive of its own */
+        SLOT_WATCHDOG_USEC,
+        SLOT_EXTEND,
+        SLOT_MONOTONIC,
+        _SLOT_MAX,
+} NotifySlot;
 
-        for (;;) {
-                _cleanup_free_ char *out = NULL;
-                bool r1 = false;
-                uint64_t e1 = 0;
-                ssize_t k = recv(fd, buf, sizeof buf, MSG_DONTWAIT | MSG_TRUNC);
+static const struct {
+        const char *prefix;
+        NotifySlot slot;
+} forwarded[] = {
+        { "READY=", SLOT_STATE },
+        { "RELOADING=", SLOT_STATE },
+        { "STOPPING=", SLOT_STATE },
+        { "STATUS=", SLOT_STATUS },
+        { "ERRNO=", SLOT_ERRNO },
+        { "WATCHDOG=", SLOT_WATCHDOG },
+        { "WATCHDOG_USEC=", SLOT_WATCHDOG_USEC },
+        { "EXTEND_TIMEOUT_USEC=", SLOT_EXTEND },
+        { "MONOTONIC_USEC=", SLOT_MONOTONIC },
+};
+
+static bool slot_repeats(NotifySlot s) {
+        return s == SLOT_EXTEND || s == SLOT_MONOTONIC;
+}
+
+typedef struct NotifyField {
+        size_t pending_len, sent_len; /* pending_len 0: nothing to forward */
+        char pending[NOTIFY_MAX_MESSAGE];
+        char sent[NOTIFY_MAX_MESSAGE];
+} NotifyField;
+
+struct NotifyProxy {
+        int fd;  /* the container's socket */
+        int out; /* ours, to the host's socket: one for all messages */
+        struct sockaddr_un host;
+        socklen_t host_len;
+        pid_t mainpid;
+        bool send_failed;
+
+        NotifyField fields[_SLOT_MAX];
+        bool ping_pending;
+        uint64_t ping_sent, watchdog_usec;
+
+        /* The token bucket, in time: one forward costs NOTIFY_FORWARD_USEC. */
+        uint64_t credit_usec, refilled;
+        /* After a full read budget the container's socket rests until then. */
+        uint64_t resume_read;
+
+        char bufs[NOTIFY_READ_BATCH][NOTIFY_MAX_MESSAGE];
+        char out_buf[NOTIFY_MAX_MESSAGE + 32];
+};
+
+int notify_proxy_new(int fd, const char *host, pid_t mainpid, NotifyProxy **ret) {
+        _cleanup_(notify_proxy_freep) NotifyProxy *p = NULL;
+        const char *e;
+        int r;
+
+        assert(fd >= 0);
+        assert(host);
+        assert(ret);
+
+        p = calloc(1, sizeof *p);
+        if (!p)
+                return -ENOMEM;
+        p->fd = p->out = -EBADF;
+        r = host_address(host, &p->host, &p->host_len);
+        if (r < 0)
+                return r;
+        p->out = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (p->out < 0)
+                return -errno;
+        /* At most a few sends a second, each bounded: a host that stops reading does not hang us. */
+        (void) setsockopt(p->out, SOL_SOCKET, SO_SNDTIMEO,
+                          &(struct timeval){ .tv_sec = NOTIFY_SEND_TIMEOUT_SEC }, sizeof(struct timeval));
+        p->mainpid = mainpid;
+        p->credit_usec = NOTIFY_BURST * NOTIFY_FORWARD_USEC;
+        p->refilled = now_usec(CLOCK_MONOTONIC);
+        /* Our own watchdog, when systemd gave us one (we are the main process of a foreground run). */
+        e = getenv("WATCHDOG_USEC");
+        if (e)
+                p->watchdog_usec = strtoull(e, NULL, 10);
+        p->fd = fd;
+        *ret = TAKE_PTR(p);
+        return 0;
+}
+
+NotifyProxy *notify_proxy_free(NotifyProxy *p) {
+        if (!p)
+                return NULL;
+        safe_close(p->fd);
+        safe_close(p->out);
+        free(p);
+        return NULL;
+}
+
+/* WATCHDOG=1 goes on at most once per this; a quarter of the watchdog interval, when that is shorter. */
+static uint64_t ping_interval(const NotifyProxy *p) {
+        uint64_t i = NOTIFY_WATCHDOG_MAX_USEC;
+
+        if (p->watchdog_usec > 0)
+                i = MIN(i, MAX(p->watchdog_usec / 4, NOTIFY_WATCHDOG_MIN_USEC));
+        return i;
+}
+
+static uint64_t parse_usec(const char *line, size_t k, size_t skip) {
+        char buf[32], *end;
+        unsigned long long v;
+
+        if (k <= skip || k - skip >= sizeof buf)
+                return 0;
+        memcpy(buf, line + skip, k - skip);
+        buf[k - skip] = 0;
+        errno = 0;
+        v = strtoull(buf, &end, 10);
+        if (errno || *end || buf[0] == '-')
+                return 0;
+        return v;
+}
+
+static void slot_set(NotifyField *f, bool repeats, const char *line, size_t k) {
+        /* A value that is what was last forwarded cancels one still waiting: the latest value wins. */
+        if (!repeats && f->sent_len == k && memcmp(f->sent, line, k) == 0) {
+                f->pending_len = 0;
+                return;
+        }
+        memcpy(f->pending, line, k);
+        f->pending_len = k;
+}
+
+void notify_proxy_feed(NotifyProxy *p, const char *msg, size_t len, bool *ready, uint64_t *extend) {
+        assert(p);
+        assert(msg || len == 0);
+
+        for (size_t i = 0; i < len;) {
+                const char *line = msg + i, *nl = memchr(line, '\n', len - i);
+                size_t k = nl ? (size_t) (nl - line) : len - i, j;
+
+                i += k + (nl ? 1 : 0);
+                /* A NUL inside a line ends the message for systemd too. */
+                if (k == 0 || memchr(line, 0, k))
+                        continue;
+                for (j = 0; j < ELEMENTSOF(forwarded); j++)
+                        if (k >= strlen(forwarded[j].prefix) &&
+                            strneq(line, forwarded[j].prefix, strlen(forwarded[j].prefix)))
+                                break;
+                if (j >= ELEMENTSOF(forwarded))
+                        continue; /* MAINPID=, FDSTORE=, BARRIER=, ...: not the container's to send */
+                if (k == STRLEN("READY=1") && strneq(line, "READY=1", k) && ready)
+                        *ready = true;
+                if (k == STRLEN("WATCHDOG=1") && strneq(line, "WATCHDOG=1", k)) {
+                        p->ping_pending = true;
+                        continue;
+                }
+                if (forwarded[j].slot == SLOT_EXTEND && extend) {
+                        uint64_t v = parse_usec(line, k, STRLEN("EXTEND_TIMEOUT_USEC="));
+                        if (v > 0)
+                                *extend = v;
+                }
+                if (forwarded[j].slot == SLOT_WATCHDOG_USEC) {
+                        uint64_t v = parse_usec(line, k, STRLEN("WATCHDOG_USEC="));
+                        if (v > 0)
+                                p->watchdog_usec = v;
+                }
+                slot_set(&p->fields[forwarded[j].slot], slot_repeats(forwarded[j].slot), line, k);
+        }
+}
+
+static bool ready_pending(const NotifyProxy *p) {
+        const NotifyField *f = &p->fields[SLOT_STATE];
+        return f->pending_len == STRLEN("READY=1") && strneq(f->pending, "READY=1", f->pending_len);
+}
+
+static bool other_pending(const NotifyProxy *p) {
+        for (size_t s = 0; s < _SLOT_MAX; s++)
+                if (p->fields[s].pending_len > 0)
+                        return true;
+        return false;
+}
+
+static void refill(NotifyProxy *p, uint64_t now) {
+        if (now > p->refilled)
+                p->credit_usec =
+                        MIN(p->credit_usec + (now - p->refilled), NOTIFY_BURST * NOTIFY_FORWARD_USEC);
+        p->refilled = MAX(p->refilled, now);
+}
+
+static void out_send(NotifyProxy *p, size_t n) {
+        if (n == 0)
+                return;
+        if (sendto(p->out, p->out_buf, n, MSG_NOSIGNAL, (struct sockaddr *) &p->host, p->host_len) >= 0) {
+                log_debug("notify: forwarded \"%.*s\"", (int) n, p->out_buf);
+                return;
+        }
+        /* Once loudly: a host that went away would have us say it a few times a second. */
+        if (!p->send_failed)
+                log_warning("forward sd_notify message to %s%s: %s", p->host.sun_path[0] ? "" : "@",
+                            p->host.sun_path[0] ? p->host.sun_path : p->host.sun_path + 1, strerror(errno));
+        else
+                log_debug("notify: forward: %s", strerror(errno));
+        p->send_failed = true;
+}
+
+/* Append one line to the datagram being built; what would not fit in one that systemd reads goes first. */
+static size_t out_append(NotifyProxy *p, size_t n, const char *line, size_t k) {
+        if (n + k + 1 > NOTIFY_MAX_MESSAGE) {
+                out_send(p, n);
+                n = 0;
+        }
+        memcpy(p->out_buf + n, line, k);
+        p->out_buf[n + k] = '\n';
+        return n + k + 1;
+}
+
+int notify_proxy_flush_at(NotifyProxy *p, uint64_t now) {
+        bool other, ping;
+        size_t n = 0;
+
+        assert(p);
+
+        refill(p, now);
+        other = other_pending(p) && (ready_pending(p) || p->credit_usec >= NOTIFY_FORWARD_USEC);
+        ping = p->ping_pending && (p->ping_sent == 0 || now >= p->ping_sent + ping_interval(p));
+        if (!other && !ping)
+                return 0;
+        if (other) {
+                /* READY=1 does not wait for the bucket (start waits for it), but is paid for. */
+                p->credit_usec =
+                        p->credit_usec >= NOTIFY_FORWARD_USEC ? p->credit_usec - NOTIFY_FORWARD_USEC : 0;
+                for (size_t s = 0; s < _SLOT_MAX; s++) {
+                        NotifyField *f = &p->fields[s];
+                        bool ready = s == SLOT_STATE && ready_pending(p);
+
+                        if (f->pending_len == 0)
+                                continue;
+                        n = out_append(p, n, f->pending, f->pending_len);
+                        if (ready && p->mainpid > 0) {
+                                char m[32];
+                                int k = snprintf(m, sizeof m, "MAINPID=%d", (int) p->mainpid);
+                                memcpy(p->out_buf + n, m, (size_t) k);
+                                p->out_buf[n + (size_t) k] = '\n';
+                                n += (size_t) k + 1;
+                        }
+                        memcpy(f->sent, f->pending, f->pending_len);
+                        f->sent_len = f->pending_len;
+                        f->pending_len = 0;
+                }
+        }
+        if (ping) {
+                n = out_append(p, n, "WATCHDOG=1", STRLEN("WATCHDOG=1"));
+                p->ping_pending = false;
+                p->ping_sent = now;
+        }
+        out_send(p, n);
+        return 1;
+}
+
+uint64_t notify_proxy_next(const NotifyProxy *p, uint64_t now) {
+        uint64_t next = USEC_INFINITY;
+
+        assert(p);
+
+        if (other_pending(p))
+                next = ready_pending(p) || p->credit_usec >= NOTIFY_FORWARD_USEC
+                               ? now
+                               : p->refilled + (NOTIFY_FORWARD_USEC - p->credit_usec);
+        if (p->ping_pending)
+                next = MIN(next, p->ping_sent == 0 ? now : p->ping_sent + ping_interval(p));
+        if (p->resume_read > now)
+                next = MIN(next, p->resume_read);
+        return next;
+}
+
+int notify_proxy_prepare(NotifyProxy *p, struct pollfd *ret_pfd, int timeout_ms) {
+        uint64_t now = now_usec(CLOCK_MONOTONIC), next;
+
+        assert(p);
+        assert(ret_pfd);
+
+        *ret_pfd = (struct pollfd){ .fd = p->resume_read > now ? -1 : p->fd, .events = POLLIN };
+        next = notify_proxy_next(p, now);
+        if (next == USEC_INFINITY)
+                return timeout_ms;
+        uint64_t ms = next > now ? (next - now + USEC_PER_MSEC - 1) / USEC_PER_MSEC : 0;
+        return timeout_ms < 0 ? (int) MIN(ms, (uint64_t) INT32_MAX) : (int) MIN(ms, (uint64_t) timeout_ms);
+}
+
+int notify_proxy_dispatch(NotifyProxy *p, short revents, bool *ret_ready, uint64_t *ret_extend_usec) {
+        struct mmsghdr mm[NOTIFY_READ_BATCH];
+        struct iovec iov[NOTIFY_READ_BATCH];
+        uint64_t extend = 0, now;
+        bool ready = false;
+        size_t n_read = 0;
+
+        assert(p);
+
+        /* A bounded read per wakeup, a batch per syscall: a flood is read at a pace that costs us little, and
+         * what is queued beyond it waits in the socket (its senders block) until the next round. */
+        while (revents & POLLIN) {
+                for (size_t i = 0; i < NOTIFY_READ_BATCH; i++) {
+                        iov[i] = (struct iovec){ .iov_base = p->bufs[i], .iov_len = sizeof p->bufs[i] };
+                        mm[i] = (struct mmsghdr){ .msg_hdr = { .msg_iov = &iov[i], .msg_iovlen = 1 } };
+                }
+                int k = recvmmsg(p->fd, mm, NOTIFY_READ_BATCH, MSG_DONTWAIT, NULL);
                 if (k < 0) {
                         if (errno == EINTR)
                                 continue;
@@ -236,23 +474,23 @@ int notify_forward(int fd, const char *host, pid_t mainpid, bool *ret_ready, uin
                                 break;
                         return -errno;
                 }
-                if ((size_t) k > sizeof buf) {
-                        log_debug("notify: dropping a message of %zd bytes", k);
-                        continue;
-                }
-                if (notify_filter(buf, (size_t) k, mainpid, &out, &r1, &e1) < 0)
-                        return -ENOMEM;
-                ready = ready || r1;
-                if (e1 > 0)
-                        extend = e1;
-                if (out) {
-                        int r = notify_send(host, out);
-                        if (r < 0)
-                                log_warning("forward sd_notify message to %s: %s", host, strerror(-r));
+                for (int i = 0; i < k; i++) {
+                        if (mm[i].msg_hdr.msg_flags & MSG_TRUNC)
+                                log_debug("notify: dropping a message of more than %d bytes",
+                                          NOTIFY_MAX_MESSAGE);
                         else
-                                log_debug("notify: forwarded \"%s\" to %s", out, host);
+                                notify_proxy_feed(p, p->bufs[i], mm[i].msg_len, &ready, &extend);
+                }
+                n_read += (size_t) k;
+                if (k < NOTIFY_READ_BATCH)
+                        break;
+                if (n_read >= NOTIFY_READ_BUDGET) {
+                        p->resume_read = now_usec(CLOCK_MONOTONIC) + NOTIFY_READ_PAUSE_USEC;
+                        break;
                 }
         }
+        now = now_usec(CLOCK_MONOTONIC);
+        (void) notify_proxy_flush_at(p, now);
         if (ret_ready)
                 *ret_ready = ready;
         if (ret_extend_usec)
@@ -260,19 +498,15 @@ int notify_forward(int fd, const char *host, pid_t mainpid, bool *ret_ready, uin
         return 0;
 }
 
-int notify_wait_ready(int fd, int pidfd, const char *id, const char *host, pid_t mainpid,
-                      uint64_t timeout_usec, char **reterr) {
+int notify_wait_ready(NotifyProxy *p, int pidfd, const char *id, uint64_t timeout_usec, char **reterr) {
         uint64_t deadline = now_usec(CLOCK_MONOTONIC) + timeout_usec;
         int r;
 
-        assert(fd >= 0);
+        assert(p);
         assert(pidfd >= 0);
 
         for (;;) {
-                struct pollfd p[2] = {
-                        { .fd = fd, .events = POLLIN },
-                        { .fd = pidfd, .events = POLLIN },
-                };
+                struct pollfd pfd[2] = { [1] = { .fd = pidfd, .events = POLLIN } };
                 uint64_t now = now_usec(CLOCK_MONOTONIC), extend = 0;
                 bool ready = false;
 
@@ -281,25 +515,27 @@ int notify_wait_ready(int fd, int pidfd, const char *id, const char *host, pid_t
                                       "container \"%s\" did not send READY=1 to its NOTIFY_SOCKET in time",
                                       id);
                 uint64_t left_ms = (deadline - now + 999) / 1000;
-                if (poll(p, 2, (int) MIN(left_ms, (uint64_t) INT32_MAX)) < 0) {
+                int timeout = notify_proxy_prepare(p, &pfd[0], (int) MIN(left_ms, (uint64_t) INT32_MAX));
+                if (poll(pfd, 2, timeout) < 0) {
                         if (errno == EINTR)
                                 continue;
                         return -errno;
                 }
                 /* What it sent before it died is still forwarded (STATUS= says why, ERRNO=). */
-                if (p[0].revents & POLLIN) {
-                        r = notify_forward(fd, host, mainpid, &ready, &extend);
-                        if (r < 0)
-                                return errorf(reterr, r, "read the notify socket of \"%s\": %s", id,
-                                              strerror(-r));
-                        if (ready)
-                                return 0;
-                        if (extend > 0)
-                                deadline = MAX(deadline, now_usec(CLOCK_MONOTONIC) + extend);
-                }
-                if (p[1].revents)
+                r = notify_proxy_dispatch(p, pfd[0].revents, &ready, &extend);
+                if (r < 0)
+                        return errorf(reterr, r, "read the notify socket of \"%s\": %s", id, strerror(-r));
+                if (ready)
+                        return 0;
+                if (extend > 0)
+                        deadline = MAX(deadline, now_usec(CLOCK_MONOTONIC) + extend);
+                if (pfd[1].revents) {
+                        /* Its last words go out now, not at the bucket's pace. */
+                        p->credit_usec = MAX(p->credit_usec, NOTIFY_FORWARD_USEC);
+                        (void) notify_proxy_flush_at(p, now_usec(CLOCK_MONOTONIC));
                         return errorf(reterr, ECHILD,
                                       "container \"%s\" exited before it sent READY=1 to its NOTIFY_SOCKET",
                                       id);
+                }
         }
 }

@@ -7,10 +7,12 @@
  * starts the container listens: nothing is held between create and start), waits for READY=1 and forwards it
  * with MAINPID= to the caller's socket. */
 
+#include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "macro.h"
 #include "oci-config.h"
 
 #define NOTIFY_DIR "notify"
@@ -47,20 +49,51 @@ int notify_setup_config(OciConfig *c, const char *host_dir);
  * stale one, writable for every user of the container. */
 int notify_bind(int dir_fd, int *ret_fd, char **reterr);
 
-/* The lines of one datagram from the container that go to the caller: READY=1, STATUS=, RELOADING=1,
- * STOPPING=1, WATCHDOG=, WATCHDOG_USEC=, EXTEND_TIMEOUT_USEC=, ERRNO=, MONOTONIC_USEC=; MAINPID=mainpid is added
- * to READY=1 (mainpid > 0), the container's own MAINPID= is dropped. *ret_out NULL: nothing to forward. */
-int notify_filter(const char *msg, size_t len, pid_t mainpid, char **ret_out, bool *ret_ready,
-                  uint64_t *ret_extend_usec);
-
-/* Send msg to the socket address host ("/path" or "@abstract"). */
+/* Send msg to the socket address host ("/path" or "@abstract"), from a socket of its own (a one-off). */
 int notify_send(const char *host, const char *msg);
 
-/* Read what is queued on fd and forward it to host. *ret_ready (optional) is set when READY=1 was among it;
- * *ret_extend_usec (optional) to the last EXTEND_TIMEOUT_USEC= seen (0: none). */
-int notify_forward(int fd, const char *host, pid_t mainpid, bool *ret_ready, uint64_t *ret_extend_usec);
+/* The proxy between the container's socket and the host's: whatever the container sends, systemd (often
+ * PID 1) gets little. Of each datagram only the lines READY=1, STATUS=, RELOADING=1, STOPPING=1, WATCHDOG=,
+ * WATCHDOG_USEC=, EXTEND_TIMEOUT_USEC=, ERRNO=, MONOTONIC_USEC= are kept (the container's MAINPID=, FDSTORE=
+ * ... are not), and of each field only its latest value; a value that is what was last forwarded is not
+ * forwarded again (EXTEND_TIMEOUT_USEC= and MONOTONIC_USEC= excepted: a repeat means something). What is
+ * left goes out in one datagram, from one socket, at most NOTIFY_BURST at once and then one every
+ * NOTIFY_FORWARD_USEC; READY=1 goes at once and carries MAINPID=mainpid (mainpid > 0). WATCHDOG=1 is apart
+ * from the bucket: at most one per second, or per quarter of the watchdog interval (our WATCHDOG_USEC or
+ * the container's WATCHDOG_USEC=) when shorter, never more than one per NOTIFY_WATCHDOG_MIN_USEC. The
+ * container's socket is read NOTIFY_READ_BATCH datagrams per syscall and at most NOTIFY_READ_BUDGET per
+ * wakeup; after a full budget it rests NOTIFY_READ_PAUSE_USEC (the container's senders wait). */
+#define NOTIFY_MAX_MESSAGE 4096 /* what systemd reads of one datagram */
+#define NOTIFY_BURST 10
+#define NOTIFY_FORWARD_USEC (200 * USEC_PER_MSEC)
+#define NOTIFY_WATCHDOG_MAX_USEC USEC_PER_SEC
+#define NOTIFY_WATCHDOG_MIN_USEC (100 * USEC_PER_MSEC)
+#define NOTIFY_READ_BATCH 32
+#define NOTIFY_READ_BUDGET 256
+#define NOTIFY_READ_PAUSE_USEC (10 * USEC_PER_MSEC)
+#define NOTIFY_SEND_TIMEOUT_SEC 1
+
+typedef struct NotifyProxy NotifyProxy;
+
+/* Takes fd (the container's socket, from notify_bind) on success. */
+int notify_proxy_new(int fd, const char *host, pid_t mainpid, NotifyProxy **ret);
+NotifyProxy *notify_proxy_free(NotifyProxy *p);
+DEFINE_TRIVIAL_CLEANUP_FUNC(NotifyProxy *, notify_proxy_free);
+
+/* Before poll(): *ret_pfd is the container's socket (fd -1 while it rests); returns timeout_ms (-1: none)
+ * lowered to when something held back may go. */
+int notify_proxy_prepare(NotifyProxy *p, struct pollfd *ret_pfd, int timeout_ms);
+/* After poll(), with the revents of that pollfd: read what the budget allows, forward what the limits
+ * allow. *ret_ready (optional): READY=1 was read (and forwarded); *ret_extend_usec (optional): the last
+ * EXTEND_TIMEOUT_USEC= read (0: none). */
+int notify_proxy_dispatch(NotifyProxy *p, short revents, bool *ret_ready, uint64_t *ret_extend_usec);
+
+/* The parts of the above, with the clock given (unit tests): take one datagram's lines; forward what the
+ * limits allow at now (returns 1 when a datagram went out); when to call again (USEC_INFINITY: never). */
+void notify_proxy_feed(NotifyProxy *p, const char *msg, size_t len, bool *ready, uint64_t *extend);
+int notify_proxy_flush_at(NotifyProxy *p, uint64_t now);
+uint64_t notify_proxy_next(const NotifyProxy *p, uint64_t now);
 
 /* Forward until READY=1; the container's death (pidfd) or timeout_usec passing without READY=1 (each
  * EXTEND_TIMEOUT_USEC= moves the deadline) ends the wait with an error. */
-int notify_wait_ready(int fd, int pidfd, const char *id, const char *host, pid_t mainpid,
-                      uint64_t timeout_usec, char **reterr);
+int notify_wait_ready(NotifyProxy *p, int pidfd, const char *id, uint64_t timeout_usec, char **reterr);

@@ -3,7 +3,8 @@
 # NOTIFY_SOCKET through the container (issue 15, item 1), with runc as the control in the same test: the
 # container gets /run/notify/notify.sock and NOTIFY_SOCKET, `start` waits for its READY=1 and forwards it with
 # MAINPID=; a Type=notify service wrapping `run` becomes active only then; abstract sockets; a container that
-# dies or never says READY ends the wait with an error; without NOTIFY_SOCKET nothing is added.
+# dies or never says READY ends the wait with an error; without NOTIFY_SOCKET nothing is added; a flood of
+# messages costs systemd's PID 1 next to nothing (issue 31, item 8).
 . "$(dirname "$0")/lib.sh"
 
 require_root
@@ -125,6 +126,73 @@ for R in runc sdrun; do
                         "$R: the foreground run stays the service's main process (its exit status is the container's)"
         fi
         systemctl stop "$svc" >/dev/null 2>&1
+        rt "$R" delete --force "$id" >/dev/null 2>&1
+done
+WAIT_FOR_TIMEOUT=10 wait_for test ! -e "$SDRUN_ROOT/$id"
+no_leftovers "$id"
+
+# --- a flood (issue 31, item 8): four processes send STATUS= as fast as they can, 5 s before READY=1 and 10 s
+# after it, in a Type=notify service around a foreground run. It must cost systemd's PID 1 next to nothing
+# (runc forwards READY=1 alone: the control), systemctl must keep answering, WATCHDOG=1 must still get
+# through (sdrun: WatchdogSec=3, a ping every second) and the STATUS= sent after the flood must be the one
+# systemd shows.
+[ -n "${SD_NOTIFY_FLOOD:-}" ] && [ -x "$SD_NOTIFY_FLOOD" ] || bail "SD_NOTIFY_FLOOD (the flood helper) is not set or not executable"
+cp "$SD_NOTIFY_FLOOD" "$B/rootfs/bin/sd-notify-flood" || bail "copy of sd-notify-flood into the rootfs failed"
+# ticks PID: utime + stime of PID (clock ticks, 100 a second)
+ticks() {
+        sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | awk '{ print $12 + $13 }'
+}
+# show_ms UNIT: how long `systemctl show` takes to answer, in ms
+show_ms() {
+        local t0
+        t0=$(date +%s%N)
+        timeout 60 systemctl show -p StatusText --value "$1" >/dev/null 2>&1
+        echo $(( ($(date +%s%N) - t0) / 1000000 ))
+}
+args 'trap "exit 0" TERM; sd-notify-flood 5 4; sd-notify READY=1 STATUS=ready
+(while :; do sd-notify WATCHDOG=1; sleep 1; done) &
+sd-notify-flood 10 4; sd-notify STATUS=after-flood; sleep 1000 & wait'
+for R in runc sdrun; do
+        id=$(new_id ntf)
+        track "$R" "$id"
+        svc=sdrun-test-notify-flood-$$-$R.service
+        cleanup_add systemctl stop "$svc"
+        cleanup_add systemctl reset-failed "$svc"
+        if [ "$R" = runc ]; then cmd=("$RUNC" --root "$RUNC_ROOT"); wd=(); else cmd=("$SDRUN" --root "$SDRUN_ROOT"); wd=(-p WatchdogSec=3); fi
+        a=$(ticks 1)
+        systemd-run --quiet --unit="$svc" -p Type=notify -p NotifyAccess=all -p TimeoutStartSec=90 "${wd[@]}" \
+                "${cmd[@]}" run --bundle "$B" "$id" >"$TEST_TMPDIR/out" 2>&1
+        rc=$?
+        b=$(ticks 1)
+        tb=$(date +%s%N)
+        is "$rc" 0 "$R: flood: the service starts after the READY=1 that follows a 5 s flood"
+        [ "$rc" = 0 ] || diag "$(cat "$TEST_TMPDIR/out")"
+        ok_desc "$R: flood before READY=1 (5 s): PID 1 used $((b - a)) ticks (< 50)" test $((b - a)) -lt 50
+        main=$(systemctl show -p MainPID --value "$svc")
+        m0=$(ticks "$main")
+        sleep 3
+        ms=$(show_ms "$svc")
+        ok_desc "$R: during the flood after READY=1, systemctl show answers in $ms ms (< 1000)" test "$ms" -lt 1000
+        left=$(( 10 - ($(date +%s%N) - tb) / 1000000000 ))
+        [ "$left" -le 0 ] || sleep "$left"
+        c=$(ticks 1)
+        m1=$(ticks "$main")
+        ok_desc "$R: flood after READY=1 (10 s): PID 1 used $((c - b)) ticks (< 50)" test $((c - b)) -lt 50
+        diag "$R: its own CPU (main process $main, $R run): $((m1 - m0)) ticks in the 10 s after READY=1, $m1 in all"
+        if [ "$R" = sdrun ]; then
+                ok_desc "$R: its own CPU stays below a third of a core ($((m1 - m0)) ticks in 10 s)" test $((m1 - m0)) -lt 330
+                WAIT_FOR_TIMEOUT=10 wait_for sh -c "systemctl show -p StatusText --value $svc | grep -qx after-flood"
+                is "$(systemctl show -p StatusText --value "$svc")" after-flood \
+                        "$R: the STATUS= sent after the flood is the one systemd shows"
+                is "$(systemctl is-active "$svc"):$(systemctl show -p Result --value "$svc")" active:success \
+                        "$R: WATCHDOG=1 got through the flood (WatchdogSec=3 did not fire)"
+        fi
+        diag "what the flooders sent: $(journalctl -q -o cat -u "$svc" 2>/dev/null | grep '^flood:' | tr '\n' ';')"
+        t0=$(date +%s%N)
+        systemctl stop "$svc" >"$TEST_TMPDIR/out" 2>&1
+        rc=$?
+        is "$rc" 0 "$R: systemctl stop works after the flood ($(( ($(date +%s%N) - t0) / 1000000 )) ms)"
+        [ "$rc" = 0 ] || diag "$(cat "$TEST_TMPDIR/out")"
         rt "$R" delete --force "$id" >/dev/null 2>&1
 done
 WAIT_FOR_TIMEOUT=10 wait_for test ! -e "$SDRUN_ROOT/$id"
