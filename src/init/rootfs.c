@@ -156,12 +156,12 @@ int rootfs_open_bind_sources(const OciConfig *config, const char *bundle, bool a
                                         r = mount_fail(&c, reterr, fds[i], "clone source");
                                 fds[i] = -EBADF;
                         }
-                        /* A clone made here is a peer of the source's shared mounts on the host, which the
-                         * kernel never lets a mount of the container's namespace be in a user namespace
-                         * (shared mounts are copied as slaves there), and which the container's tree is not
-                         * either unless rootfsPropagation is shared: a mount made in the container under it
-                         * would reach the host. So it gets the propagation the init gives the rest of its
-                         * tree (rootfs_prepare()): rprivate for "[r]private", else rslave. */
+                        /* A clone made here is a peer of the source's shared mounts on the host: a mount
+                         * made in the container under it would reach the host. The container's own mounts
+                         * never are such peers in a user namespace (the kernel copies shared mounts into its
+                         * mount namespace as slaves), nor without one unless rootfsPropagation is shared:
+                         * the clone gets the propagation the init gives the rest of the tree
+                         * (rootfs_prepare()), rprivate for "[r]private", else rslave. */
                         if (r >= 0 && fds[i] >= 0 && (all || root_propagation(&rc) != MS_SHARED)) {
                                 r = mount_setattr_fd(fds[i], true, 0, 0,
                                                      root_propagation(&rc) == MS_PRIVATE ? MS_PRIVATE
