@@ -733,11 +733,9 @@ finish:
 }
 
 /* rootfsPropagation shared or rshared: the tree keeps the host's peer groups (as with runc and crun), so that
- * a mount bound from a shared host mount is a peer of it (Kubernetes' Bidirectional). Not with --no-pivot:
- * the host's tree stays in the container's mount namespace there, under its root, and what enter_root()
- * does to it (the host's procfs and sysfs detached, the rootfs moved onto "/") would reach the host. */
+ * a mount bound from a shared host mount is a peer of it (Kubernetes' Bidirectional). */
 static bool root_keeps_host_peers(const RootfsContext *ctx) {
-        return root_propagation(ctx) == MS_SHARED && !ctx->no_pivot;
+        return root_propagation(ctx) == MS_SHARED;
 }
 
 /* Make the mount that holds the rootfs private, in the container's mount namespace only: the rootfs bound
@@ -905,6 +903,32 @@ static int no_pivot_hide_proc_sys(const char *rootfs, char **reterr) {
         return 0;
 }
 
+/* --no-pivot with rootfsPropagation shared: an unbindable mount at or below the rootfs would be left out of
+ * the clone of its tree that enter_root() makes the root. */
+static int no_pivot_refuse_unbindable(const char *rootfs, char **reterr) {
+        _cleanup_free_ char *mi = NULL;
+        char *save = NULL;
+        int r;
+
+        r = read_full_file_at(AT_FDCWD, "/proc/self/mountinfo", 16 * 1024 * 1024, &mi, NULL);
+        if (r < 0)
+                return rootfs_error(reterr, r, "--no-pivot: read /proc/self/mountinfo");
+        for (char *line = strtok_r(mi, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                char *sep = strstr(line, " - "), *u = strstr(line, " unbindable");
+                MountinfoEntry e;
+
+                /* the optional fields are before " - " */
+                if (!u || !sep || u > sep || (u[11] != ' ' && u + 11 != sep))
+                        continue;
+                if (mountinfo_parse_line(line, &e) && path_is_at_or_below(e.mount_point, rootfs))
+                        return rootfs_error(reterr, -EINVAL,
+                                            "--no-pivot: \"%s\" is unbindable, which rootfsPropagation "
+                                            "shared cannot keep there",
+                                            e.mount_point);
+        }
+        return 0;
+}
+
 static int enter_root(const RootfsContext *ctx, char **reterr) {
         /* Privileged, runs in the container's namespaces. */
         _cleanup_close_ int root_fd = -EBADF, old_root_fd = -EBADF;
@@ -918,10 +942,35 @@ static int enter_root(const RootfsContext *ctx, char **reterr) {
                 return rootfs_error(reterr, r, "chdir to rootfs \"%s\"", ctx->rootfs);
 
         if (ctx->no_pivot) {
+                _cleanup_close_ int tree = -EBADF;
+
+                if (root_keeps_host_peers(ctx)) {
+                        /* The host's tree, here under the container's root, kept the host's peer groups:
+                         * its procfs and sysfs detached and the rootfs moved onto "/" would reach the
+                         * host. So it is made rslave first, and what becomes the root is a clone of the
+                         * rootfs's tree taken before, which keeps the container's own peers of the host's
+                         * mounts. (A clone leaves unbindable mounts out: refused.) */
+                        r = no_pivot_refuse_unbindable(ctx->rootfs, reterr);
+                        if (r < 0)
+                                return r;
+                        tree = clone_tree_fd(root_fd, true);
+                        if (tree < 0)
+                                return rootfs_error(reterr, tree, "--no-pivot: clone the rootfs's tree");
+                        r = RET_NERRNO(mount(NULL, "/", NULL, MS_SLAVE | MS_REC, NULL));
+                        if (r < 0)
+                                return rootfs_error(reterr, r, "--no-pivot: make \"/\" rslave");
+                }
                 r = no_pivot_hide_proc_sys(ctx->rootfs, reterr);
                 if (r < 0)
                         return r;
-                r = RET_NERRNO(mount(".", "/", NULL, MS_MOVE, NULL));
+                if (tree >= 0) {
+                        _cleanup_close_ int slash = RET_NERRNO(open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+
+                        r = slash < 0 ? slash : move_mount_to_fd(tree, slash);
+                        if (r >= 0)
+                                r = RET_NERRNO(fchdir(tree));
+                } else
+                        r = RET_NERRNO(mount(".", "/", NULL, MS_MOVE, NULL));
                 if (r < 0)
                         return rootfs_error(reterr, r, "move rootfs \"%s\" to \"/\"", ctx->rootfs);
                 r = RET_NERRNO(chroot("."));

@@ -39,15 +39,16 @@ void rootfs_close_bind_sources(int *fds, size_t n);
 
 /* Step 1, in the init, in the new mount namespace, before the createContainer hooks: propagation of the
  * mount tree (rslave, rprivate for rootfsPropagation "[r]private", rshared keeping the host's peer groups
- * for "[r]shared" without no_pivot, the mount holding the rootfs then made private), the rootfs
+ * for "[r]shared", the mount holding the rootfs then made private), the rootfs
  * bind-mounted onto itself, every mounts[] entry in order (targets created and resolved inside the rootfs
  * only, dangling symlinks included), a missing process.cwd, and, when a mount covers /dev, the default
  * devices, linux.devices, the /dev links, and /dev/console (empty file) when process.terminal. *reterr like
  * `mounts[2]: mount "proc" on "/proc" (type proc): Permission denied`. */
 int rootfs_prepare(const RootfsContext *ctx, char **reterr);
 
-/* Step 2, after the createContainer hooks: pivot_root (the old root made rslave, then detached) or MS_MOVE +
- * chroot with no_pivot, cwd "/", rootfsPropagation shared/unbindable, readonlyPaths, maskedPaths,
+/* Step 2, after the createContainer hooks: pivot_root (the old root made rslave, then detached) or, with
+ * no_pivot, MS_MOVE + chroot (for rootfsPropagation "[r]shared": the host's tree made rslave, a clone of the
+ * rootfs's tree moved onto "/"), cwd "/", rootfsPropagation shared/unbindable, readonlyPaths, maskedPaths,
  * root.readonly. */
 int rootfs_finish(const RootfsContext *ctx, char **reterr);
 

@@ -149,10 +149,21 @@ check sdrun slave yes no '^shared:N master:HOST$'
 check sdrun private no no '^shared:N$'
 check sdrun unbindable no no '^unbindable$'
 
-# 4. --no-pivot: the host's tree stays under the container's root, so it stays rslave, also for rshared
-# (runc's rshared --no-pivot moves the container's rootfs onto the host's "/", not tried here)
-check sdrun rshared yes no '^shared:N master:HOST$' --no-pivot
+# 4. --no-pivot: the host's tree stays under the container's root; with rshared, its procfs and sysfs detached
+# and the rootfs moved onto "/" must not reach the host (runc's rshared --no-pivot moves the container's rootfs
+# onto the host's "/" where the mount holding the rootfs is not "/": not tried here)
+check sdrun rshared yes yes '^shared:HOST$' --no-pivot
 check sdrun default yes no '^shared:N master:HOST$' --no-pivot
+# an unbindable mount would be left out of the tree that becomes the root there: refused, naming it
+cp "$B/config.json" "$TEST_TMPDIR/config.saved"
+bundle_set "$B" '.linux.rootfsPropagation="rshared" | .mounts += [{destination: "/mnt/unb", type: "tmpfs", source: "tmpfs", options: ["unbindable"]}]'
+id=$(new_id prop)
+before=$(host_mounts)
+start sdrun "$id" --no-pivot
+like "$(cat "$TEST_TMPDIR/err")" '--no-pivot: ".*/rootfs/mnt/unb" is unbindable, which rootfsPropagation shared cannot keep there' \
+        "sdrun, rshared --no-pivot, an unbindable mount: refused, naming it"
+is "$(host_mounts)" "$before" "... and nothing of it reaches the host's mount table"
+cp "$TEST_TMPDIR/config.saved" "$B/config.json"
 
 # 5. a user namespace, with the volume reachable by the host's root only (the runtime clones it on the host
 # side): the kernel copies shared mounts as slaves into its mount namespace, so never Bidirectional
