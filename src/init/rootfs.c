@@ -94,6 +94,19 @@ static int bind_tree(int src_fd, bool src_is_clone, int target_fd, bool recursiv
         return 0;
 }
 
+/* linux.rootfsPropagation as MS_SHARED, MS_SLAVE, MS_PRIVATE or MS_UNBINDABLE (the r-forms alike); 0 when
+ * absent or unknown. */
+static unsigned long root_propagation(const RootfsContext *rc) {
+        const MountOption *o;
+
+        if (isempty(rc->config->linux_.rootfs_propagation))
+                return 0;
+        o = mount_option_lookup(rc->config->linux_.rootfs_propagation);
+        if (!o || o->kind != MOUNT_OPTION_PROPAGATION)
+                return 0;
+        return o->flags & ~(unsigned long) MS_REC;
+}
+
 static int open_source(const RootfsContext *rc, const char *source) {
         _cleanup_close_ int bundle_fd = -EBADF;
 
@@ -142,6 +155,19 @@ int rootfs_open_bind_sources(const OciConfig *config, const char *bundle, bool a
                                 if (idmap)
                                         r = mount_fail(&c, reterr, fds[i], "clone source");
                                 fds[i] = -EBADF;
+                        }
+                        /* A clone made here is a peer of the source's shared mounts on the host: a mount
+                         * made in the container under it would reach the host. The container's own mounts
+                         * never are such peers in a user namespace (the kernel copies shared mounts into its
+                         * mount namespace as slaves), nor without one unless rootfsPropagation is shared:
+                         * the clone gets the propagation the init gives the rest of the tree
+                         * (rootfs_prepare()), rprivate for "[r]private", else rslave. */
+                        if (r >= 0 && fds[i] >= 0 && (all || root_propagation(&rc) != MS_SHARED)) {
+                                r = mount_setattr_fd(fds[i], true, 0, 0,
+                                                     root_propagation(&rc) == MS_PRIVATE ? MS_PRIVATE
+                                                                                         : MS_SLAVE);
+                                if (r < 0)
+                                        r = mount_fail(&c, reterr, r, "set propagation of the clone");
                         }
                         if (r >= 0 && idmap) {
                                 r = mount_setattr_idmap(fds[i], c.spec.idmap_recursive, idmap_userns_fds[i]);
@@ -710,15 +736,43 @@ finish:
         return r;
 }
 
-static unsigned long root_propagation(const RootfsContext *rc) {
-        const MountOption *o;
+/* rootfsPropagation shared or rshared: the tree keeps the host's peer groups (as with runc and crun), so that
+ * a mount bound from a shared host mount is a peer of it (Kubernetes' Bidirectional). */
+static bool root_keeps_host_peers(const RootfsContext *ctx) {
+        return root_propagation(ctx) == MS_SHARED;
+}
 
-        if (isempty(rc->config->linux_.rootfs_propagation))
-                return 0;
-        o = mount_option_lookup(rc->config->linux_.rootfs_propagation);
-        if (!o || o->kind != MOUNT_OPTION_PROPAGATION)
-                return 0;
-        return o->flags & ~(unsigned long) MS_REC;
+/* Make the mount that holds the rootfs private, in the container's mount namespace only: the rootfs bound
+ * onto itself there would otherwise appear on the host, its tree being shared with the host's (as runc).
+ * The rootfs path is realpath'd: its nearest ancestor (itself included) that is a mount root is the mount
+ * point of that mount. */
+static int rootfs_parent_make_private(const char *rootfs, char **reterr) {
+        _cleanup_free_ char *p = NULL;
+        int r;
+
+        p = strdup(rootfs);
+        if (!p)
+                return -ENOMEM;
+        for (;;) {
+                struct statx sx;
+                char *slash;
+
+                if (statx(AT_FDCWD, p, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, 0, &sx) < 0)
+                        return rootfs_error(reterr, negative_errno(), "stat \"%s\"", p);
+                if (!(sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT))
+                        return rootfs_error(reterr, -EOPNOTSUPP,
+                                            "find the mount of the rootfs: no STATX_ATTR_MOUNT_ROOT");
+                if ((sx.stx_attributes & STATX_ATTR_MOUNT_ROOT) || streq(p, "/"))
+                        break;
+                slash = strrchr(p, '/');
+                if (!slash)
+                        return rootfs_error(reterr, -EINVAL, "rootfs \"%s\" is not absolute", rootfs);
+                slash[slash == p] = 0; /* "/a" -> "/", "/a/b" -> "/a" */
+        }
+        r = RET_NERRNO(mount(NULL, p, NULL, MS_PRIVATE, NULL));
+        if (r < 0)
+                return rootfs_error(reterr, r, "make \"%s\", the mount that holds the rootfs, private", p);
+        return 0;
 }
 
 /* In the runtime's mount namespace, the host's "/" as the root: nothing is mounted and /dev is left as it
@@ -764,12 +818,25 @@ int rootfs_prepare(const RootfsContext *ctx, char **reterr) {
                 return rootfs_error(reterr, -EINVAL, "linux.rootfsPropagation: unknown value \"%s\"",
                                     config->linux_.rootfs_propagation);
 
-        /* Nothing we mount may propagate back to the host: rslave by default (host mounts still appear),
-         * rprivate when asked. shared and unbindable are applied to the new root after pivot_root. */
-        prop = root_propagation(ctx) == MS_PRIVATE ? MS_PRIVATE : MS_SLAVE;
-        r = RET_NERRNO(mount(NULL, "/", NULL, prop | MS_REC, NULL));
-        if (r < 0)
-                return rootfs_error(reterr, r, "make \"/\" %s", prop == MS_PRIVATE ? "rprivate" : "rslave");
+        /* Before anything is mounted, as runc: what the container mounts must not reach the host unless
+         * shared propagation was asked for. rslave by default (host mounts still appear), rprivate when
+         * asked; shared keeps the host's peer groups, and the mount that holds the rootfs is made private
+         * so that only the container's own shared mounts are peers of the host's. shared and unbindable
+         * are applied again to the new root after pivot_root, for its own mounts. */
+        if (root_keeps_host_peers(ctx)) {
+                r = RET_NERRNO(mount(NULL, "/", NULL, MS_SHARED | MS_REC, NULL));
+                if (r < 0)
+                        return rootfs_error(reterr, r, "make \"/\" rshared");
+                r = rootfs_parent_make_private(ctx->rootfs, reterr);
+                if (r < 0)
+                        return r;
+        } else {
+                prop = root_propagation(ctx) == MS_PRIVATE ? MS_PRIVATE : MS_SLAVE;
+                r = RET_NERRNO(mount(NULL, "/", NULL, prop | MS_REC, NULL));
+                if (r < 0)
+                        return rootfs_error(reterr, r, "make \"/\" %s",
+                                            prop == MS_PRIVATE ? "rprivate" : "rslave");
+        }
 
         r = RET_NERRNO(mount(ctx->rootfs, ctx->rootfs, NULL, MS_BIND | MS_REC, NULL));
         if (r < 0)
@@ -866,9 +933,35 @@ static int no_pivot_hide_proc_sys(const char *rootfs, char **reterr) {
         return 0;
 }
 
+/* --no-pivot with rootfsPropagation shared: an unbindable mount at or below the rootfs would be left out of
+ * the clone of its tree that enter_root() makes the root. */
+static int no_pivot_refuse_unbindable(const char *rootfs, char **reterr) {
+        _cleanup_free_ char *mi = NULL;
+        char *save = NULL;
+        int r;
+
+        r = read_full_file_at(AT_FDCWD, "/proc/self/mountinfo", 16 * 1024 * 1024, &mi, NULL);
+        if (r < 0)
+                return rootfs_error(reterr, r, "--no-pivot: read /proc/self/mountinfo");
+        for (char *line = strtok_r(mi, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                char *sep = strstr(line, " - "), *u = strstr(line, " unbindable");
+                MountinfoEntry e;
+
+                /* the optional fields are before " - " */
+                if (!u || !sep || u > sep || (u[11] != ' ' && u + 11 != sep))
+                        continue;
+                if (mountinfo_parse_line(line, &e) && path_is_at_or_below(e.mount_point, rootfs))
+                        return rootfs_error(reterr, -EINVAL,
+                                            "--no-pivot: \"%s\" is unbindable, which rootfsPropagation "
+                                            "shared cannot keep there",
+                                            e.mount_point);
+        }
+        return 0;
+}
+
 static int enter_root(const RootfsContext *ctx, char **reterr) {
         /* Privileged, runs in the container's namespaces. */
-        _cleanup_close_ int root_fd = -EBADF;
+        _cleanup_close_ int root_fd = -EBADF, old_root_fd = -EBADF;
         int r;
 
         root_fd = RET_NERRNO(open(ctx->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC));
@@ -879,23 +972,55 @@ static int enter_root(const RootfsContext *ctx, char **reterr) {
                 return rootfs_error(reterr, r, "chdir to rootfs \"%s\"", ctx->rootfs);
 
         if (ctx->no_pivot) {
+                _cleanup_close_ int tree = -EBADF;
+
+                if (root_keeps_host_peers(ctx)) {
+                        /* The host's tree, here under the container's root, kept the host's peer groups:
+                         * its procfs and sysfs detached and the rootfs moved onto "/" would reach the
+                         * host. So it is made rslave first, and what becomes the root is a clone of the
+                         * rootfs's tree taken before, which keeps the container's own peers of the host's
+                         * mounts. (A clone leaves unbindable mounts out: refused.) */
+                        r = no_pivot_refuse_unbindable(ctx->rootfs, reterr);
+                        if (r < 0)
+                                return r;
+                        tree = clone_tree_fd(root_fd, true);
+                        if (tree < 0)
+                                return rootfs_error(reterr, tree, "--no-pivot: clone the rootfs's tree");
+                        r = RET_NERRNO(mount(NULL, "/", NULL, MS_SLAVE | MS_REC, NULL));
+                        if (r < 0)
+                                return rootfs_error(reterr, r, "--no-pivot: make \"/\" rslave");
+                }
                 r = no_pivot_hide_proc_sys(ctx->rootfs, reterr);
                 if (r < 0)
                         return r;
-                r = RET_NERRNO(mount(".", "/", NULL, MS_MOVE, NULL));
+                if (tree >= 0) {
+                        _cleanup_close_ int slash = RET_NERRNO(open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+
+                        r = slash < 0 ? slash : move_mount_to_fd(tree, slash);
+                        if (r >= 0)
+                                r = RET_NERRNO(fchdir(tree));
+                } else
+                        r = RET_NERRNO(mount(".", "/", NULL, MS_MOVE, NULL));
                 if (r < 0)
                         return rootfs_error(reterr, r, "move rootfs \"%s\" to \"/\"", ctx->rootfs);
                 r = RET_NERRNO(chroot("."));
                 if (r < 0)
                         return rootfs_error(reterr, r, "chroot into \"%s\"", ctx->rootfs);
         } else {
+                old_root_fd = RET_NERRNO(open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+                if (old_root_fd < 0)
+                        return rootfs_error(reterr, old_root_fd, "open the old root");
                 /* New root and put_old are the same directory: afterwards the old root is stacked on
-                 * top of "." and detached at once. Its unmount cannot propagate to the host: the whole
-                 * tree was made rslave (or rprivate) by rootfs_prepare(). (A propagation change on "."
-                 * here would hit the new root's tree, not the old one, and undo "shared" mounts.) */
+                 * top of "." and detached at once. Its unmount must not propagate to the host, whose
+                 * peer groups the tree keeps with rootfsPropagation shared: the old root's tree (and
+                 * only it: not the new root's, where the container's shared mounts are) is made rslave
+                 * first, through the fd (a propagation change on "." would hit the new root). */
                 r = RET_NERRNO((int) syscall(SYS_pivot_root, ".", "."));
                 if (r < 0)
                         return rootfs_error(reterr, r, "pivot_root into \"%s\"", ctx->rootfs);
+                r = mount_setattr_fd(old_root_fd, true, 0, 0, MS_SLAVE);
+                if (r < 0)
+                        return rootfs_error(reterr, r, "make the old root rslave");
                 r = RET_NERRNO(umount2(".", MNT_DETACH));
                 if (r < 0)
                         return rootfs_error(reterr, r, "detach the old root");

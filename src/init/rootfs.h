@@ -30,8 +30,10 @@ typedef struct RootfsContext {
  * host's root can reach still binds (the init uses it where it cannot open the source itself). A mount with
  * "idmap"/"ridmap" is id-mapped here through idmap_userns_fds[i] (mount_setattr(MOUNT_ATTR_IDMAP) needs
  * CAP_SYS_ADMIN over the filesystem, which the init in its user namespace lacks), and the init always binds
- * that clone. *ret_fds has config->n_mounts entries (-1 where none). *reterr names the mount, as
- * rootfs_prepare() does. */
+ * that clone. all is set for a container with a user namespace: the clones are then made rslave (rprivate
+ * for rootfsPropagation "[r]private"), never peers of the host's mounts, as the kernel copies the tree into
+ * such a mount namespace; without one, so unless rootfsPropagation is "[r]shared". *ret_fds has
+ * config->n_mounts entries (-1 where none). *reterr names the mount, as rootfs_prepare() does. */
 int rootfs_open_bind_sources(const OciConfig *config, const char *bundle, bool all,
                              const int *idmap_userns_fds, int **ret_fds, char **reterr);
 void rootfs_close_bind_sources(int *fds, size_t n);
@@ -42,16 +44,18 @@ void rootfs_close_bind_sources(int *fds, size_t n);
  * "/" the cwd, and no /dev/console is bound for a terminal.
  *
  * Step 1, in the init, in the new mount namespace, before the createContainer hooks: propagation of the
- * mount tree (rslave, or rprivate for rootfsPropagation "private"), the rootfs bind-mounted onto itself,
- * every mounts[] entry in order (targets created and resolved inside the rootfs only, dangling symlinks
- * included), a missing process.cwd, and, when a mount
- * covers /dev, the default devices, linux.devices, the /dev links, and /dev/console (empty
- * file) when process.terminal. *reterr like `mounts[2]: mount "proc" on "/proc" (type proc):
- * Permission denied`. */
+ * mount tree (rslave, rprivate for rootfsPropagation "[r]private", rshared keeping the host's peer groups
+ * for "[r]shared", the mount holding the rootfs then made private), the rootfs
+ * bind-mounted onto itself, every mounts[] entry in order (targets created and resolved inside the rootfs
+ * only, dangling symlinks included), a missing process.cwd, and, when a mount covers /dev, the default
+ * devices, linux.devices, the /dev links, and /dev/console (empty file) when process.terminal. *reterr like
+ * `mounts[2]: mount "proc" on "/proc" (type proc): Permission denied`. */
 int rootfs_prepare(const RootfsContext *ctx, char **reterr);
 
-/* Step 2, after the createContainer hooks: pivot_root (or MS_MOVE + chroot with no_pivot), cwd "/",
- * rootfsPropagation shared/unbindable, readonlyPaths, maskedPaths, root.readonly. */
+/* Step 2, after the createContainer hooks: pivot_root (the old root made rslave, then detached) or, with
+ * no_pivot, MS_MOVE + chroot (for rootfsPropagation "[r]shared": the host's tree made rslave, a clone of the
+ * rootfs's tree moved onto "/"), cwd "/", rootfsPropagation shared/unbindable, readonlyPaths, maskedPaths,
+ * root.readonly. */
 int rootfs_finish(const RootfsContext *ctx, char **reterr);
 
 /* When terminal, after rootfs_finish: bind-mount the pty slave (an fd of a pty of the container's own

@@ -6,7 +6,8 @@
 # the control in the same test. A containerd private to the test (own config, root, state and socket, in a
 # transient unit) is driven through its CRI socket by tests/containerd/cri-client.py (a CRI v1 subset of our
 # own, compiled with protoc at test time): pods with the node's network (no CNI here) are created, exec'd
-# into (ExecSync), updated, stopped and removed, and stop/removal are timed against runc.
+# into (ExecSync), updated, stopped and removed, and stop/removal are timed against runc. The container has a
+# volume with mountPropagation: Bidirectional (a CSI node plugin's), checked both ways.
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/lib-containerd.sh"
 
@@ -121,6 +122,14 @@ if [ "$SDRUN_TEST_LAYOUT" = unified ] && ! grep -qw cpu /sys/fs/cgroup/cgroup.co
         handlers=(runc)
         no_cpu=1
 fi
+# A volume with mountPropagation: Bidirectional, as a CSI node plugin has: the host directory is a shared mount
+# (the CRI plugin refuses it otherwise), as the kubelet makes its own directory.
+VOL=$TEST_TMPDIR/bidi
+mkdir -p "$VOL"
+mount --bind "$VOL" "$VOL" && mount --make-shared "$VOL" || bail "cannot make $VOL a shared mount"
+cleanup_add umount -R -l "$VOL"
+vol_group=$(awk -v m="$VOL" '$5 == m { for (i = 7; $i != "-"; i++) if ($i ~ /^shared:/) print $i }' /proc/self/mountinfo)
+
 declare -A T
 for handler in "${handlers[@]}"; do
         rt=sdrun; [ "$handler" = runc-control ] && rt=runc
@@ -152,8 +161,10 @@ for handler in "${handlers[@]}"; do
  "envs": [{"key": "FOO", "value": "bar"}],
  "log_path": "c1.log",
  "labels": {"io.kubernetes.container.name": "c1"},
+ "mounts": [{"container_path": "/mnt/bidi", "host_path": "$VOL", "propagation": "PROPAGATION_BIDIRECTIONAL"}],
  "linux": {"resources": {"cpu_period": 100000, "cpu_shares": 2, "oom_score_adj": 1000},
-           "security_context": {"namespace_options": {"network": "NODE", "pid": "CONTAINER", "ipc": "POD"}}}}
+           "security_context": {"capabilities": {"add_capabilities": ["SYS_ADMIN"]},
+                                "namespace_options": {"network": "NODE", "pid": "CONTAINER", "ipc": "POD"}}}}
 EOJ
 )
         cri CreateContainer "{\"pod_sandbox_id\": \"$pod\", \"config\": $ccfg, \"sandbox_config\": $pcfg}"
@@ -182,6 +193,17 @@ EOJ
         # (the init is a shell, which sets its own dispositions: the exec'd process shows what the runtime gives)
         cri ExecSync "{\"container_id\": \"$cid\", \"cmd\": [\"sh\", \"-c\", \"sed -n 's/^Sig\\\\(Ign\\\\|Blk\\\\):[[:space:]]*//p' /proc/self/status | paste -sd /\"], \"timeout\": 30}"
         is "$(jf .stdout | base64 -d)" "0000000000000000/0000000000000000" "$rt: an exec'd process: no signal ignored or blocked"
+
+        # --- the Bidirectional volume: in the host's peer group, mounts go both ways ------------------------------
+        cri ExecSync "{\"container_id\": \"$cid\", \"cmd\": [\"cat\", \"/proc/self/mountinfo\"], \"timeout\": 30}"
+        is "$(jf .stdout | base64 -d | awk '$5 == "/mnt/bidi" { o = ""; for (i = 7; $i != "-"; i++) o = o " " $i; print o }')" \
+                " $vol_group" "$rt: Bidirectional volume: in the host's peer group ($vol_group), no master" || diag "$R"
+        mkdir -p "$VOL/h-$rt" "$VOL/c-$rt"
+        mount -t tmpfs "h-$rt" "$VOL/h-$rt" && touch "$VOL/h-$rt/mark"
+        cri ExecSync "{\"container_id\": \"$cid\", \"cmd\": [\"sh\", \"-c\", \"test -e /mnt/bidi/h-$rt/mark && mount -t tmpfs c-$rt /mnt/bidi/c-$rt && touch /mnt/bidi/c-$rt/mark\"], \"timeout\": 30}"
+        is "$(jf .exit_code)" 0 "$rt: Bidirectional volume: a host mount under it appears in the container, which mounts a tmpfs there" || diag "$R"
+        ok_desc "$rt: Bidirectional volume: the container's mount appears on the host" test -e "$VOL/c-$rt/mark"
+        umount -l "$VOL/h-$rt" "$VOL/c-$rt" 2>/dev/null
 
         # --- UpdateContainerResources (the shim's Update: the runtime's `update --resources -`) ------------------
         if [ "$SDRUN_TEST_LAYOUT" = hybrid ]; then
