@@ -50,11 +50,12 @@ cgroup_pids() {
         find "$1" -name cgroup.procs -exec cat {} + 2>/dev/null | sort -n | tr '\n' ' '
 }
 
-# stall RUNTIME ID SIG MODE: start the stopper in the container, then `exec` (MODE fg or detach) until its
-# helper is caught stopped; stop the stopper; send SIG to the runtime's exec and wait for it (up to 15 s).
+# stall RUNTIME ID SIG MODE SHM [LIMIT]: start the stopper in the container, then `exec` (MODE fg or detach) until its
+# helper is caught stopped; stop the stopper; send SIG to the runtime's exec and wait for it (up to LIMIT s,
+# 15 by default; then SIGKILL).
 # Sets ST_RC (its exit status; "" if never stalled), ST_ERR (its stderr), ST_SECS (seconds it took).
 stall() {
-        local rt=$1 id=$2 sig=$3 mode=$4 shm=$5 pid tries=0 t0 helper cmd=()
+        local rt=$1 id=$2 sig=$3 mode=$4 shm=$5 limit=${6:-15} pid tries=0 t0 helper cmd=()
         ST_RC="" ST_ERR="" ST_SECS=""
         rm -f "$shm/stopper.on" "$shm/stopper.off"
         if [ "$rt" = sdrun ]; then
@@ -83,7 +84,7 @@ stall() {
                         diag "$rt: the exec helper was caught stopped at try $tries"
                         t0=$(date +%s%N)
                         kill "-$sig" "$pid"
-                        for _ in $(seq 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+                        for _ in $(seq $((limit * 10))); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
                         kill -0 "$pid" 2>/dev/null && kill -KILL "$pid"
                         ST_RC=0; wait "$pid" || ST_RC=$?
                         ST_SECS=$(awk -v a="$t0" -v b="$(date +%s%N)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
@@ -104,7 +105,7 @@ rid=$(new_id runc)
 cleanup_add "$RUNC" --root "$TEST_TMPDIR/runc" delete --force "$rid"
 if rc_ run -d --bundle "$B" "$rid" >/dev/null 2>"$TEST_TMPDIR/err" </dev/null; then
         rinit=$(rc_ state "$rid" | jq -r .pid)
-        if stall runc "$rid" TERM fg "/proc/$rinit/root/dev/shm"; then
+        if stall runc "$rid" TERM fg "/proc/$rinit/root/dev/shm" 60; then
                 diag "runc: SIGTERM ended the stalled exec in ${ST_SECS}s, status $ST_RC: $ST_ERR"
                 ok_desc "runc (control): SIGTERM ends its stalled exec with a non-zero status (${ST_SECS}s)" \
                         test "$ST_RC" -ne 0 -a "$ST_RC" -ne 137 -a "$ST_RC" -ne 143
