@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -152,7 +154,8 @@ int sync_send_error(int sock, int error, const char *fmt, ...) {
         return -error;
 }
 
-int sync_recv(int sock, int watch_pidfd, uint64_t timeout_usec, SyncMsg *ret) {
+static int sync_recv_full(int sock, int watch_pidfd, int interrupt_fd, uint64_t timeout_usec, SyncMsg *ret,
+                          int *ret_signal) {
         uint64_t deadline = deadline_after(timeout_usec);
         _cleanup_free_ char *buf = NULL;
         SyncHeader h;
@@ -161,13 +164,23 @@ int sync_recv(int sock, int watch_pidfd, uint64_t timeout_usec, SyncMsg *ret) {
         *ret = (SyncMsg){ .fd = -EBADF };
 
         for (;;) {
-                struct pollfd p[2] = {
+                struct pollfd p[3] = {
                         { .fd = sock, .events = POLLIN },
                         { .fd = watch_pidfd, .events = POLLIN },
+                        { .fd = interrupt_fd, .events = POLLIN },
                 };
-                r = poll_until(p, watch_pidfd >= 0 ? 2 : 1, deadline);
+                r = poll_until(p, 3, deadline);
                 if (r < 0)
                         return r;
+                /* The caller asked us to give up: that wins over anything the peer says. */
+                if (p[2].revents & POLLIN) {
+                        struct signalfd_siginfo ssi;
+                        if (read(interrupt_fd, &ssi, sizeof ssi) == sizeof ssi) {
+                                if (ret_signal)
+                                        *ret_signal = (int) ssi.ssi_signo;
+                                return -EINTR;
+                        }
+                }
                 /* A message that is already queued wins over the death of its sender. */
                 if (p[0].revents & (POLLIN | POLLHUP | POLLERR))
                         break;
@@ -266,6 +279,36 @@ int sync_recv(int sock, int watch_pidfd, uint64_t timeout_usec, SyncMsg *ret) {
                 ret->payload[h.len] = 0;
         }
         return 0;
+}
+
+int sync_recv(int sock, int watch_pidfd, uint64_t timeout_usec, SyncMsg *ret) {
+        return sync_recv_full(sock, watch_pidfd, -EBADF, timeout_usec, ret, NULL);
+}
+
+int sync_recv_interruptible(int sock, int watch_pidfd, uint64_t timeout_usec, SyncMsg *ret,
+                            int *ret_signal) {
+        sigset_t set, saved;
+        int r;
+
+        /* Blocked only while we wait, so that one arriving here is read from the signalfd rather than ending
+         * us with the peer half set up; elsewhere it acts as it did before. One that was blocked already
+         * (a foreground exec forwards them all) is taken here too: the process it was for does not run
+         * yet. */
+        sigemptyset(&set);
+        sigaddset(&set, SIGTERM);
+        sigaddset(&set, SIGINT);
+        sigaddset(&set, SIGHUP);
+        if (sigprocmask(SIG_BLOCK, &set, &saved) < 0)
+                return -errno;
+        _cleanup_close_ int fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (fd < 0) {
+                r = -errno;
+                (void) sigprocmask(SIG_SETMASK, &saved, NULL);
+                return r;
+        }
+        r = sync_recv_full(sock, watch_pidfd, fd, timeout_usec, ret, ret_signal);
+        (void) sigprocmask(SIG_SETMASK, &saved, NULL);
+        return r;
 }
 
 int sync_expect(int sock, int watch_pidfd, uint64_t timeout_usec, SyncType type, SyncMsg *ret,

@@ -40,6 +40,10 @@ int sync_send(int sock, SyncType type, int error, const void *payload, size_t le
 /* Receive one message. watch_pidfd: if >= 0 and it becomes readable (process died) before a message
  * arrives, returns -ECHILD. timeout_usec: USEC_INFINITY for none; -ETIMEDOUT. Peer closed: -EPIPE. */
 int sync_recv(int sock, int watch_pidfd, uint64_t timeout_usec, SyncMsg *ret);
+/* As sync_recv(), for the runtime waiting on a container-side process: the caller's SIGTERM, SIGINT or SIGHUP
+ * (blocked for the wait, and consumed) ends it with -EINTR, *ret_signal saying which, so that no such wait
+ * ends only on SIGKILL or the timeout. The mask is restored before it returns. */
+int sync_recv_interruptible(int sock, int watch_pidfd, uint64_t timeout_usec, SyncMsg *ret, int *ret_signal);
 /* Send an error message (formatted) and return -error. */
 int sync_send_error(int sock, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Receive and require a given type; SYNC_ERROR becomes (-error, *reterr = message). */

@@ -905,7 +905,13 @@ static int create_setup_init(CreateRun *cr, char **reterr) {
 
         for (;;) {
                 SyncMsg m;
-                r = sync_recv(ip->sync_fd, ip->pidfd, SETUP_TIMEOUT_USEC, &m);
+                int sig = 0;
+                r = sync_recv_interruptible(ip->sync_fd, ip->pidfd, SETUP_TIMEOUT_USEC, &m, &sig);
+                if (r == -EINTR)
+                        return errorf(
+                                reterr, r,
+                                "interrupted by SIG%s while waiting for the container init to finish its setup",
+                                sigabbrev_np(sig) ?: "?");
                 if (r == -ECHILD || r == -EPIPE) {
                         _cleanup_free_ char *how = NULL;
                         (void) init_process_describe_death(ip, &how);
@@ -1203,9 +1209,17 @@ int container_start_full(const char *root, const char *id, const StartOptions *s
                 SyncMsg m;
                 /* EOF: the connection closed on execve (CLOEXEC) or with the init's death; the pidfd is watched
                  * too so that a death is never waited out. */
-                r = sync_recv(conn, pidfd, SETUP_TIMEOUT_USEC, &m);
+                int sig = 0;
+                r = sync_recv_interruptible(conn, pidfd, SETUP_TIMEOUT_USEC, &m, &sig);
                 if (r == -EPIPE || r == -ECHILD)
                         break;
+                if (r == -EINTR) {
+                        kill_init_and_wait(pidfd);
+                        return errorf(
+                                reterr, r,
+                                "start container \"%s\": interrupted by SIG%s while waiting for the init to exec the process; the init was killed",
+                                id, sigabbrev_np(sig) ?: "?");
+                }
                 if (r < 0) {
                         kill_init_and_wait(pidfd);
                         return errorf(reterr, r, "start container \"%s\": %s", id,

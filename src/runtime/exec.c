@@ -861,8 +861,24 @@ static int exec_wait(ExecRun *e, char **reterr) {
 
         for (;;) {
                 SyncMsg m;
+                int sig = 0;
 
-                r = sync_recv(e->sv[0], e->child_pidfd, EXEC_SETUP_TIMEOUT_USEC, &m);
+                r = sync_recv_interruptible(e->sv[0], e->child_pidfd, EXEC_SETUP_TIMEOUT_USEC, &m, &sig);
+                if (r == -EINTR) {
+                        /* The caller gave up, on a child the container stopped too (SIGKILL ends a stopped
+                         * process). Killed through its pidfd, so that nothing is left in the container's
+                         * cgroup; reaped where it dies in time (a child in a frozen v1 cgroup dies only on
+                         * thaw: never waited for unbounded). */
+                        bool dead = pidfd_send_sig(e->child_pidfd, SIGKILL) >= 0 &&
+                                    pidfd_wait_exit(e->child_pidfd, 5 * USEC_PER_SEC) >= 0;
+                        if (dead)
+                                child_kill_describe(e->child, e->child_pidfd, NULL);
+                        e->child = 0;
+                        return errorf(
+                                reterr, EINTR,
+                                "unable to start container process: interrupted by SIG%s while waiting for the exec'd process to start; %s",
+                                sigabbrev_np(sig) ?: "?", dead ? "it was killed" : "it was sent SIGKILL");
+                }
                 if (r == -EPIPE || r == -ECHILD) {
                         /* Whether it executed the process comes from our own channel, never from anything the
                          * process can change (its comm). */
