@@ -89,6 +89,17 @@ static bool ns_owned_by(int fd, int userns_fd) {
         return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
+/* The init runs the host's sdrun binary until its last exec, possibly in a pid namespace a container shares
+ * (a pod, --pid=host): non-dumpable, no process of the container's uid without CAP_SYS_PTRACE can open its
+ * /proc/PID/exe, fds, mem or environ. The exec of the trampoline makes the container's process dumpable
+ * again, as with any exec. Not with a user namespace: there the init's own /proc files would belong to the
+ * host's root, which the namespace's root cannot write (timens_offsets, oom_score_adj); nor rootless, where
+ * the runtime itself must reach them. */
+static void make_undumpable(void) {
+        if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+                _exit(EXIT_FAILURE);
+}
+
 /* stage1: join namespaces by path (user first but for what it does not own), clone the init as our sibling. init is stage1's own copy of
  * the init's parameters. */
 _noreturn_ static void stage1_main(const BootstrapParams *bp, InitParams *init, int sync_fd,
@@ -102,6 +113,8 @@ _noreturn_ static void stage1_main(const BootstrapParams *bp, InitParams *init, 
 
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != runtime_pid)
                 _exit(EXIT_FAILURE);
+        if (!bp->place_stage1 && ns_fds[OCI_NS_USER] < 0 && !(new_flags & CLONE_NEWUSER))
+                make_undumpable();
 
         int cgroup_fd = bp->init_cgroup_fd;
         if (bp->place_stage1) {
@@ -360,6 +373,8 @@ static int bootstrap_clone_direct(Bootstrap *b, char **reterr) {
         }
         if (b->ip.pid == 0) {
                 b->sv[0] = safe_close(b->sv[0]);
+                if (!(b->new_flags & CLONE_NEWUSER))
+                        make_undumpable();
                 init_main(&b->params.init, b->sv[1], b->runtime_pid);
         }
         return 0;
