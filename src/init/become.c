@@ -403,8 +403,8 @@ _noreturn_ void become_exec(Become *b) {
                         become_fail(b, r, "startContainer hooks");
         }
 
-        r = trampoline_execve(tramp, trampoline_seccomp_blocks_execveat(s), b->exe, p->args, env,
-                              b->sync_fd);
-        errorf(&b->err, r, "exec \"%s\": run the exec trampoline: %s", p->args[0], strerror(-r));
+        r = trampoline_execve(tramp, trampoline_seccomp_blocks_execveat(s), b->exe, p->args, env, b->sync_fd,
+                              &b->err);
+        errwrap(&b->err, r, "exec \"%s\": run the exec trampoline", p->args[0]);
         become_fail(b, r, "exec");
 }
