@@ -209,6 +209,7 @@ sd delete -f "$id" >/dev/null 2>&1
 no_leftovers "$id"
 # The control: runc refuses the same bundle with the same words (it needs /proc/self/fd to close its fds).
 if RUNC=$(command -v runc); then
+        rm -f "$P/rootfs/planted"
         rid=$(new_id planted-runc)
         rc=0; timeout -k 2 20 "$RUNC" --root "$TEST_TMPDIR/runc" run --bundle "$P" "$rid" >/dev/null 2>"$TEST_TMPDIR/err" </dev/null || rc=$?
         like "$rc:$(cat "$TEST_TMPDIR/err")" '^1:.*/proc/self/fd is not on procfs' "  runc refuses it too: $(head -c 200 "$TEST_TMPDIR/err")"
