@@ -61,7 +61,7 @@ _noreturn_ static void hook_child(const OciHook *h, int in_fd, int out_fd, const
                 _exit(126);
         if (hook_trampoline_fd >= 0) {
                 char *err = NULL;
-                errno = -trampoline_execve(hook_trampoline_fd, hook_avoid_execveat, h->path,
+                errno = -trampoline_execve(hook_trampoline_fd, hook_avoid_execveat, -1, h->path,
                                            h->args && h->args[0] ? h->args : default_argv,
                                            h->env ?: empty_env, -1, &err);
                 dprintf(STDERR_FILENO, "exec \"%s\": %s\n", h->path, err ?: strerror(errno));

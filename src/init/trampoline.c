@@ -16,6 +16,8 @@
 #include "process-util.h"
 #include "trampoline.h"
 
+#define PROC_FD_PATH_LEN (sizeof("/proc/self/fd/") + 12)
+
 /* The inode number of every procfs instance's root directory (fs/proc/root.c). */
 #define PROC_ROOT_INO 1
 
@@ -72,7 +74,7 @@ bool trampoline_seccomp_blocks_execveat(const OciSeccomp *s) {
  * image has there when the config mounts no procfs (a directory with a file or a symlink at self/fd/N), and
  * that file would run instead of the trampoline, holding the runtime's sync socket. So /proc must be the root
  * of a procfs (its "self" is then the kernel's), and self/fd is checked to be on procfs too. */
-static int open_proc_self_fd(char **reterr) {
+int trampoline_open_proc_fd(char **reterr) {
         _cleanup_close_ int proc_fd = -EBADF, fd_fd = -EBADF;
         struct statfs sf;
         struct stat st;
@@ -98,12 +100,13 @@ static int open_proc_self_fd(char **reterr) {
         return TAKE_FD(fd_fd);
 }
 
-int trampoline_execve(int tramp_fd, bool avoid_execveat, const char *path, char *const argv[],
-                      char *const envp[], int sync_fd, char **reterr) {
+int trampoline_execve(int tramp_fd, bool avoid_execveat, int proc_fd_dir, const char *path,
+                      char *const argv[], char *const envp[], int sync_fd, char **reterr) {
         _cleanup_close_ int fd_dir = -EBADF, cwd_fd = -EBADF;
         _cleanup_free_ char **targv = NULL;
-        char fdbuf[32], name[16];
+        char fdbuf[32], name[PROC_FD_PATH_LEN];
         size_t n = 0;
+        int r;
 
         for (char *const *a = argv; a && *a; a++)
                 n++;
@@ -121,23 +124,33 @@ int trampoline_execve(int tramp_fd, bool avoid_execveat, const char *path, char 
                 /* Refused (by a seccomp errno rule, say): try the path form. */
         }
 
-        /* The path form, /proc/self/fd/N, looked up relative to the verified fd directory, never through the
-         * container's /proc again: execve() takes no directory fd, so that directory becomes the cwd for the
-         * call, and the trampoline returns to the real one (cwd_fd, not close-on-exec, closed by it). */
-        fd_dir = open_proc_self_fd(reterr);
-        if (fd_dir < 0)
-                return fd_dir;
+        /* The path form. The fd directory is verified (by the caller before the seccomp filter, or here);
+         * N is then looked up relative to it where the filter lets us: execve() takes no directory fd, so
+         * that directory becomes the cwd for the call, and the trampoline returns to the real one (cwd_fd,
+         * not close-on-exec, closed by it at once). A filter that refuses openat or fchdir leaves the path
+         * through /proc, which was verified to be a procfs before the filter was loaded. */
+        if (proc_fd_dir < 0) {
+                fd_dir = trampoline_open_proc_fd(reterr);
+                if (fd_dir < 0)
+                        return fd_dir;
+                proc_fd_dir = fd_dir;
+        }
         cwd_fd = open(".", O_PATH | O_DIRECTORY);
-        if (cwd_fd < 0)
-                return errorf(reterr, errno, "open the working directory: %s", strerror(errno));
-        if (fchdir(fd_dir) < 0)
-                return errorf(reterr, errno, "change to /proc/self/fd: %s", strerror(errno));
-        snprintf(fdbuf, sizeof fdbuf, "e%d:%d", sync_fd >= 0 ? sync_fd : -1, cwd_fd);
-        snprintf(name, sizeof name, "%d", tramp_fd);
+        if (cwd_fd >= 0 && fchdir(proc_fd_dir) >= 0) {
+                snprintf(fdbuf, sizeof fdbuf, "e%d:%d", sync_fd >= 0 ? sync_fd : -1, cwd_fd);
+                snprintf(name, sizeof name, "%d", tramp_fd);
+                execve(name, targv, envp);
+                r = -errno;
+                if (fchdir(cwd_fd) < 0)
+                        return errorf(reterr, r,
+                                      "execve /proc/self/fd/%d: %s (and the working directory is lost)",
+                                      tramp_fd, strerror(-r));
+                return errorf(reterr, r, "execve /proc/self/fd/%d: %s", tramp_fd, strerror(-r));
+        }
+        cwd_fd = safe_close(cwd_fd);
+        snprintf(fdbuf, sizeof fdbuf, "e%d", sync_fd >= 0 ? sync_fd : -1);
+        snprintf(name, sizeof name, "/proc/self/fd/%d", tramp_fd);
         execve(name, targv, envp);
-        int r = -errno;
-        if (fchdir(cwd_fd) < 0)
-                return errorf(reterr, r, "execve /proc/self/fd/%d: %s (and the working directory is lost)",
-                              tramp_fd, strerror(-r));
-        return errorf(reterr, r, "execve /proc/self/fd/%d: %s", tramp_fd, strerror(-r));
+        r = -errno;
+        return errorf(reterr, r, "execve %s: %s", name, strerror(-r));
 }
