@@ -53,6 +53,7 @@ int verb_list(int argc, char *argv[]) {
                 { "format", required_argument, 'f' },
                 {},
         };
+        _cleanup_free_ char *err = NULL;
         char **ids = NULL;
         size_t n = 0;
         int c, r;
@@ -63,9 +64,9 @@ int verb_list(int argc, char *argv[]) {
         if (c < 0 || cli_expect_args("list", argc, argv, 0, 0, "") < 0)
                 return EXIT_FAILURE;
 
-        r = container_list_ids(arg_root, &ids, &n);
+        r = container_list_ids(arg_root, &ids, &n, &err);
         if (r < 0) {
-                log_error_errno(r, "list: cannot read \"%s\": %m", arg_root);
+                log_error_errno(r, "list: %s", err ?: strerror(-r));
                 return EXIT_FAILURE;
         }
 
@@ -75,7 +76,11 @@ int verb_list(int argc, char *argv[]) {
                        "OWNER");
         for (size_t i = 0; i < n; i++) {
                 _cleanup_(container_freep) Container *ct = NULL;
-                if (container_load_salvage(arg_root, ids[i], CONTAINER_LOCK_NONE, &ct, NULL) < 0)
+                _cleanup_free_ char *e = NULL;
+                r = container_load_salvage(arg_root, ids[i], CONTAINER_LOCK_NONE, &ct, &e);
+                if (r == -EPERM) /* not ours alone: left out, and said so */
+                        log_warning("list: %s", e);
+                if (r < 0)
                         continue; /* deleted meanwhile */
                 if (ct->corrupt) {
                         /* Listed with its problem, never silently left out: `delete --force` removes it. */

@@ -364,7 +364,7 @@ static void reset_signals(void) {
 _noreturn_ void become_exec(Become *b) {
         const OciProcess *p = b->p;
         const OciSeccomp *s = b->filter ? &b->c->linux_.seccomp : NULL;
-        _cleanup_close_ int tramp = -EBADF;
+        _cleanup_close_ int tramp = -EBADF, proc_fd_dir = -EBADF;
         _cleanup_free_ char **env = NULL;
         int r, notify_fd = -1;
 
@@ -392,6 +392,17 @@ _noreturn_ void become_exec(Become *b) {
                 become_fail(b, -errno, "sync socket");
         reset_signals();
 
+        /* Without execveat, the hop goes through /proc/self/fd/N: checked now, before the filter. */
+        bool avoid_execveat = trampoline_seccomp_blocks_execveat(s);
+        if (avoid_execveat) {
+                proc_fd_dir = trampoline_open_proc_fd(&b->err);
+                if (proc_fd_dir < 0) {
+                        errwrap(&b->err, proc_fd_dir, "exec \"%s\": linux.seccomp refuses execveat",
+                                p->args[0]);
+                        become_fail(b, proc_fd_dir, "exec");
+                }
+        }
+
         const char *keep = oci_config_annotation(b->c, KEEP_GROUPS_ANNOTATION);
         r = process_finalize_security_full(p, s, b->filter, b->in_userns, keep && streq(keep, "1"),
                                            send_notify_fd, b, &notify_fd, &b->err);
@@ -403,8 +414,7 @@ _noreturn_ void become_exec(Become *b) {
                         become_fail(b, r, "startContainer hooks");
         }
 
-        r = trampoline_execve(tramp, trampoline_seccomp_blocks_execveat(s), b->exe, p->args, env,
-                              b->sync_fd);
-        errorf(&b->err, r, "exec \"%s\": run the exec trampoline: %s", p->args[0], strerror(-r));
+        r = trampoline_execve(tramp, avoid_execveat, proc_fd_dir, b->exe, p->args, env, b->sync_fd, &b->err);
+        errwrap(&b->err, r, "exec \"%s\": run the exec trampoline", p->args[0]);
         become_fail(b, r, "exec");
 }

@@ -59,12 +59,15 @@ _noreturn_ static void hook_child(const OciHook *h, int in_fd, int out_fd, const
         sigprocmask(SIG_SETMASK, &all, NULL);
         if (cwd && chdir(cwd) < 0 && chdir("/") < 0)
                 _exit(126);
-        if (hook_trampoline_fd >= 0)
-                errno = -trampoline_execve(hook_trampoline_fd, hook_avoid_execveat, h->path,
+        if (hook_trampoline_fd >= 0) {
+                char *err = NULL;
+                errno = -trampoline_execve(hook_trampoline_fd, hook_avoid_execveat, -1, h->path,
                                            h->args && h->args[0] ? h->args : default_argv,
-                                           h->env ?: empty_env, -1);
-        else
-                execve(h->path, h->args && h->args[0] ? h->args : default_argv, h->env ?: empty_env);
+                                           h->env ?: empty_env, -1, &err);
+                dprintf(STDERR_FILENO, "exec \"%s\": %s\n", h->path, err ?: strerror(errno));
+                _exit(127);
+        }
+        execve(h->path, h->args && h->args[0] ? h->args : default_argv, h->env ?: empty_env);
         dprintf(STDERR_FILENO, "exec \"%s\": %m\n", h->path);
         _exit(127);
 }

@@ -1,16 +1,25 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "error-util.h"
 #include "macro.h"
 #include "process-util.h"
 #include "trampoline.h"
+
+#define PROC_FD_PATH_LEN (sizeof("/proc/self/fd/") + 12)
+
+/* The inode number of every procfs instance's root directory (fs/proc/root.c). */
+#define PROC_ROOT_INO 1
 
 #ifndef MFD_EXEC
 #define MFD_EXEC 0x0010U
@@ -61,11 +70,43 @@ bool trampoline_seccomp_blocks_execveat(const OciSeccomp *s) {
                !named_allow;
 }
 
-int trampoline_execve(int tramp_fd, bool avoid_execveat, const char *path, char *const argv[],
-                      char *const envp[], int sync_fd) {
+/* The fd directory of this process, verified: /proc in the container's mount namespace may be anything the
+ * image has there when the config mounts no procfs (a directory with a file or a symlink at self/fd/N), and
+ * that file would run instead of the trampoline, holding the runtime's sync socket. So /proc must be the root
+ * of a procfs (its "self" is then the kernel's), and self/fd is checked to be on procfs too. */
+int trampoline_open_proc_fd(char **reterr) {
+        _cleanup_close_ int proc_fd = -EBADF, fd_fd = -EBADF;
+        struct statfs sf;
+        struct stat st;
+
+        proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (proc_fd < 0)
+                return errorf(reterr, errno, "/proc/self/fd is not on procfs: cannot open /proc: %s",
+                              strerror(errno));
+        if (fstatfs(proc_fd, &sf) < 0 || fstat(proc_fd, &st) < 0)
+                return errorf(reterr, errno, "/proc/self/fd is not on procfs: cannot stat /proc: %s",
+                              strerror(errno));
+        if (sf.f_type != PROC_SUPER_MAGIC || st.st_ino != PROC_ROOT_INO)
+                return errorf(reterr, EXDEV, "/proc/self/fd is not on procfs: /proc is not a procfs mount");
+        fd_fd = openat(proc_fd, "self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd_fd < 0)
+                return errorf(reterr, errno, "/proc/self/fd is not on procfs: cannot open it: %s",
+                              strerror(errno));
+        if (fstatfs(fd_fd, &sf) < 0)
+                return errorf(reterr, errno, "/proc/self/fd is not on procfs: cannot stat it: %s",
+                              strerror(errno));
+        if (sf.f_type != PROC_SUPER_MAGIC)
+                return errorf(reterr, EXDEV, "/proc/self/fd is not on procfs");
+        return TAKE_FD(fd_fd);
+}
+
+int trampoline_execve(int tramp_fd, bool avoid_execveat, int proc_fd_dir, const char *path,
+                      char *const argv[], char *const envp[], int sync_fd, char **reterr) {
+        _cleanup_close_ int fd_dir = -EBADF, cwd_fd = -EBADF;
         _cleanup_free_ char **targv = NULL;
-        char fdbuf[16], procpath[64];
+        char fdbuf[32], name[PROC_FD_PATH_LEN];
         size_t n = 0;
+        int r;
 
         for (char *const *a = argv; a && *a; a++)
                 n++;
@@ -82,8 +123,34 @@ int trampoline_execve(int tramp_fd, bool avoid_execveat, const char *path, char 
                 (void) syscall(SYS_execveat, tramp_fd, "", targv, envp, AT_EMPTY_PATH);
                 /* Refused (by a seccomp errno rule, say): try the path form. */
         }
+
+        /* The path form. The fd directory is verified (by the caller before the seccomp filter, or here);
+         * N is then looked up relative to it where the filter lets us: execve() takes no directory fd, so
+         * that directory becomes the cwd for the call, and the trampoline returns to the real one (cwd_fd,
+         * not close-on-exec, closed by it at once). A filter that refuses openat or fchdir leaves the path
+         * through /proc, which was verified to be a procfs before the filter was loaded. */
+        if (proc_fd_dir < 0) {
+                fd_dir = trampoline_open_proc_fd(reterr);
+                if (fd_dir < 0)
+                        return fd_dir;
+                proc_fd_dir = fd_dir;
+        }
+        cwd_fd = open(".", O_PATH | O_DIRECTORY);
+        if (cwd_fd >= 0 && fchdir(proc_fd_dir) >= 0) {
+                snprintf(fdbuf, sizeof fdbuf, "e%d:%d", sync_fd >= 0 ? sync_fd : -1, cwd_fd);
+                snprintf(name, sizeof name, "%d", tramp_fd);
+                execve(name, targv, envp);
+                r = -errno;
+                if (fchdir(cwd_fd) < 0)
+                        return errorf(reterr, r,
+                                      "execve /proc/self/fd/%d: %s (and the working directory is lost)",
+                                      tramp_fd, strerror(-r));
+                return errorf(reterr, r, "execve /proc/self/fd/%d: %s", tramp_fd, strerror(-r));
+        }
+        cwd_fd = safe_close(cwd_fd);
         snprintf(fdbuf, sizeof fdbuf, "e%d", sync_fd >= 0 ? sync_fd : -1);
-        snprintf(procpath, sizeof procpath, "/proc/self/fd/%d", tramp_fd);
-        execve(procpath, targv, envp);
-        return -errno;
+        snprintf(name, sizeof name, "/proc/self/fd/%d", tramp_fd);
+        execve(name, targv, envp);
+        r = -errno;
+        return errorf(reterr, r, "execve %s: %s", name, strerror(-r));
 }

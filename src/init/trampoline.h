@@ -17,12 +17,20 @@
 int trampoline_open(int *ret_fd);
 
 /* Does linux.seccomp (loaded before the hop) refuse execveat? Then trampoline_execve() uses execve of
- * /proc/self/fd/N instead. */
+ * /proc/self/fd/N instead, which needs a procfs at /proc. */
 bool trampoline_seccomp_blocks_execveat(const OciSeccomp *s);
+
+/* This process's fd directory, verified to be reached through the root of a procfs at /proc (close-on-exec;
+ * else "/proc/self/fd is not on procfs" in *reterr): what the path form below needs, opened before the
+ * seccomp filter is loaded, which may refuse what the check needs. */
+int trampoline_open_proc_fd(char **reterr);
 
 /* Execute path with argv/envp through the trampoline in tramp_fd. sync_fd (or -1) must not be close-on-exec:
  * the trampoline says SYNC_EXEC there once it runs (the runtime's proof that the process is the container's
  * from now on: not the comm, which that process can write), marks it close-on-exec before the final
- * execve, and reports a failing one (SYNC_EXEC_FAILED). Returns only on failure to run the trampoline itself (-errno). */
-int trampoline_execve(int tramp_fd, bool avoid_execveat, const char *path, char *const argv[],
-                      char *const envp[], int sync_fd);
+ * execve, and reports a failing one (SYNC_EXEC_FAILED). Without execveat (avoid_execveat, or refused), N is
+ * looked up in proc_fd_dir (from trampoline_open_proc_fd(); -1: open it now), never in whatever the
+ * container has at /proc. Returns only on failure to run the trampoline itself (-errno, the reason in
+ * *reterr). */
+int trampoline_execve(int tramp_fd, bool avoid_execveat, int proc_fd_dir, const char *path,
+                      char *const argv[], char *const envp[], int sync_fd, char **reterr);

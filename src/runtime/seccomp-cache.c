@@ -32,6 +32,7 @@
 #include "log.h"
 #include "macro.h"
 #include "seccomp-cache.h"
+#include "state.h"
 #include "string-util.h"
 
 #define CACHE_DIR ".seccomp-cache"
@@ -180,8 +181,8 @@ int seccomp_program_get(const char *root, const char *raw, size_t raw_len, const
                 return oci_seccomp_prepare(s, ret, reterr);
         snprintf(name, sizeof name, "%016" PRIx64, fnv1a64(key, strlen(key)));
 
-        root_fd = open(root, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
-        if (root_fd >= 0) {
+        /* A state root that is not ours alone is refused (the verb that follows says why): no cache there. */
+        if (state_root_open(root, false, &root_fd, NULL) >= 0) {
                 dir_fd = openat(root_fd, CACHE_DIR, O_DIRECTORY | O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
                 if (dir_fd < 0 && errno == ENOENT && mkdirat(root_fd, CACHE_DIR, 0700) >= 0)
                         dir_fd = openat(root_fd, CACHE_DIR, O_DIRECTORY | O_RDONLY | O_NOFOLLOW | O_CLOEXEC);

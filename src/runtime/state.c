@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -71,6 +72,7 @@ int container_id_validate(const char *id, char **reterr) {
 void container_free(Container *c) {
         if (!c)
                 return;
+        safe_close(c->root_fd);
         safe_close(c->dir_fd);
         safe_close(c->lock_fd);
         free(c->root);
@@ -91,7 +93,7 @@ static Container *container_alloc(const char *root, const char *id) {
         Container *c = calloc(1, sizeof *c);
         if (!c)
                 return NULL;
-        c->dir_fd = c->lock_fd = -EBADF;
+        c->root_fd = c->dir_fd = c->lock_fd = -EBADF;
         c->root = strdup(root);
         c->id = strdup(id);
         if (!c->root || !c->id) {
@@ -189,6 +191,79 @@ static void sweep_stale_temporaries(int root_fd) {
         closedir(d);
 }
 
+/* The state root and every state directory in it must be the caller's alone. Whoever else can write into
+ * either can plant a state, and with it a config.json whose poststop hooks the caller's `delete --force`
+ * then runs with the caller's privileges (runc and crun trust any --root). So the owner must be the
+ * caller's effective uid (root's for root, the user's for a rootless caller; inside a user namespace the
+ * uid as seen in there) and neither group nor others may write, sticky or not: a sticky world-writable
+ * root would still let other users squat ids and fill `list`. Checked on the opened fd, so what is checked
+ * is what is used afterwards: every later step works relative to that fd. */
+static int check_dir_trusted(int fd, const char *what, const char *path, char **reterr) {
+        struct stat st;
+
+        if (fstat(fd, &st) < 0)
+                return errorf(reterr, errno, "%s \"%s\": cannot stat it: %s", what, path, strerror(errno));
+        if (!S_ISDIR(st.st_mode))
+                return errorf(reterr, ENOTDIR, "%s \"%s\" is not a directory", what, path);
+        if (st.st_uid != geteuid())
+                return errorf(reterr, EPERM,
+                              "%s \"%s\" is owned by uid %u, not by uid %u that runs sdrun: refusing to use "
+                              "it (its owner could plant a container state there)",
+                              what, path, (unsigned) st.st_uid, (unsigned) geteuid());
+        if (st.st_mode & (S_IWGRP | S_IWOTH))
+                return errorf(reterr, EPERM,
+                              "%s \"%s\" is writable by %s (mode %04o): refusing to use it (they could "
+                              "plant a container state there)",
+                              what, path,
+                              (st.st_mode & S_IWGRP) && (st.st_mode & S_IWOTH) ? "group and others"
+                              : (st.st_mode & S_IWGRP)                         ? "its group"
+                                                                               : "others",
+                              (unsigned) (st.st_mode & 07777));
+        return 0;
+}
+
+int state_root_open(const char *root, bool create, int *ret_fd, char **reterr) {
+        _cleanup_close_ int fd = -EBADF;
+        int r;
+
+        assert(root);
+        assert(ret_fd);
+
+        if (create) {
+                r = mkdir_p(root, 0711);
+                if (r < 0)
+                        return errorf(reterr, r, "cannot create state directory \"%s\": %s", root,
+                                      strerror(-r));
+        }
+        /* The last component may be a symlink (the fd's own owner and mode are what count). */
+        fd = open(root, O_DIRECTORY | O_CLOEXEC | O_RDONLY);
+        if (fd < 0)
+                return errorf(reterr, errno, "cannot open state directory \"%s\": %s", root,
+                              strerror(errno));
+        r = check_dir_trusted(fd, "state root", root, reterr);
+        if (r < 0)
+                return r;
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
+static int open_state_dir(int root_fd, const char *root, const char *name, int *ret_fd, char **reterr) {
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *path = NULL;
+        int r;
+
+        fd = openat(root_fd, name, O_DIRECTORY | O_CLOEXEC | O_RDONLY | O_NOFOLLOW);
+        if (fd < 0)
+                return -errno;
+        if (asprintf(&path, "%s/%s", root, name) < 0)
+                return -ENOMEM;
+        r = check_dir_trusted(fd, "state directory", path, reterr);
+        if (r < 0)
+                return r;
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
 int container_new(const char *root, const char *id, Container **ret, char **reterr) {
         _cleanup_(container_freep) Container *c = NULL;
         _cleanup_close_ int root_fd = -EBADF;
@@ -199,14 +274,9 @@ int container_new(const char *root, const char *id, Container **ret, char **rete
         if (r < 0)
                 return r;
 
-        r = mkdir_p(root, 0711);
+        r = state_root_open(root, true, &root_fd, reterr);
         if (r < 0)
-                return errorf(reterr, r, "cannot create state directory \"%s\": %s", root, strerror(-r));
-        root_fd = open(root, O_DIRECTORY | O_CLOEXEC | O_RDONLY);
-        if (root_fd < 0) {
-                r = -errno;
-                return errorf(reterr, r, "cannot open state directory \"%s\": %s", root, strerror(errno));
-        }
+                return r;
         /* The directory appears under its id only once it is locked and holds a state: it is made under a
          * hidden temporary name and renamed into place (RENAME_NOREPLACE), so a reader never sees a
          * half-made one, even if we are killed in between. */
@@ -243,7 +313,8 @@ int container_new(const char *root, const char *id, Container **ret, char **rete
         format_now_rfc3339(created, sizeof created);
         c->created = strdup(created);
         if (!c->created) {
-                (void) container_remove(c);
+                remove_dir_contents(c->dir_fd);
+                (void) unlinkat(root_fd, tmp, AT_REMOVEDIR);
                 return -ENOMEM;
         }
         r = container_save(c);
@@ -259,6 +330,7 @@ int container_new(const char *root, const char *id, Container **ret, char **rete
                 (void) unlinkat(root_fd, tmp, AT_REMOVEDIR);
                 return r;
         }
+        c->root_fd = TAKE_FD(root_fd);
         *ret = TAKE_PTR(c);
         return 0;
 }
@@ -328,7 +400,6 @@ static int load(const char *root, const char *id, ContainerLock lock, bool salva
                 char **reterr) {
         _cleanup_(container_freep) Container *c = NULL;
         _cleanup_free_ char *buf = NULL;
-        _cleanup_close_ int root_fd = -EBADF;
         size_t size = 0;
         int r;
 
@@ -338,15 +409,18 @@ static int load(const char *root, const char *id, ContainerLock lock, bool salva
         c = container_alloc(root, id);
         if (!c)
                 return -ENOMEM;
-        root_fd = open(root, O_DIRECTORY | O_CLOEXEC | O_RDONLY);
-        if (root_fd >= 0)
-                c->dir_fd = openat(root_fd, id, O_DIRECTORY | O_CLOEXEC | O_RDONLY | O_NOFOLLOW);
-        if (root_fd < 0 || c->dir_fd < 0) {
-                r = -errno;
-                if (r == -ENOENT)
-                        return errorf(reterr, r, "container \"%s\" does not exist", id);
-                return errorf(reterr, r, "cannot open state of container \"%s\": %s", id, strerror(errno));
-        }
+        r = state_root_open(root, false, &c->root_fd, reterr);
+        if (r == -ENOENT)
+                return errorf(reterr, r, "container \"%s\" does not exist", id);
+        if (r < 0)
+                return r;
+        r = open_state_dir(c->root_fd, root, id, &c->dir_fd, reterr);
+        if (r == -ENOENT)
+                return errorf(reterr, r, "container \"%s\" does not exist", id);
+        if (r == -EPERM || r == -ENOTDIR)
+                return r;
+        if (r < 0)
+                return errorf(reterr, r, "cannot open state of container \"%s\": %s", id, strerror(-r));
 
         if (lock == CONTAINER_LOCK_EXCLUSIVE) {
                 c->lock_fd = openat(c->dir_fd, LOCK_FILE, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
@@ -378,6 +452,7 @@ static int load(const char *root, const char *id, ContainerLock lock, bool salva
                         _cleanup_(container_freep) Container *n = container_alloc(root, id);
                         if (!n)
                                 return -ENOMEM;
+                        n->root_fd = TAKE_FD(c->root_fd);
                         n->dir_fd = TAKE_FD(c->dir_fd);
                         n->lock_fd = TAKE_FD(c->lock_fd);
                         n->recorded = CONTAINER_STOPPED;
@@ -646,7 +721,6 @@ int container_hook_state_string(Container *c, ContainerStatus st, pid_t pid, cha
 }
 
 int container_remove(Container *c) {
-        _cleanup_close_ int root_fd = -EBADF;
         _cleanup_close_ int fd = -EBADF;
         DIR *d;
         struct dirent *de;
@@ -671,10 +745,9 @@ int container_remove(Container *c) {
                 }
         closedir(d);
 
-        root_fd = open(c->root, O_DIRECTORY | O_CLOEXEC | O_RDONLY);
-        if (root_fd < 0)
-                return -errno;
-        if (unlinkat(root_fd, c->id, AT_REMOVEDIR) < 0 && errno != ENOENT)
+        if (c->root_fd < 0)
+                return -EBADF;
+        if (unlinkat(c->root_fd, c->id, AT_REMOVEDIR) < 0 && errno != ENOENT)
                 return -errno;
         return 0;
 }
@@ -695,10 +768,10 @@ int container_match_ids(const char *root, const char *regex, char ***ret, char *
                 regerror(r, &re, buf, sizeof buf);
                 return errorf(reterr, EINVAL, "--regex: invalid regular expression \"%s\": %s", regex, buf);
         }
-        r = container_list_ids(root, &all, &n);
+        r = container_list_ids(root, &all, &n, reterr);
         if (r < 0) {
                 regfree(&re);
-                return errorf(reterr, r, "list the containers in %s: %s", root, strerror(-r));
+                return r;
         }
         for (char **id = all; id && *id; id++)
                 if (regexec(&re, *id, 0, NULL, 0) == 0 && strv_extend(&matching, *id) < 0) {
@@ -712,21 +785,27 @@ int container_match_ids(const char *root, const char *regex, char ***ret, char *
         return 0;
 }
 
-int container_list_ids(const char *root, char ***ret, size_t *ret_n) {
+int container_list_ids(const char *root, char ***ret, size_t *ret_n, char **reterr) {
+        _cleanup_close_ int root_fd = -EBADF;
         char **ids = NULL;
         size_t n = 0;
         DIR *d;
         struct dirent *de;
+        int r;
 
-        d = opendir(root);
-        if (!d) {
-                if (errno == ENOENT) {
-                        *ret = NULL;
-                        *ret_n = 0;
-                        return 0;
-                }
-                return -errno;
+        r = state_root_open(root, false, &root_fd, reterr);
+        if (r == -ENOENT) {
+                *ret = NULL;
+                *ret_n = 0;
+                return 0;
         }
+        if (r < 0)
+                return r;
+        d = fdopendir(root_fd);
+        if (!d)
+                return errorf(reterr, errno, "cannot read state directory \"%s\": %s", root,
+                              strerror(errno));
+        TAKE_FD(root_fd);
         while ((de = readdir(d))) {
                 if (de->d_name[0] == '.' || container_id_validate(de->d_name, NULL) < 0)
                         continue;

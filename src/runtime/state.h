@@ -34,6 +34,7 @@ typedef enum ContainerLock {
 typedef struct Container {
         char *root;
         char *id;
+        int root_fd; /* the state root, checked by state_root_open() */
         int dir_fd;
         int lock_fd; /* -EBADF unless we hold the lock */
 
@@ -59,6 +60,11 @@ const char *container_status_to_string(ContainerStatus s);
 
 /* Valid ids: 1..1024 chars of [A-Za-z0-9_.+-], not "." or "..", not starting with "-" or ".". */
 int container_id_validate(const char *id, char **reterr);
+
+/* Open (with create: make, mode 0711, parents too) the state root, refusing one that is not owned by the
+ * caller's effective uid or that group or others can write (-EPERM, the path and the problem in *reterr).
+ * The state directories in it are held to the same rule when a container is loaded. */
+int state_root_open(const char *root, bool create, int *ret_fd, char **reterr);
 
 /* create: make <root>/<id> (-EEXIST if it exists), take the lock, write state "creating". */
 int container_new(const char *root, const char *id, Container **ret, char **reterr);
@@ -95,8 +101,8 @@ int container_oci_state_string(Container *c, ContainerStatus st, char **ret);
 int container_hook_state_string(Container *c, ContainerStatus st, pid_t pid, char **ret);
 /* Remove the state directory (the caller holds the lock). */
 int container_remove(Container *c);
-/* Ids below root, sorted. */
-int container_list_ids(const char *root, char ***ret, size_t *ret_n);
+/* Ids below root, sorted (none if root does not exist; a root state_root_open() refuses fails). */
+int container_list_ids(const char *root, char ***ret, size_t *ret_n, char **reterr);
 /* The ids below root that the POSIX extended regular expression matches anywhere (crun's --regex of delete
  * and kill), sorted; NULL-terminated, possibly empty. */
 int container_match_ids(const char *root, const char *regex, char ***ret, char **reterr);

@@ -146,7 +146,8 @@ no_leftovers "$id"
 # ---------------------------------------------------------------------------------------------------------
 # start with a full --root: the state cannot be written; start fails and nothing runs.
 R=$TEST_TMPDIR/smallroot
-mkdir -p "$R" && mount -t tmpfs -o size=256k tmpfs "$R" || bail "cannot mount a small tmpfs"
+# mode 0711: a tmpfs is 1777 unless told, and sdrun refuses a root that others can write (issue 31)
+mkdir -p "$R" && mount -t tmpfs -o size=256k,mode=0711 tmpfs "$R" || bail "cannot mount a small tmpfs"
 cleanup_add umount -l "$R"
 reset_config
 bundle_set "$B" '.process.args=["sleep","60"]'
@@ -178,6 +179,58 @@ rc=0; sd create --bundle "$B" "$id" >/dev/null 2>"$TEST_TMPDIR/err" </dev/null |
 err=$(cat "$TEST_TMPDIR/err")
 is "$rc" 0 "id with \"..\": create succeeds"
 unlike "$err" 'machine' "id with \"..\": no warning about machined: $err"
+sd delete -f "$id" >/dev/null 2>&1
+no_leftovers "$id"
+
+# ---------------------------------------------------------------------------------------------------------
+# Issue 31, item 5: a seccomp profile that refuses execveat makes the last hop execve /proc/self/fd/N. With
+# no procfs at /proc, that path is the image's own: a file planted there ran, holding the runtime's sync
+# socket, and `run -d` hung. sdrun now looks N up only in a verified procfs and otherwise fails clearly, as
+# runc does ("/proc/self/fd is not on procfs"). With a procfs, that path keeps working, in process.cwd, and
+# hands no runtime fd to the program.
+noexecveat='{"defaultAction":"SCMP_ACT_ALLOW","syscalls":[{"names":["execveat"],"action":"SCMP_ACT_ERRNO"}]}'
+P=$TEST_TMPDIR/planted
+make_bundle "$P" || bail "make_bundle failed"
+bundle_set "$P" '.linux.seccomp=$s | .root.readonly=false | .process.args=["true"]
+        | .mounts=[.mounts[] | select(.destination != "/proc")] | .linux.maskedPaths=[] | .linux.readonlyPaths=[]' \
+        --argjson s "$noexecveat"
+mkdir -p "$P/rootfs/proc/self/fd"
+for n in $(seq 3 64); do
+        printf '#!/bin/sh\necho "planted file %s ran: $(ls /dev/fd/ 2>/dev/null | tr "\\n" " ")" >>/planted\n' "$n" \
+                >"$P/rootfs/proc/self/fd/$n"
+        chmod 0755 "$P/rootfs/proc/self/fd/$n"
+done
+id=$(new_id planted); track_container "$id"
+rc=0; timeout -k 2 20 "$SDRUN" --root "$SDRUN_ROOT" run -d --bundle "$P" "$id" >/dev/null 2>"$TEST_TMPDIR/err" </dev/null || rc=$?
+err=$(cat "$TEST_TMPDIR/err")
+like "$rc:$err" '^1:.*/proc/self/fd is not on procfs' "no procfs at /proc, execveat refused: run -d fails promptly, clearly: $(head -c 300 <<<"$err")"
+ok_desc "  the image's file at /proc/self/fd/N did not run ($(cat "$P/rootfs/planted" 2>/dev/null))" test ! -e "$P/rootfs/planted"
+sd delete -f "$id" >/dev/null 2>&1
+no_leftovers "$id"
+# The control: runc refuses the same bundle with the same words (it needs /proc/self/fd to close its fds).
+if RUNC=$(command -v runc); then
+        rm -f "$P/rootfs/planted"
+        rid=$(new_id planted-runc)
+        rc=0; timeout -k 2 20 "$RUNC" --root "$TEST_TMPDIR/runc" run --bundle "$P" "$rid" >/dev/null 2>"$TEST_TMPDIR/err" </dev/null || rc=$?
+        like "$rc:$(cat "$TEST_TMPDIR/err")" '^1:.*/proc/self/fd is not on procfs' "  runc refuses it too: $(head -c 200 "$TEST_TMPDIR/err")"
+        ok_desc "  and runs no planted file either" test ! -e "$P/rootfs/planted"
+        "$RUNC" --root "$TEST_TMPDIR/runc" delete -f "$rid" >/dev/null 2>&1
+        rm -f "$P/rootfs/planted"
+fi
+
+reset_config
+bundle_set "$B" '.linux.seccomp=$s | .process.cwd="/tmp" | .process.args=["sh","-c","pwd; ls /proc/self/fd | tr \"\\n\" \" \""]' \
+        --argjson s "$noexecveat"
+id=$(new_id noexecveat); track_container "$id"
+out=$(timeout -k 2 20 "$SDRUN" --root "$SDRUN_ROOT" run --bundle "$B" "$id" 2>&1 </dev/null)
+is "$out" "/tmp
+0 1 2 3 " "procfs at /proc, execveat refused: the program runs in process.cwd with only fds 0-2 (3: ls's own)"
+sd delete -f "$id" >/dev/null 2>&1
+bundle_set "$B" '.process.args=["sleep","100"]'
+ok_desc "  a detached one for exec" "$SDRUN" --root "$SDRUN_ROOT" run -d --bundle "$B" "$id"
+out=$(timeout -k 2 20 "$SDRUN" --root "$SDRUN_ROOT" exec --cwd /var "$id" sh -c 'pwd; ls /proc/self/fd | tr "\n" " "' 2>&1 </dev/null)
+is "$out" "/var
+0 1 2 3 " "  exec there: in --cwd, with only fds 0-2"
 sd delete -f "$id" >/dev/null 2>&1
 no_leftovers "$id"
 

@@ -464,7 +464,7 @@ static void test_list_remove(void) {
         if (asprintf(&hidden, "%s/.hidden", root) < 0)
                 abort();
         (void) mkdir(hidden, 0700);
-        tap_is_int(container_list_ids(root, &ids, &n), 0, "container_list_ids()");
+        tap_is_int(container_list_ids(root, &ids, &n, NULL), 0, "container_list_ids()");
         tap_ok(n == 2 && ids && streq(ids[0], "alpha") && streq(ids[1], "zeta") && !ids[2],
                "sorted, without files and hidden directories (%zu)", n);
         for (size_t i = 0; i < n; i++)
@@ -472,7 +472,7 @@ static void test_list_remove(void) {
         free(ids);
         (void) rmdir(hidden);
         (void) unlink(p);
-        tap_ok(container_list_ids("/nonexistent/root", &ids, &n) == 0 && n == 0 && !ids, "a missing root lists nothing");
+        tap_ok(container_list_ids("/nonexistent/root", &ids, &n, NULL) == 0 && n == 0 && !ids, "a missing root lists nothing");
 
         tap_is_int(container_path(b, "start.sock", &path), 0, "container_path()");
         _cleanup_free_ char *want = NULL;
@@ -492,8 +492,66 @@ static void test_list_remove(void) {
                 abort();
         tap_ok(access(dir, F_OK) < 0, "the state directory is gone, with notify/");
         tap_is_int(container_remove(a), 0, "container_remove() of the other");
-        tap_ok(container_list_ids(root, &ids, &n) == 0 && n == 0, "nothing is listed any more");
+        tap_ok(container_list_ids(root, &ids, &n, NULL) == 0 && n == 0, "nothing is listed any more");
         free(ids);
+}
+
+/* A root or state directory that someone else owns or can write is refused, naming it: its owner could plant
+ * a state whose poststop hook the caller's delete --force would run. */
+static void test_untrusted(void) {
+        _cleanup_(container_freep) Container *a = NULL, *b = NULL;
+        _cleanup_free_ char *e = NULL, *dir = NULL;
+        char r2[sizeof tmp + 32];
+        char **ids = NULL;
+        size_t n = 0;
+        int fd = -EBADF;
+
+        snprintf(r2, sizeof r2, "%s/untrusted", tmp);
+        tap_is_int(state_root_open(r2, true, &fd, NULL), 0, "state_root_open() makes the root");
+        struct stat st;
+        tap_ok(fd >= 0 && fstat(fd, &st) == 0 && (st.st_mode & 07777) == 0711, "mode 0711 (%04o)",
+               (unsigned) (st.st_mode & 07777));
+        safe_close(fd);
+
+        for (unsigned i = 0; i < 3; i++) {
+                static const mode_t modes[] = { 0777, 01777, 0731 };
+                _cleanup_(container_freep) Container *c = NULL;
+                _cleanup_free_ char *err = NULL;
+                tap_ok(chmod(r2, modes[i]) == 0, "chmod %04o", (unsigned) modes[i]);
+                tap_is_int(container_new(r2, "x", &c, &err), -EPERM, "create refuses a root of mode %04o",
+                           (unsigned) modes[i]);
+                tap_ok(err && strstr(err, r2) && strstr(err, "writable by"), "naming it: %s", err ?: "(none)");
+                free(err);
+                err = NULL;
+                tap_ok(container_list_ids(r2, &ids, &n, &err) == -EPERM && err && strstr(err, r2),
+                       "list refuses it too");
+        }
+        tap_ok(chmod(r2, 0711) == 0 && container_new(r2, "x", &a, NULL) == 0, "0711 is fine");
+        container_free(TAKE_PTR(a));
+        if (asprintf(&dir, "%s/x", r2) < 0)
+                abort();
+        tap_ok(chmod(dir, 0770) == 0, "the state directory made group-writable");
+        tap_is_int(container_load(r2, "x", CONTAINER_LOCK_NONE, &b, &e), -EPERM, "load refuses it");
+        tap_ok(e && strstr(e, dir) && strstr(e, "its group"), "naming it: %s", e ?: "(none)");
+        free(e);
+        e = NULL;
+        tap_is_int(container_load_salvage(r2, "x", CONTAINER_LOCK_EXCLUSIVE, &b, &e), -EPERM,
+                   "so does salvage (delete --force)");
+        if (geteuid() == 0) {
+                tap_ok(chmod(dir, 0700) == 0 && chown(dir, 65534, 65534) == 0, "the state directory given away");
+                free(e);
+                e = NULL;
+                tap_is_int(container_load(r2, "x", CONTAINER_LOCK_NONE, &b, &e), -EPERM,
+                           "load refuses another user's state directory");
+                tap_ok(e && strstr(e, dir) && strstr(e, "owned by uid 65534"), "naming it: %s", e ?: "(none)");
+                tap_ok(chown(dir, 0, 0) == 0 && chown(r2, 65534, 65534) == 0, "the root given away");
+                free(e);
+                e = NULL;
+                tap_is_int(container_load(r2, "x", CONTAINER_LOCK_NONE, &b, &e), -EPERM,
+                           "load refuses another user's root");
+                tap_ok(e && strstr(e, r2) && strstr(e, "owned by uid 65534"), "naming it: %s", e ?: "(none)");
+        } else
+                printf("# not root: the ownership checks need chown\n");
 }
 
 int main(void) {
@@ -515,6 +573,7 @@ int main(void) {
         test_lock();
         test_oci_state();
         test_list_remove();
+        test_untrusted();
 
         rm_rf(tmp);
         return tap_done();

@@ -6,7 +6,9 @@
  *   argv[0]  the path of the program to execute (resolved by execve in the caller's root and cwd)
  *   argv[1]  "a" or "e" (execute with execveat or with execve: the system call that ran the trampoline, so
  *            that a seccomp rule which kills that call kills the hop, before SYNC_EXEC), then the sync
- *            socket's fd number or "-1"
+ *            socket's fd number or "-1", then optionally ":" and the fd of the working directory to return
+ *            to (the runtime ran us by a path relative to its verified /proc/self/fd: the cwd was that),
+ *            which is closed before anything else happens
  *   argv[2…] the program's argv
  *
  * The environment passes through unchanged. On the sync socket it first says SYNC_EXEC (the hop worked:
@@ -56,12 +58,13 @@ __attribute__((noreturn)) static void die(int status) {
                 (void) sys3(__NR_exit_group, status, 0, 0);
 }
 
+/* A decimal fd number ending at NUL or ':', or -1. */
 static int parse_fd(const char *s) {
         int v = 0;
 
-        if (!s || *s == '-' || !*s)
+        if (!s || *s == '-' || !*s || *s == ':')
                 return -1;
-        for (; *s; s++) {
+        for (; *s && *s != ':'; s++) {
                 if (*s < '0' || *s > '9' || v > 100000)
                         return -1;
                 v = v * 10 + (*s - '0');
@@ -74,21 +77,31 @@ __attribute__((noreturn, used)) void tramp_main(long *sp) {
         long argc = sp[0];
         char **argv = (char **) (sp + 1);
         char **envp = argv + argc + 1;
-        int fd;
-        long r;
+        const char *cwd = 0;
+        int fd, cwd_fd;
+        long r = 0;
 
         if (argc < 3)
                 die(127);
         fd = parse_fd(argv[1] + (argv[1][0] ? 1 : 0));
+        for (const char *p = argv[1]; *p; p++)
+                if (*p == ':')
+                        cwd = p + 1;
+        cwd_fd = parse_fd(cwd);
         if (fd >= 0) {
                 uint32_t hdr[3] = { SYNC_EXEC, 0, 0 };
                 (void) sys3(__NR_write, fd, (long) hdr, sizeof hdr);
                 (void) sys3(__NR_fcntl, fd, F_SETFD_, FD_CLOEXEC_);
         }
-        if (argv[1][0] == 'a')
-                r = sys5(__NR_execveat, AT_FDCWD_, (long) argv[0], (long) (argv + 2), (long) envp, 0);
-        else
-                r = sys3(__NR_execve, (long) argv[0], (long) (argv + 2), (long) envp);
+        if (cwd_fd >= 0) {
+                r = sys3(__NR_fchdir, cwd_fd, 0, 0);
+                (void) sys3(__NR_close, cwd_fd, 0, 0);
+        }
+        /* A failing fchdir is reported below as a failing execve would be. */
+        if (r >= 0)
+                r = argv[1][0] == 'a' ? sys5(__NR_execveat, AT_FDCWD_, (long) argv[0], (long) (argv + 2),
+                                             (long) envp, 0)
+                                      : sys3(__NR_execve, (long) argv[0], (long) (argv + 2), (long) envp);
         if (fd >= 0) {
                 /* One SOCK_SEQPACKET message: the header of sync.c, then the path. */
                 struct {
