@@ -438,7 +438,8 @@ static int remove_cgroup_tree(int dir_fd, const char *name, unsigned depth) {
         fd = openat(dir_fd, name, O_DIRECTORY | O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
                 return errno == ENOENT ? 0 : -errno;
-        if (depth < 32 && (d = fdopendir(TAKE_FD(fd)))) {
+        if (depth < 32 && (d = fdopendir(fd))) {
+                fd = -EBADF; /* the DIR has it */
                 for (struct dirent *de; (de = readdir(d));)
                         if (de->d_type == DT_DIR && !streq(de->d_name, ".") && !streq(de->d_name, ".."))
                                 (void) remove_cgroup_tree(dirfd(d), de->d_name, depth + 1);
@@ -452,6 +453,7 @@ void cgroup_remove_v1_accounting(const char *unit_cgroup_path, CgroupLayout layo
         size_t n = 0;
 
         if (!unit_cgroup_path || isempty(unit_cgroup_path) || streq(unit_cgroup_path, "/") ||
+            strstr(unit_cgroup_path, "/..") || unit_cgroup_path[0] != '/' ||
             (layout != CGROUP_LAYOUT_HYBRID && layout != CGROUP_LAYOUT_LEGACY))
                 return;
         /* Every v1 controller hierarchy: those systemd trims too (it may not have realized the unit in all
