@@ -154,8 +154,12 @@ id=$(new_id logf); track_container "$id"
 unit=$(unit_of "$id")
 ok_desc "create --log FILE" "$SDRUN" --root "$SDRUN_ROOT" --log "$TEST_TMPDIR/log" create --bundle "$B" "$id"
 like "$(cat "$TEST_TMPDIR/log" 2>/dev/null)" "created container $id" "with --log the message goes to the file"
-journalctl --sync >/dev/null 2>&1
-sleep 0.3
+# A marker sent after create returned, through the same native journal socket as sdrun's messages (whose
+# datagrams journald reads in order): once it is in the journal, a message of create would be too.
+marker="sdrun-test-marker-$id"
+printf 'MESSAGE=%s\nSYSLOG_IDENTIFIER=sdrun-test\n' "$marker" | logger --journald
+ok_desc "the marker sent after create reached the journal" \
+        wait_for sh -c "journalctl --sync; journalctl -t sdrun-test --no-pager -o cat | grep -qx '$marker'"
 ok_desc "and not to the journal" sh -c "! journalctl -u $unit --no-pager -o cat | grep -q 'created container $id'"
 ok_desc "delete --force" sd delete --force "$id"
 no_leftovers "$id"

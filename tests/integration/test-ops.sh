@@ -155,7 +155,8 @@ if [ "$SDRUN_TEST_LAYOUT" = hybrid ]; then
         ok_desc "create with a 16M memory limit" sd create --bundle "$B" "$id"
         timeout 15 "$SDRUN" --root "$SDRUN_ROOT" events --interval 100ms "$id" >"$TEST_TMPDIR/oomev" 2>&1 &
         evpid=$!
-        sleep 0.3
+        # events prints the stats every 100 ms once it watches the container: start the hog after that
+        ok_desc "events watches the container" wait_for test -s "$TEST_TMPDIR/oomev"
         out=$(sd start "$id" 2>&1)
         wait_for sh -c "grep -q 'oom_kill [1-9]' '$(cgroup_v1_dir "$unit" memory)/memory.oom_control'"
         like "$(cat "$(cgroup_v1_dir "$unit" memory)/memory.oom_control" 2>/dev/null)" 'oom_kill [1-9]' \
