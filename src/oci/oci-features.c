@@ -8,8 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <cjson/cJSON.h>
 #include <seccomp.h>
@@ -73,9 +71,9 @@ static const struct {
 #define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
 #endif
 
-/* seccomp.c: linux.seccomp.flags, each set through the libseccomp filter attribute that maps to it
- * (TSYNC: SCMP_FLTATR_CTL_TSYNC, LOG: SCMP_FLTATR_CTL_LOG, SPEC_ALLOW: SCMP_FLTATR_CTL_SSB,
- * WAIT_KILLABLE_RECV: SCMP_FLTATR_CTL_WAITKILL, libseccomp >= 2.6). */
+/* seccomp-filter.c: linux.seccomp.flags, passed as they are to seccomp(2) when the init loads the program
+ * (the BPF itself is compiled by libseccomp, which never sees these flags): so the running kernel alone
+ * decides which are supported (host_features_build() probes it). */
 static const SeccompFlagInfo features_seccomp_flags[] = {
         { "SECCOMP_FILTER_FLAG_TSYNC", SECCOMP_FILTER_FLAG_TSYNC },
         { "SECCOMP_FILTER_FLAG_LOG", SECCOMP_FILTER_FLAG_LOG },
@@ -104,46 +102,6 @@ size_t seccomp_known_flags(const SeccompFlagInfo **ret) {
         assert(ret);
         *ret = features_seccomp_flags;
         return ELEMENTSOF(features_seccomp_flags);
-}
-
-int seccomp_flag_supported(const SeccompFlagInfo *f) {
-        unsigned long probe;
-        const struct seccomp_api_level {
-                unsigned long flag;
-                unsigned api;
-        } api_levels[] = {
-                /* libseccomp API levels (seccomp_api_get(3)) that bring the filter attribute. */
-                { SECCOMP_FILTER_FLAG_TSYNC, 2 },
-                { SECCOMP_FILTER_FLAG_LOG, 3 },
-                { SECCOMP_FILTER_FLAG_SPEC_ALLOW, 4 },
-                { SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, 7 },
-        };
-        bool known = false;
-
-        assert(f);
-
-        FOREACH_ARRAY(l, api_levels, ELEMENTSOF(api_levels))
-                if (l->flag == f->kernel_flag) {
-                        if (seccomp_api_get() < l->api)
-                                return 0;
-                        known = true;
-                }
-        if (!known)
-                return 0;
-
-        /* With a NULL program the kernel checks the flags first (EINVAL when it does not know one) and
-         * then fails to copy the program (EFAULT): nothing is installed either way. The killable-receive
-         * flag is only valid together with a listener. */
-        probe = f->kernel_flag;
-        if (probe == SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV)
-                probe |= SECCOMP_FILTER_FLAG_NEW_LISTENER;
-        if (syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, probe, NULL) >= 0)
-                return -EIO; /* cannot happen with a NULL program */
-        if (errno == EFAULT)
-                return 1;
-        if (errno == EINVAL || errno == ENOSYS)
-                return 0;
-        return -errno;
 }
 
 static int cmp_string(const void *a, const void *b) {
@@ -217,7 +175,7 @@ static cJSON *build_capabilities(void) {
         return TAKE_PTR(a);
 }
 
-static cJSON *build_seccomp(void) {
+static cJSON *build_seccomp(const FeaturesHost *host) {
         _cleanup_json_ cJSON *s = cJSON_CreateObject();
         cJSON *archs, *known, *supported;
         const SeccompFlagInfo *flags;
@@ -244,8 +202,8 @@ static cJSON *build_seccomp(void) {
         for (size_t i = 0; i < n_flags; i++) {
                 if (!json_append_string(known, flags[i].name))
                         return NULL;
-                /* A probe that fails for an unexpected reason counts as "not supported". */
-                if (seccomp_flag_supported(&flags[i]) > 0 && !json_append_string(supported, flags[i].name))
+                if ((host->seccomp_flags & flags[i].kernel_flag) &&
+                    !json_append_string(supported, flags[i].name))
                         return NULL;
         }
         return TAKE_PTR(s);
@@ -269,7 +227,7 @@ static cJSON *build_linux(const FeaturesHost *host) {
                 if (!cJSON_AddBoolToObject(cgroup, c->key, c->value))
                         return NULL;
 
-        if (!json_add(l, "seccomp", build_seccomp()) ||
+        if (!json_add(l, "seccomp", build_seccomp(host)) ||
             !json_add(l, "apparmor", enabled_object(host->apparmor)) ||
             !json_add(l, "selinux", enabled_object(host->selinux)) ||
             !json_add(l, "intelRdt", enabled_object(FEATURES_INTEL_RDT)))

@@ -14,21 +14,20 @@ typedef struct FeaturesHost {
         bool selinux;             /* SELinux is enabled on this host */
         int criu;                 /* >= 0: CRIU works; -ENOENT: not installed; other < 0: not working */
         const char *criu_version; /* when criu >= 0 */
+        unsigned long
+                seccomp_flags; /* the SECCOMP_FILTER_FLAG_* of seccomp_known_flags() the kernel accepts */
 } FeaturesHost;
 
 /* The runtime-spec features document (features.md, features-linux.md) of `sdrun features`. What the
  * runtime recognises comes from the tables in oci-features.c (each names the module that implements it)
- * and from mount-options.c; seccomp.supportedFlags is probed from the running kernel. Returns 0 or
- * -ENOMEM. */
+ * and from mount-options.c; seccomp.supportedFlags comes from host->seccomp_flags. Returns 0 or -ENOMEM. */
 int features_build(const FeaturesHost *host, cJSON **ret);
 
-/* The names of the seccomp filter flags sdrun recognises in linux.seccomp.flags, and whether the running
- * kernel (and the libseccomp sdrun was built with) supports each: for seccomp.c and `sdrun features`. */
+/* The names of the seccomp filter flags sdrun recognises in linux.seccomp.flags: for seccomp-filter.c (which
+ * also probes the kernel for each) and `sdrun features`. */
 typedef struct SeccompFlagInfo {
         const char *name;
         unsigned long kernel_flag; /* SECCOMP_FILTER_FLAG_* */
 } SeccompFlagInfo;
 
 size_t seccomp_known_flags(const SeccompFlagInfo **ret);
-/* 1 if supported, 0 if not, negative errno if the probe itself failed unexpectedly. */
-int seccomp_flag_supported(const SeccompFlagInfo *f);

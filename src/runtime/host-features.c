@@ -7,6 +7,7 @@
 #include "host-features.h"
 #include "macro.h"
 #include "oci-features.h"
+#include "seccomp-filter.h"
 
 int host_features_build(cJSON **ret) {
         _cleanup_free_ char *criu_version = NULL;
@@ -14,6 +15,12 @@ int host_features_build(cJSON **ret) {
                 .apparmor = become_apparmor_enabled(),
                 .selinux = become_selinux_enabled(),
         };
+
+        const SeccompFlagInfo *flags;
+        size_t n = seccomp_known_flags(&flags);
+        FOREACH_ARRAY(f, flags, n)
+                if (oci_seccomp_flag_supported(f->name))
+                        host.seccomp_flags |= f->kernel_flag;
 
         host.criu = criu_get_version(NULL, NULL, &criu_version);
         host.criu_version = criu_version;

@@ -196,6 +196,26 @@ sc = fl.get("seccomp", {})
 expect_eq("features: the native seccomp architecture is listed", arch in sc.get("archs", []), True)
 expect_eq("features: supportedFlags is a subset of knownFlags",
           set(sc.get("supportedFlags", [])) <= set(sc.get("knownFlags", [])), True)
+
+
+def kernel_accepts_seccomp_flag(flag):
+    """seccomp(SECCOMP_SET_MODE_FILTER, flag, NULL): EFAULT means the kernel took the flags (nothing installed)."""
+    import ctypes
+    import errno
+    libc = ctypes.CDLL(None, use_errno=True)
+    nr = {"x86_64": 317, "aarch64": 277}.get(os.uname().machine, 317)
+    if flag == 1 << 5:  # WAIT_KILLABLE_RECV is valid only with NEW_LISTENER
+        flag |= 1 << 3
+    return libc.syscall(nr, 1, ctypes.c_ulong(flag), None) < 0 and ctypes.get_errno() == errno.EFAULT
+
+
+seccomp_flag_bits = {"SECCOMP_FILTER_FLAG_TSYNC": 1 << 0, "SECCOMP_FILTER_FLAG_LOG": 1 << 1,
+                     "SECCOMP_FILTER_FLAG_SPEC_ALLOW": 1 << 2, "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV": 1 << 5}
+# The init passes linux.seccomp.flags to seccomp(2) itself: what the kernel accepts is what is supported.
+expect_eq("features: supportedFlags are exactly the known flags the running kernel accepts",
+          sorted(set(sc.get("supportedFlags", []))),
+          sorted(n for n in sc.get("knownFlags", []) if n in seccomp_flag_bits
+                 and kernel_accepts_seccomp_flag(seccomp_flag_bits[n])))
 expect_eq("features: systemd cgroup manager", fl.get("cgroup", {}).get("systemd"), True)
 
 # The validator must be able to fail: a broken config and a broken features document are rejected, and
