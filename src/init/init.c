@@ -400,7 +400,8 @@ _noreturn_ void init_main(const InitParams *p, int sync_fd, pid_t runtime_pid) {
                        .sync_fd = sync_fd,
                        .step_timeout_usec = USEC_INFINITY,
                        .preserve_fds = p->preserve_fds,
-                       .listen_fds = p->listen_fds },
+                       .listen_fds = p->listen_fds,
+                       .listen_fdnames = p->listen_fdnames },
         };
 
         FOREACH_ARRAY(s, init_steps, ELEMENTSOF(init_steps)) {

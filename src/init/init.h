@@ -26,8 +26,9 @@ typedef struct InitParams {
         bool no_new_keyring;
         unsigned preserve_fds; /* fds 3 .. 3+n-1 pass into the container (incl. LISTEN_FDS) */
         unsigned listen_fds;   /* of those, the first n are socket activation's: LISTEN_FDS=n LISTEN_PID=1 */
-        int start_listen_fd;   /* the start barrier: a listening socket; the init accepts `start` on it */
-        int close_in_init_fd;  /* an fd the init must drop at once (the create lock), or -1 */
+        const char *listen_fdnames; /* their LISTEN_FDNAMES, or NULL */
+        int start_listen_fd;  /* the start barrier: a listening socket; the init accepts `start` on it */
+        int close_in_init_fd; /* an fd the init must drop at once (the create lock), or -1 */
         bool has_console_socket;
         bool own_cgroupns; /* a cgroup namespace of its own, new or joined by path, not the runtime's */
         bool own_mountns;  /* the same for the mount namespace; without one (create accepted only root.path

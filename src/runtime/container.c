@@ -292,6 +292,25 @@ static unsigned listen_fds_from_env(void) {
         return (unsigned) n;
 }
 
+/* LISTEN_FDNAMES (a unit's FileDescriptorName=, one name a fd, ':'-separated) goes with them, as systemd hands
+ * it to us; a list whose count does not match LISTEN_FDS is dropped (sd_listen_fds_with_names() would refuse
+ * it). */
+static const char *listen_fdnames_from_env(unsigned listen_fds) {
+        const char *e = getenv("LISTEN_FDNAMES");
+        unsigned n = 1;
+
+        if (listen_fds == 0 || !e || strchr(e, '\n'))
+                return NULL;
+        for (const char *q = e; *q; q++)
+                if (*q == ':')
+                        n++;
+        if (n != listen_fds) {
+                log_debug("LISTEN_FDNAMES names %u fds, LISTEN_FDS says %u: not passed on", n, listen_fds);
+                return NULL;
+        }
+        return e;
+}
+
 static pid_t container_ns_pid(const OciConfig *c, pid_t host_pid) {
         const char *path = NULL;
         /* In a new pid namespace the init is pid 1 there. */
@@ -854,6 +873,7 @@ static int create_clone_init(CreateRun *cr, char **reterr) {
                         .no_new_keyring = o->no_new_keyring,
                         .preserve_fds = o->preserve_fds + listen_fds,
                         .listen_fds = listen_fds,
+                        .listen_fdnames = listen_fdnames_from_env(listen_fds),
                         .start_listen_fd = cr->listen_fd,
                         .close_in_init_fd = ct->lock_fd,
                         .has_console_socket = o->console_socket || o->ret_console_master,
