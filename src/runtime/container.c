@@ -28,6 +28,7 @@
 #include "hooks.h"
 #include "log.h"
 #include "error-util.h"
+#include "host-credentials.h"
 #include "macro.h"
 #include "netdev.h"
 #include "notify.h"
@@ -590,6 +591,7 @@ typedef struct CreateRun {
         InitProcess ip;
         SdUnitMachineCall *machine_call;
         SeccompProgram *seccomp; /* linux.seccomp compiled, for the init to load */
+        Credentials credentials; /* CREDENTIALS_DIRECTORY read, for the init; wiped once it is cloned */
 } CreateRun;
 
 static void create_run_done(CreateRun *cr) {
@@ -611,6 +613,7 @@ static void create_run_done(CreateRun *cr) {
         cgroup_memberships_free(cr->orig, cr->n_orig);
         sdunit_machine_call_freep(&cr->machine_call);
         seccomp_program_free(cr->seccomp);
+        credentials_done(&cr->credentials);
         free(cr->se.cgroup);
         free(cr->se.scope_dir);
         free(cr->cgroup);
@@ -863,6 +866,9 @@ static int create_clone_init(CreateRun *cr, char **reterr) {
         int r;
 
         unsigned listen_fds = listen_fds_from_env();
+        r = credentials_load(&cr->credentials, reterr);
+        if (r < 0)
+                return r;
         BootstrapParams bp = {
                 .init = {
                         .config = cr->c,
@@ -880,6 +886,7 @@ static int create_clone_init(CreateRun *cr, char **reterr) {
                         .own_cgroupns = has_own_namespace(cr->c, OCI_NS_CGROUP, "cgroup"),
                         .own_mountns = has_own_namespace(cr->c, OCI_NS_MOUNT, "mnt"),
                         .seccomp = cr->seccomp,
+                        .credentials = &cr->credentials,
                 },
                 .init_cgroup_fd = cr->subgroup_fd,
                 /* Rootless: the scope holds stage1 first, and the init is cloned from there. */
@@ -887,6 +894,7 @@ static int create_clone_init(CreateRun *cr, char **reterr) {
                 .place_userdata = &cr->se,
         };
         r = bootstrap_clone_init(&bp, &cr->ip, reterr);
+        credentials_done(&cr->credentials); /* the init has its copy */
         if (cr->rootless) {
                 cr->unit_started = cr->se.started;
                 cr->cgroup = TAKE_PTR(cr->se.cgroup);
