@@ -93,9 +93,21 @@ B=$TEST_TMPDIR/b-$id
 make_bundle "$B" || bail "make_bundle failed"
 bundle_set "$B" '.process.args=["sh","-c",$s] | .process.user={uid: 1000, gid: 1000}' --arg s "$REPORT" ||
         bail "bundle_set failed"
+# and one encrypted with the host's key (LoadCredentialEncrypted=), where systemd-creds can make one
+ENC=$TEST_TMPDIR/enc.cred
+enc=()
+if encerr=$(echo -n "sealed-$id" | systemd-creds encrypt --with-key=host --name=sealed - "$ENC" 2>&1); then
+        enc=(-p "LoadCredentialEncrypted=sealed:$ENC")
+        bundle_set "$B" '.process.args[2] += "\necho \"sealed=$(cat $d/sealed 2>/dev/null || echo none)\""'
+fi
 r=$(systemd-run -q --wait --pipe --collect -p "SetCredential=greeting:hi-$id" -p "LoadCredential=secret:$SECRET" \
-        "$SDRUN" run --bundle "$B" "$id" 2>&1 </dev/null)
-is "$?" 0 "systemd-run -p SetCredential= -p LoadCredential= sdrun run (process.user 1000)" || diag "$r"
+        "${enc[@]}" "$SDRUN" run --bundle "$B" "$id" 2>&1 </dev/null)
+is "$?" 0 "systemd-run -p SetCredential= -p LoadCredential= ${enc[*]} sdrun run (process.user 1000)" || diag "$r"
+if [ ${#enc[@]} -gt 0 ]; then
+        is "$(val sealed "$r")" "sealed-$id" "  LoadCredentialEncrypted=: decrypted by systemd, there"
+else
+        skip "systemd-creds cannot encrypt here ($(tail -1 <<<"$encerr")): no LoadCredentialEncrypted= check"
+fi
 is "$(val env "$r")" /run/credentials "  CREDENTIALS_DIRECTORY=/run/credentials"
 is "$(val greeting "$r") $(val secret "$r")" "hi-$id s3cret-$$" "  both credentials, readable by uid 1000"
 is "$(val owner "$r")" 400:1000 "  mode 0400, owned by uid 1000"
