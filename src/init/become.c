@@ -18,6 +18,7 @@
 #include "log.h"
 #include "process-util.h"
 #include "process.h"
+#include "strv.h"
 #include "string-util.h"
 #include "sync.h"
 #include "trampoline.h"
@@ -257,19 +258,55 @@ static char *passwd_home(uid_t uid) {
         return home ?: strdup("HOME=/");
 }
 
+/* Whether the variable e ("KEY=VALUE") is one that `set` names ("KEY=VALUE", or "KEY" to unset it). */
+static bool env_is_set_by(const char *e, char *const *set) {
+        size_t k = strcspn(e, "=");
+
+        for (char *const *s = set; *s; s++)
+                if (strncmp(e, *s, k) == 0 && ((*s)[k] == '=' || (*s)[k] == 0))
+                        return true;
+        return false;
+}
+
+/* What the runtime sets in the process's environment over process.env. Socket activation: LISTEN_FDS=n,
+ * LISTEN_PID=1 and LISTEN_FDNAMES (or none: process.env's is dropped too, it would not match). The
+ * credentials: CREDENTIALS_DIRECTORY. */
+static int runtime_env(const Become *b, char ***ret) {
+        _cleanup_strv_free_ char **set = NULL;
+        _cleanup_free_ char *fds = NULL, *names = NULL, *creds = NULL;
+
+        if (b->listen_fds > 0) {
+                fds = strdup_printf("LISTEN_FDS=%u", b->listen_fds);
+                names = b->listen_fdnames ? strdup_printf("LISTEN_FDNAMES=%s", b->listen_fdnames)
+                                          : strdup("LISTEN_FDNAMES");
+                if (!fds || !names || strv_extend(&set, fds) < 0 || strv_extend(&set, "LISTEN_PID=1") < 0 ||
+                    strv_extend(&set, names) < 0)
+                        return -ENOMEM;
+        }
+        if (b->credentials_dir) {
+                creds = strdup_printf("CREDENTIALS_DIRECTORY=%s", b->credentials_dir);
+                if (!creds || strv_extend(&set, creds) < 0)
+                        return -ENOMEM;
+        }
+        *ret = TAKE_PTR(set);
+        return 0;
+}
+
 /* process.env, as runc makes it: a variable given twice is set once, where it first appears, to the value
- * it was given last; LISTEN_FDS=n and LISTEN_PID=1 replace whatever it says about them with socket
- * activation; HOME, when missing or empty, comes from the container's /etc/passwd. */
-static int build_env(const OciProcess *p, unsigned listen_fds, char ***ret) {
+ * it was given last; the runtime's variables (runtime_env()) replace whatever it says about them; HOME, when
+ * missing or empty, comes from the container's /etc/passwd. */
+static int build_env(const OciProcess *p, char *const *set, char ***ret) {
         _cleanup_free_ EnvEntry *sorted = NULL;
         _cleanup_free_ const char **keep = NULL;
-        size_t n = 0, total = 0, m = 0;
+        size_t n = 0, total = 0, m = 0, n_set = 0;
         ssize_t home = -1;
         char **env;
 
         for (char **e = p->env; e && *e; e++)
                 total++;
-        env = calloc(total + 4, sizeof(char *));
+        for (char *const *e = set; e && *e; e++)
+                n_set++;
+        env = calloc(total + n_set + 2, sizeof(char *));
         sorted = calloc(total + 1, sizeof(EnvEntry));
         keep = calloc(total + 1, sizeof(char *));
         if (!env || !sorted || !keep)
@@ -277,7 +314,7 @@ static int build_env(const OciProcess *p, unsigned listen_fds, char ***ret) {
         for (size_t i = 0; i < total; i++) {
                 const char *e = p->env[i], *eq = strchr(e, '=');
 
-                if (listen_fds > 0 && (strneq(e, "LISTEN_FDS=", 11) || strneq(e, "LISTEN_PID=", 11)))
+                if (set && env_is_set_by(e, set))
                         continue;
                 sorted[m++] =
                         (EnvEntry){ .e = e, .key_len = eq ? (size_t) (eq - e) + 1 : strlen(e), .index = i };
@@ -296,12 +333,9 @@ static int build_env(const OciProcess *p, unsigned listen_fds, char ***ret) {
                         home = (ssize_t) n;
                 env[n++] = (char *) keep[i];
         }
-        if (listen_fds > 0) {
-                if (asprintf(&env[n], "LISTEN_FDS=%u", listen_fds) < 0)
-                        return -ENOMEM;
-                n++;
-                env[n++] = (char *) "LISTEN_PID=1";
-        }
+        for (char *const *e = set; e && *e; e++)
+                if (strchr(*e, '='))
+                        env[n++] = *e;
         if (home < 0)
                 env[n] = passwd_home(p->user.uid);
         else if (streq(env[home], "HOME="))
@@ -366,9 +400,12 @@ _noreturn_ void become_exec(Become *b) {
         const OciSeccomp *s = b->filter ? &b->c->linux_.seccomp : NULL;
         _cleanup_close_ int tramp = -EBADF, proc_fd_dir = -EBADF;
         _cleanup_free_ char **env = NULL;
+        _cleanup_strv_free_ char **set = NULL;
         int r, notify_fd = -1;
 
-        r = build_env(p, b->listen_fds, &env);
+        r = runtime_env(b, &set);
+        if (r >= 0)
+                r = build_env(p, set, &env);
         if (r < 0)
                 become_fail(b, r, "environment");
         r = process_apply_cpu_affinity(p->exec_cpu_affinity_final, "process.execCPUAffinity.final", &b->err);

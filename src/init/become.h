@@ -20,8 +20,10 @@ typedef struct Become {
         const SeccompProgram *filter; /* linux.seccomp compiled, or NULL */
         bool in_userns;               /* root of a user namespace of ours (or joined) */
         unsigned preserve_fds;
-        unsigned listen_fds; /* socket activation: LISTEN_FDS/LISTEN_PID=1 (the init only) */
-        int sync_fd;         /* to the runtime: errors, the pty master, the seccomp listener, SYNC_EXEC */
+        unsigned listen_fds;         /* socket activation: LISTEN_FDS/LISTEN_PID=1 (the init only) */
+        const char *listen_fdnames;  /* and LISTEN_FDNAMES, or NULL */
+        const char *credentials_dir; /* CREDENTIALS_DIRECTORY in the container, or NULL (the init only) */
+        int sync_fd; /* to the runtime: errors, the pty master, the seccomp listener, SYNC_EXEC */
         uint64_t step_timeout_usec;
         char *exe; /* process.args[0] resolved by become_prepare() */
         char *err; /* the failure, filled by errorf(&b->err, ...) */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "become.h"
+#include "credentials.h"
 #include "error-util.h"
 #include "fileio.h"
 #include "hooks.h"
@@ -204,6 +205,27 @@ static int init_prepare_rootfs(InitContext *ic) {
         return rootfs_prepare(&ic->rc, &ic->err);
 }
 
+/* The credentials of the unit that runs the runtime, on a read-only ramfs of the container's own (see
+ * credentials.h), before the createContainer hooks, which see them as the container will. Without a mount
+ * namespace of its own the container gets none. */
+static int init_credentials(InitContext *ic) {
+        const Credentials *c = ic->p->credentials;
+        const char *target;
+        int r;
+
+        if (!c || !c->present)
+                return 0;
+        if (!ic->p->own_mountns) {
+                log_debug("no mount namespace of its own: the container gets no credentials");
+                return 0;
+        }
+        r = credentials_install(c, ic->c, ic->p->rootfs, &target, &ic->err);
+        if (r < 0)
+                return r;
+        ic->b.credentials_dir = target;
+        return 0;
+}
+
 /* prestart and createRuntime hooks run in the runtime now; then createContainer hooks here, in the
  * container's namespaces, before pivot_root, with paths resolved in the runtime's mount tree. */
 static int init_create_container_hooks(InitContext *ic) {
@@ -376,6 +398,7 @@ static const struct {
         { "hostname", init_set_names },
         { "sysctl", init_apply_sysctl },
         { "prepare rootfs", init_prepare_rootfs },
+        { "credentials", init_credentials },
         { "createContainer hooks", init_create_container_hooks },
         { "finish rootfs", init_finish_rootfs },
         { "console", init_console },
@@ -400,7 +423,8 @@ _noreturn_ void init_main(const InitParams *p, int sync_fd, pid_t runtime_pid) {
                        .sync_fd = sync_fd,
                        .step_timeout_usec = USEC_INFINITY,
                        .preserve_fds = p->preserve_fds,
-                       .listen_fds = p->listen_fds },
+                       .listen_fds = p->listen_fds,
+                       .listen_fdnames = p->listen_fdnames },
         };
 
         FOREACH_ARRAY(s, init_steps, ELEMENTSOF(init_steps)) {

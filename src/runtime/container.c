@@ -28,6 +28,7 @@
 #include "hooks.h"
 #include "log.h"
 #include "error-util.h"
+#include "host-credentials.h"
 #include "macro.h"
 #include "netdev.h"
 #include "notify.h"
@@ -290,6 +291,25 @@ static unsigned listen_fds_from_env(void) {
         if (errno || *end || n > 65536)
                 return 0;
         return (unsigned) n;
+}
+
+/* LISTEN_FDNAMES (a unit's FileDescriptorName=, one name a fd, ':'-separated) goes with them, as systemd hands
+ * it to us; a list whose count does not match LISTEN_FDS is dropped (sd_listen_fds_with_names() would refuse
+ * it). */
+static const char *listen_fdnames_from_env(unsigned listen_fds) {
+        const char *e = getenv("LISTEN_FDNAMES");
+        unsigned n = 1;
+
+        if (listen_fds == 0 || !e || strchr(e, '\n'))
+                return NULL;
+        for (const char *q = e; *q; q++)
+                if (*q == ':')
+                        n++;
+        if (n != listen_fds) {
+                log_debug("LISTEN_FDNAMES names %u fds, LISTEN_FDS says %u: not passed on", n, listen_fds);
+                return NULL;
+        }
+        return e;
 }
 
 static pid_t container_ns_pid(const OciConfig *c, pid_t host_pid) {
@@ -571,6 +591,7 @@ typedef struct CreateRun {
         InitProcess ip;
         SdUnitMachineCall *machine_call;
         SeccompProgram *seccomp; /* linux.seccomp compiled, for the init to load */
+        Credentials credentials; /* CREDENTIALS_DIRECTORY read, for the init; wiped once it is cloned */
 } CreateRun;
 
 static void create_run_done(CreateRun *cr) {
@@ -592,6 +613,7 @@ static void create_run_done(CreateRun *cr) {
         cgroup_memberships_free(cr->orig, cr->n_orig);
         sdunit_machine_call_freep(&cr->machine_call);
         seccomp_program_free(cr->seccomp);
+        credentials_done(&cr->credentials);
         free(cr->se.cgroup);
         free(cr->se.scope_dir);
         free(cr->cgroup);
@@ -844,6 +866,9 @@ static int create_clone_init(CreateRun *cr, char **reterr) {
         int r;
 
         unsigned listen_fds = listen_fds_from_env();
+        r = credentials_load(&cr->credentials, reterr);
+        if (r < 0)
+                return r;
         BootstrapParams bp = {
                 .init = {
                         .config = cr->c,
@@ -854,12 +879,14 @@ static int create_clone_init(CreateRun *cr, char **reterr) {
                         .no_new_keyring = o->no_new_keyring,
                         .preserve_fds = o->preserve_fds + listen_fds,
                         .listen_fds = listen_fds,
+                        .listen_fdnames = listen_fdnames_from_env(listen_fds),
                         .start_listen_fd = cr->listen_fd,
                         .close_in_init_fd = ct->lock_fd,
                         .has_console_socket = o->console_socket || o->ret_console_master,
                         .own_cgroupns = has_own_namespace(cr->c, OCI_NS_CGROUP, "cgroup"),
                         .own_mountns = has_own_namespace(cr->c, OCI_NS_MOUNT, "mnt"),
                         .seccomp = cr->seccomp,
+                        .credentials = &cr->credentials,
                 },
                 .init_cgroup_fd = cr->subgroup_fd,
                 /* Rootless: the scope holds stage1 first, and the init is cloned from there. */
@@ -867,6 +894,7 @@ static int create_clone_init(CreateRun *cr, char **reterr) {
                 .place_userdata = &cr->se,
         };
         r = bootstrap_clone_init(&bp, &cr->ip, reterr);
+        credentials_done(&cr->credentials); /* the init has its copy */
         if (cr->rootless) {
                 cr->unit_started = cr->se.started;
                 cr->cgroup = TAKE_PTR(cr->se.cgroup);
