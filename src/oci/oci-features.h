@@ -14,6 +14,11 @@ typedef struct FeaturesHost {
         bool selinux;             /* SELinux is enabled on this host */
         int criu;                 /* >= 0: CRIU works; -ENOENT: not installed; other < 0: not working */
         const char *criu_version; /* when criu >= 0 */
+        /* The libsystemd sdrun loads (sdunit_libsystemd_info()): its version, interface (LIBSYSTEMD_NNN) and
+         * file; all NULL when it cannot be loaded. */
+        const char *libsystemd_version;
+        const char *libsystemd_interface;
+        const char *libsystemd_path;
 } FeaturesHost;
 
 /* The runtime-spec features document (features.md, features-linux.md) of `sdrun features`. What the
