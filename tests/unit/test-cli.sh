@@ -51,6 +51,20 @@ has_build_options() {
         done
 }
 desc="--version: build options name this build's ($SDRUN_EXPECT_BUILD)"; t has_build_options
+# A state written by a newer sdrun in a newer state format: refused by every verb, naming both releases.
+mkdir -p -m 700 "$tmp/root-new/x"; : >"$tmp/root-new/x/lock"
+echo '{"ociVersion":"1.3.0","id":"x","status":"running","pid":1,"bundle":"/b","sdrun":{"pidStartTime":"5","stateFormat":2,"version":"99.0.0"}}' >"$tmp/root-new/x/state.json"
+chmod 600 "$tmp/root-new/x/lock" "$tmp/root-new/x/state.json"
+newer_msg='state of container "x" was written by sdrun 99.0.0 in state format 2; this is sdrun [0-9.]+, which reads state formats up to 1: manage the container with sdrun 99.0.0 or newer'
+for v in state "delete --force" "kill"; do
+        desc="$v of a newer release's state: exit 1, names both releases"; rc=0
+        # shellcheck disable=SC2086
+        "$S" --root "$tmp/root-new" $v x 2>"$tmp/e" || rc=$?
+        t eval 'test "$rc" = 1 && grep -qE "$newer_msg" "$tmp/e"'
+done
+desc="delete --force left the newer release's state alone"; t test -f "$tmp/root-new/x/state.json"
+desc="list warns about a newer release's state"; "$S" --root "$tmp/root-new" list >/dev/null 2>"$tmp/e"
+t grep -qE "list: $newer_msg" "$tmp/e"
 desc="state of a missing container exits 1"; rc=0; "$S" "${R[@]}" state nope 2>"$tmp/e" || rc=$?; t test "$rc" = 1
 desc="delete --force of a missing container succeeds (runc)"; rc=0; "$S" "${R[@]}" delete --force nope || rc=$?; t test "$rc" = 0
 desc="invalid container id is refused"; rc=0; "$S" "${R[@]}" state ../x 2>"$tmp/e" || rc=$?; t test "$rc" = 1
