@@ -15,6 +15,7 @@ SDRUN_DEBS=(
         cpio iproute2 procps util-linux time libc6-dev
         criu kmod
         bats socat docker-registry
+        dpkg-dev debhelper lintian bash-completion
 )
 SDRUN_DEBS_NORECOMMENDS=(qemu-system-x86)
 

@@ -180,7 +180,8 @@ static void print_help(void) {
 }
 
 static void print_version(void) {
-        _cleanup_free_ char *criu = NULL, *criu_version = NULL;
+        _cleanup_free_ char *criu = NULL, *criu_version = NULL, *err = NULL;
+        _cleanup_(sdunit_libsystemd_info_done) SdUnitLibInfo lib = {};
         int r = criu_get_version(arg_criu, &criu, &criu_version);
 
         printf("sdrun version %s\n"
@@ -196,6 +197,13 @@ static void print_version(void) {
                 printf("criu: %s (%s)\n", criu_version, criu);
         else
                 printf("criu: not available (%s)\n", r == -ENOENT ? "not installed" : strerror(-r));
+        /* libsystemd is dlopen()ed when a verb first talks to systemd: the one it will load, which ldd does
+         * not show. */
+        if (sdunit_libsystemd_info(&lib, &err) >= 0)
+                printf("libsystemd: %s (LIBSYSTEMD_%u, %s)\n", lib.version, lib.interface, lib.path);
+        else
+                printf("libsystemd: not available (%s)\n", strna(err));
+        printf("build options: %s\n", BUILD_OPTIONS);
 }
 
 static int default_root(char **ret) {

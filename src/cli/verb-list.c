@@ -78,7 +78,8 @@ int verb_list(int argc, char *argv[]) {
                 _cleanup_(container_freep) Container *ct = NULL;
                 _cleanup_free_ char *e = NULL;
                 r = container_load_salvage(arg_root, ids[i], CONTAINER_LOCK_NONE, &ct, &e);
-                if (r == -EPERM) /* not ours alone: left out, and said so */
+                /* Not ours alone, or written by a newer sdrun: left out, and said so. */
+                if (r == -EPERM || r == -EPROTONOSUPPORT)
                         log_warning("list: %s", e);
                 if (r < 0)
                         continue; /* deleted meanwhile */

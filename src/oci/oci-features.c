@@ -265,6 +265,17 @@ static cJSON *build_annotations(const FeaturesHost *host) {
             (host->criu >= 0 && host->criu_version &&
              !cJSON_AddStringToObject(a, "org.criu.version", host->criu_version)))
                 return NULL;
+        /* The libsystemd it loads (dlopen()ed: not a link-time dependency a client could see) and how it was
+         * built, as `sdrun --version` says. */
+        if (!cJSON_AddStringToObject(a, "io.github.sdrun.libsystemd.version",
+                                     host->libsystemd_version ?: "not available") ||
+            (host->libsystemd_interface &&
+             !cJSON_AddStringToObject(a, "io.github.sdrun.libsystemd.interface",
+                                      host->libsystemd_interface)) ||
+            (host->libsystemd_path &&
+             !cJSON_AddStringToObject(a, "io.github.sdrun.libsystemd.path", host->libsystemd_path)) ||
+            !cJSON_AddStringToObject(a, "io.github.sdrun.build-options", BUILD_OPTIONS))
+                return NULL;
         return TAKE_PTR(a);
 }
 

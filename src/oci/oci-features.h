@@ -16,6 +16,11 @@ typedef struct FeaturesHost {
         const char *criu_version; /* when criu >= 0 */
         unsigned long
                 seccomp_flags; /* the SECCOMP_FILTER_FLAG_* of seccomp_known_flags() the kernel accepts */
+        /* The libsystemd sdrun loads (sdunit_libsystemd_info()): its version, interface (LIBSYSTEMD_NNN) and
+         * file; all NULL when it cannot be loaded. */
+        const char *libsystemd_version;
+        const char *libsystemd_interface;
+        const char *libsystemd_path;
 } FeaturesHost;
 
 /* The runtime-spec features document (features.md, features-linux.md) of `sdrun features`. What the

@@ -7,10 +7,13 @@
 #include "host-features.h"
 #include "macro.h"
 #include "oci-features.h"
+#include "sdunit.h"
 #include "seccomp-filter.h"
+#include "string-util.h"
 
 int host_features_build(cJSON **ret) {
-        _cleanup_free_ char *criu_version = NULL;
+        _cleanup_free_ char *criu_version = NULL, *interface = NULL;
+        _cleanup_(sdunit_libsystemd_info_done) SdUnitLibInfo lib = {};
         FeaturesHost host = {
                 .apparmor = become_apparmor_enabled(),
                 .selinux = become_selinux_enabled(),
@@ -24,5 +27,13 @@ int host_features_build(cJSON **ret) {
 
         host.criu = criu_get_version(NULL, NULL, &criu_version);
         host.criu_version = criu_version;
+        /* Not loadable: the document says so rather than failing (`features` needs no systemd). */
+        if (sdunit_libsystemd_info(&lib, NULL) >= 0) {
+                if (!(interface = strdup_printf("LIBSYSTEMD_%u", lib.interface)))
+                        return -ENOMEM;
+                host.libsystemd_version = lib.version;
+                host.libsystemd_interface = interface;
+                host.libsystemd_path = lib.path;
+        }
         return features_build(&host, ret);
 }

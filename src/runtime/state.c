@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "cgroup-util.h"
 #include "error-util.h"
 #include "fileio.h"
@@ -347,7 +348,28 @@ static int json_dup_string(const cJSON *o, const char *key, char **ret) {
         return *ret ? 0 : -ENOMEM;
 }
 
-static int container_parse_state(Container *c, const char *buf, size_t size) {
+/* -EPROTONOSUPPORT with a message naming both releases when a newer sdrun wrote the state in a format this
+ * one does not know: refused before any other field is read, since any of them may mean something else. */
+static int check_state_format(const cJSON *j, const char *id, char **reterr) {
+        const cJSON *sd = cJSON_GetObjectItemCaseSensitive(j, "sdrun"), *v, *w;
+
+        v = cJSON_GetObjectItemCaseSensitive(sd, "stateFormat");
+        if (!v)
+                return 0; /* format 1, from before the field */
+        if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble != (double) (unsigned) v->valuedouble)
+                return -EBADMSG;
+        if ((unsigned) v->valuedouble <= STATE_FORMAT)
+                return 0;
+        w = cJSON_GetObjectItemCaseSensitive(sd, "version");
+        return errorf(
+                reterr, EPROTONOSUPPORT,
+                "state of container \"%s\" was written by sdrun %s in state format %u; this is sdrun %s, which "
+                "reads state formats up to %u: manage the container with sdrun %s or newer",
+                id, cJSON_IsString(w) ? w->valuestring : "(unknown version)", (unsigned) v->valuedouble,
+                PACKAGE_VERSION, STATE_FORMAT, cJSON_IsString(w) ? w->valuestring : "(that version)");
+}
+
+static int container_parse_state(Container *c, const char *buf, size_t size, char **reterr) {
         _cleanup_json_ cJSON *j = NULL;
         const cJSON *v, *sd;
         int r;
@@ -355,6 +377,11 @@ static int container_parse_state(Container *c, const char *buf, size_t size) {
         r = json_parse(buf, size, &j, NULL);
         if (r < 0)
                 return -EBADMSG;
+        if (!cJSON_IsObject(j))
+                return -EBADMSG;
+        r = check_state_format(j, c->id, reterr);
+        if (r < 0)
+                return r;
         v = cJSON_GetObjectItemCaseSensitive(j, "status");
         if (!cJSON_IsString(v))
                 return -EBADMSG;
@@ -444,8 +471,9 @@ static int load(const char *root, const char *id, ContainerLock lock, bool salva
         } else if (r < 0) {
                 return errorf(reterr, r, "cannot read state of container \"%s\": %s", id, strerror(-r));
         } else {
-                r = container_parse_state(c, buf, size);
-                if (r == -ENOMEM)
+                r = container_parse_state(c, buf, size, reterr);
+                /* A newer release's state is never salvaged either: delete --force would misread it too. */
+                if (r == -ENOMEM || r == -EPROTONOSUPPORT)
                         return r;
                 if (r < 0 && salvage) {
                         /* What is left: the id (hence the state directory) and, in there, config.json. */
@@ -520,7 +548,9 @@ int container_save(Container *c) {
             (c->cgroup && !cJSON_AddStringToObject(sd, "cgroup", c->cgroup)) ||
             (c->machine && !cJSON_AddStringToObject(sd, "machine", c->machine)) ||
             !cJSON_AddStringToObject(sd, "pidStartTime", buf) ||
-            !cJSON_AddBoolToObject(sd, "userBus", c->user_bus))
+            !cJSON_AddBoolToObject(sd, "userBus", c->user_bus) ||
+            !cJSON_AddNumberToObject(sd, "stateFormat", STATE_FORMAT) ||
+            !cJSON_AddStringToObject(sd, "version", PACKAGE_VERSION))
                 return -ENOMEM;
 
         s = json_print(j);
@@ -622,7 +652,7 @@ static int container_reload(Container *c) {
         n = container_alloc(c->root, c->id);
         if (!n)
                 return -ENOMEM;
-        r = container_parse_state(n, buf, size);
+        r = container_parse_state(n, buf, size, NULL);
         if (r < 0)
                 return r;
         c->recorded = n->recorded;

@@ -15,6 +15,12 @@
 #define INIT_COMM "sdrun:init"
 /* The socket in the state directory on which the init waits for `start`. */
 #define START_SOCKET_NAME "start.sock"
+/* The format of state.json, written as sdrun.stateFormat next to the release that wrote it
+ * (sdrun.version). A reader takes every format up to its own (a state without the field is format 1, as
+ * the releases before it wrote), and refuses a newer one, naming both releases, rather than misread it.
+ * Raise it when a change would make an older sdrun misread the state (a field whose meaning changes, one
+ * an older sdrun must not ignore); a new field older readers may ignore needs no new format. */
+#define STATE_FORMAT 1U
 
 typedef enum ContainerStatus {
         CONTAINER_CREATING,

@@ -21,17 +21,23 @@
 
 #include <assert.h>
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
+#include <link.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include <cjson/cJSON.h>
 #include <systemd/sd-bus.h>
 
 #include "error-util.h"
+#include "json-util.h"
 #include "log.h"
 #include "macro.h"
 #include "sdunit.h"
+#include "string-util.h"
 
 #define LIBSYSTEMD_SONAME "libsystemd.so.0"
 
@@ -107,6 +113,156 @@ int sdunit_libsystemd_load(char **reterr) {
 #undef X
         lib.handle = h;
         return 0;
+}
+
+/* What `sdrun --version` and `sdrun features` say about the library: read from the loaded object itself (its
+ * program headers, through dl_iterate_phdr()), since libsystemd has no call that tells its version. */
+typedef struct LibInfoScan {
+        const char *name; /* the link map's l_name and l_addr of the loaded library */
+        ElfW(Addr) addr;
+        bool found;
+        unsigned interface;
+        char *package_version;
+} LibInfoScan;
+
+/* A pointer of the dynamic section: glibc relocates some tags in place (DT_STRTAB) and not others
+ * (DT_VERDEF), and not at all where the section is read-only. A library's own addresses are smaller than
+ * its load address, an absolute one is not. */
+static const void *dyn_ptr(ElfW(Addr) base, ElfW(Addr) p) {
+        return (const void *) (p < base ? base + p : p);
+}
+
+/* The newest LIBSYSTEMD_NNN version node the library defines: the systemd release whose client interface
+ * it has (its symbols are versioned by the release that added them). */
+static unsigned scan_interface(ElfW(Addr) base, const ElfW(Dyn) * dyn) {
+        ElfW(Addr) verdef = 0, strtab = 0;
+        size_t n = 0;
+        unsigned best = 0;
+
+        for (const ElfW(Dyn) *d = dyn; d->d_tag != DT_NULL; d++)
+                if (d->d_tag == DT_VERDEF)
+                        verdef = d->d_un.d_ptr;
+                else if (d->d_tag == DT_VERDEFNUM)
+                        n = d->d_un.d_val;
+                else if (d->d_tag == DT_STRTAB)
+                        strtab = d->d_un.d_ptr;
+        if (!verdef || !strtab)
+                return 0;
+
+        const char *strings = dyn_ptr(base, strtab);
+        const char *p = dyn_ptr(base, verdef);
+        for (size_t i = 0; i < n; i++) {
+                const ElfW(Verdef) *vd = (const ElfW(Verdef) *) p;
+                const ElfW(Verdaux) *aux = (const ElfW(Verdaux) *) (p + vd->vd_aux);
+                const char *name = strings + aux->vda_name;
+                char *end;
+                unsigned long v;
+
+                if (!(vd->vd_flags & VER_FLG_BASE) && strneq(name, "LIBSYSTEMD_", STRLEN("LIBSYSTEMD_")) &&
+                    (v = strtoul(name + STRLEN("LIBSYSTEMD_"), &end, 10)) > best && *end == '\0' &&
+                    v < 100000)
+                        best = v;
+                if (vd->vd_next == 0)
+                        break;
+                p += vd->vd_next;
+        }
+        return best;
+}
+
+/* The distribution's version of the package the library came from, when it carries a package note
+ * (https://systemd.io/ELF_PACKAGE_METADATA/: note "FDO", type 0xcafe1a7e, a JSON object with "version"),
+ * as Debian's and Fedora's builds of systemd do. NULL when it has none. */
+#define NOTE_FDO_PACKAGING_METADATA 0xcafe1a7eU
+static size_t note_align(size_t n, size_t align) {
+        return (n + align - 1) & ~(align - 1);
+}
+static char *scan_package_note(const char *p, size_t size, size_t align) {
+        align = align == 8 ? 8 : 4;
+        while (size >= sizeof(ElfW(Nhdr))) {
+                const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *) p;
+                size_t name_at = sizeof(*nh), desc_at = note_align(name_at + nh->n_namesz, align),
+                       next = note_align(desc_at + nh->n_descsz, align);
+
+                if (next > size || next < desc_at)
+                        return NULL;
+                if (nh->n_type == NOTE_FDO_PACKAGING_METADATA && nh->n_namesz == 4 &&
+                    memcmp(p + name_at, "FDO", 4) == 0 && nh->n_descsz > 0 &&
+                    p[desc_at + nh->n_descsz - 1] == '\0') {
+                        _cleanup_json_ cJSON *meta = cJSON_Parse(p + desc_at);
+                        const cJSON *v = cJSON_GetObjectItemCaseSensitive(meta, "version");
+
+                        return cJSON_IsString(v) && *v->valuestring ? strdup(v->valuestring) : NULL;
+                }
+                p += next;
+                size -= next;
+        }
+        return NULL;
+}
+
+static int scan_object(struct dl_phdr_info *info, size_t size, void *userdata) {
+        LibInfoScan *s = userdata;
+
+        if (info->dlpi_addr != s->addr || !info->dlpi_name || !streq(info->dlpi_name, s->name))
+                return 0;
+        s->found = true;
+        for (size_t i = 0; i < info->dlpi_phnum; i++) {
+                const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+                const char *at = (const char *) (info->dlpi_addr + ph->p_vaddr);
+
+                if (ph->p_type == PT_DYNAMIC)
+                        s->interface = scan_interface(info->dlpi_addr, (const ElfW(Dyn) *) at);
+                else if (ph->p_type == PT_NOTE && !s->package_version)
+                        s->package_version = scan_package_note(at, ph->p_memsz, ph->p_align);
+        }
+        return 1;
+}
+
+int sdunit_libsystemd_info(SdUnitLibInfo *ret, char **reterr) {
+        _cleanup_free_ char *path = NULL, *version = NULL;
+        struct link_map *lm = NULL;
+        LibInfoScan scan = {};
+        int r;
+
+        assert(ret);
+
+        r = sdunit_libsystemd_load(reterr);
+        if (r < 0)
+                return r;
+        if (dlinfo(lib.handle, RTLD_DI_LINKMAP, &lm) < 0 || !lm || !lm->l_name)
+                return errorf(reterr, EIO, "%s: no link map: %s", LIBSYSTEMD_SONAME, strna(dlerror()));
+        scan.name = lm->l_name;
+        scan.addr = lm->l_addr;
+        (void) dl_iterate_phdr(scan_object, &scan);
+        if (!scan.found)
+                return errorf(reterr, EIO, "%s: %s is not among the loaded objects", LIBSYSTEMD_SONAME,
+                              lm->l_name);
+        version = scan.package_version;
+        if (!version) {
+                if (scan.interface > 0)
+                        version = strdup_printf("%u", scan.interface);
+                else
+                        version = strdup("unknown");
+                if (!version)
+                        return -ENOMEM;
+        }
+        /* The file behind the soname link (libsystemd.so.0.35.0), for a bug report. */
+        path = realpath(lm->l_name, NULL);
+        if (!path && !(path = strdup(lm->l_name)))
+                return -ENOMEM;
+        *ret = (SdUnitLibInfo){
+                .version = TAKE_PTR(version),
+                .interface = scan.interface,
+                .path = TAKE_PTR(path),
+        };
+        return 0;
+}
+
+void sdunit_libsystemd_info_done(SdUnitLibInfo *i) {
+        if (!i)
+                return;
+        free(i->version);
+        free(i->path);
+        *i = (SdUnitLibInfo){};
 }
 
 /* The library, loaded now if it was not; false (with the reason logged at debug level) if it cannot be. */

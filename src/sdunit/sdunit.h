@@ -18,6 +18,21 @@ typedef struct SdUnitBus SdUnitBus;
 int sdunit_libsystemd_load(char **reterr);
 bool sdunit_libsystemd_loaded(void);
 
+/* The libsystemd sdrun loads (for `sdrun --version` and `sdrun features`), loaded now if it was not.
+ * -ELIBACC with a message when it cannot be loaded. */
+typedef struct SdUnitLibInfo {
+        /* The version of the distribution package the library came from, when it carries an ELF package
+         * note ("252.39-1~deb12u2"); else its interface as a number ("252"); else "unknown". */
+        char *version;
+        /* The newest LIBSYSTEMD_NNN symbol version it defines: the systemd release whose client interface
+         * it has. 0 if it defines none. */
+        unsigned interface;
+        /* The file loaded, the soname's link resolved ("/lib/x86_64-linux-gnu/libsystemd.so.0.35.0"). */
+        char *path;
+} SdUnitLibInfo;
+int sdunit_libsystemd_info(SdUnitLibInfo *ret, char **reterr);
+void sdunit_libsystemd_info_done(SdUnitLibInfo *i);
+
 /* System bus when user is false (root), else the user manager's bus. */
 int sdunit_bus_open(bool user, SdUnitBus **ret, char **reterr);
 void sdunit_bus_close(SdUnitBus *b);

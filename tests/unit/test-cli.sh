@@ -19,6 +19,52 @@ t grep -q -- '--bogus' "$tmp/e"
 desc="--version: runc-style lines"; "$S" --version >"$tmp/v"
 t grep -qE '^sdrun version [0-9]' "$tmp/v"
 desc="--version: spec 1.3.0"; t grep -qx 'spec: 1.3.0' "$tmp/v"
+
+# libsystemd is dlopen()ed, so ldd does not show it: --version names the file it loads, the newest
+# LIBSYSTEMD_NNN symbol version that file defines and, from its ELF package note, the package's version.
+# Each is checked against what binutils read from the file itself.
+libsd_line=$(grep '^libsystemd: ' "$tmp/v")
+libsd_re='^libsystemd: ([^ ]+) \(LIBSYSTEMD_([0-9]+), (/[^)]+)\)$'
+desc="--version: a libsystemd line \"VERSION (LIBSYSTEMD_N, FILE)\": $libsd_line"; t eval '[[ $libsd_line =~ $libsd_re ]]'
+libsd_version=${BASH_REMATCH[1]:-} libsd_interface=${BASH_REMATCH[2]:-} libsd_path=${BASH_REMATCH[3]:-}
+libsd_expect=$(python3 -c 'import ctypes, os
+ctypes.CDLL("libsystemd.so.0")
+print(next(os.path.realpath(l.split()[-1]) for l in open("/proc/self/maps") if "/libsystemd.so" in l))' 2>/dev/null)
+desc="--version: the libsystemd file is the one the dynamic loader finds ($libsd_expect)"
+t test -n "$libsd_expect" -a "$libsd_path" = "$libsd_expect"
+desc="--version: the interface is the newest LIBSYSTEMD_ version node of the file (>= 252)"
+t test "$libsd_interface" = "$(LC_ALL=C readelf -V --wide "$libsd_path" 2>/dev/null |
+        sed -n '/^Version definition section/,/^Version needs section/s/.*Name: LIBSYSTEMD_\([0-9]*\).*/\1/p' | sort -n | tail -n 1)" -a "${libsd_interface:-0}" -ge 252
+libsd_note=$(LC_ALL=C readelf -n "$libsd_path" 2>/dev/null | sed -n 's/.*Packaging Metadata: //p' |
+        python3 -c 'import json, sys; print(json.loads(sys.stdin.read()).get("version", ""))' 2>/dev/null)
+desc="--version: the libsystemd version is its package note's (${libsd_note:-none}), else the interface"
+t test "$libsd_version" = "${libsd_note:-$libsd_interface}"
+desc="--version: without a loadable libsystemd, \"libsystemd: not available\" and the reason"
+mkdir -p "$tmp/nolib"; : >"$tmp/nolib/libsystemd.so.0"
+LD_LIBRARY_PATH="$tmp/nolib" "$S" --version >"$tmp/v2"
+t grep -qE '^libsystemd: not available \(cannot load libsystemd.so.0 .*\)$' "$tmp/v2"
+# The build options: meson passes the real values of this build in (tests/unit/meson.build).
+has_build_options() {
+        local o
+        for o in $SDRUN_EXPECT_BUILD; do
+                grep -qE "^build options: (.* )?$o( |\$)" "$tmp/v" || return 1
+        done
+}
+desc="--version: build options name this build's ($SDRUN_EXPECT_BUILD)"; t has_build_options
+# A state written by a newer sdrun in a newer state format: refused by every verb, naming both releases.
+mkdir -p -m 700 "$tmp/root-new/x"; : >"$tmp/root-new/x/lock"
+echo '{"ociVersion":"1.3.0","id":"x","status":"running","pid":1,"bundle":"/b","sdrun":{"pidStartTime":"5","stateFormat":2,"version":"99.0.0"}}' >"$tmp/root-new/x/state.json"
+chmod 600 "$tmp/root-new/x/lock" "$tmp/root-new/x/state.json"
+newer_msg='state of container "x" was written by sdrun 99.0.0 in state format 2; this is sdrun [0-9.]+, which reads state formats up to 1: manage the container with sdrun 99.0.0 or newer'
+for v in state "delete --force" "kill"; do
+        desc="$v of a newer release's state: exit 1, names both releases"; rc=0
+        # shellcheck disable=SC2086
+        "$S" --root "$tmp/root-new" $v x 2>"$tmp/e" || rc=$?
+        t eval 'test "$rc" = 1 && grep -qE "$newer_msg" "$tmp/e"'
+done
+desc="delete --force left the newer release's state alone"; t test -f "$tmp/root-new/x/state.json"
+desc="list warns about a newer release's state"; "$S" --root "$tmp/root-new" list >/dev/null 2>"$tmp/e"
+t grep -qE "list: $newer_msg" "$tmp/e"
 desc="state of a missing container exits 1"; rc=0; "$S" "${R[@]}" state nope 2>"$tmp/e" || rc=$?; t test "$rc" = 1
 desc="delete --force of a missing container succeeds (runc)"; rc=0; "$S" "${R[@]}" delete --force nope || rc=$?; t test "$rc" = 0
 desc="invalid container id is refused"; rc=0; "$S" "${R[@]}" state ../x 2>"$tmp/e" || rc=$?; t test "$rc" = 1

@@ -217,6 +217,17 @@ expect_eq("features: supportedFlags are exactly the known flags the running kern
           sorted(n for n in sc.get("knownFlags", []) if n in seccomp_flag_bits
                  and kernel_accepts_seccomp_flag(seccomp_flag_bits[n])))
 expect_eq("features: systemd cgroup manager", fl.get("cgroup", {}).get("systemd"), True)
+# The libsystemd sdrun loads and the build options: the same as `sdrun --version` says (test-cli.sh checks
+# those against the library file itself).
+an = f.get("annotations", {})
+version_lines = dict(line.split(": ", 1) for line in sdrun("--version").stdout.splitlines() if ": " in line)
+vl = version_lines.get("libsystemd", "")
+expect_eq("features: io.github.sdrun.libsystemd.* are --version's libsystemd line",
+          f'{an.get("io.github.sdrun.libsystemd.version")} ({an.get("io.github.sdrun.libsystemd.interface")}, '
+          f'{an.get("io.github.sdrun.libsystemd.path")})', vl)
+expect_eq("features: io.github.sdrun.build-options is --version's build options line",
+          an.get("io.github.sdrun.build-options"), version_lines.get("build options"))
+check("features: the build options name the build type", "buildtype=" in an.get("io.github.sdrun.build-options", ""))
 
 # The validator must be able to fail: a broken config and a broken features document are rejected, and
 # the command-line validator the integration tests use still works on standard input.

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "fileio.h"
 #include "json-util.h"
 #include "macro.h"
@@ -371,6 +372,63 @@ static void test_missing_and_corrupt(void) {
         tap_ok(access(dir, F_OK) < 0, "its directory is gone");
 }
 
+/* The state format: written with the release; a newer format is refused naming both releases, never
+ * misread, not even salvaged by delete --force; an older state (no format field) is read. */
+static void test_state_format(void) {
+        _cleanup_(container_freep) Container *c = NULL, *l = NULL;
+        _cleanup_json_ cJSON *j = NULL;
+        _cleanup_free_ char *err = NULL, *s = NULL, *want = NULL;
+        const cJSON *sd;
+
+        if (!tap_is_int(container_new(root, "fmt", &c, NULL), 0, "container_new(fmt)"))
+                return;
+        c->recorded = CONTAINER_STOPPED;
+        tap_is_int(container_save(c), 0, "container_save()");
+        s = read_state_file("fmt");
+        tap_ok(s && json_parse(s, strlen(s), &j, NULL) == 0, "state.json parses");
+        sd = cJSON_GetObjectItemCaseSensitive(j, "sdrun");
+        tap_ok(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(sd, "stateFormat")) &&
+                       cJSON_GetObjectItemCaseSensitive(sd, "stateFormat")->valuedouble == STATE_FORMAT,
+               "sdrun.stateFormat is %u", STATE_FORMAT);
+        tap_ok(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(sd, "version")) &&
+                       streq(cJSON_GetObjectItemCaseSensitive(sd, "version")->valuestring, PACKAGE_VERSION),
+               "sdrun.version is " PACKAGE_VERSION);
+        c = (container_free(c), NULL);
+
+        /* What releases before the field wrote: read as format 1. */
+        write_state_file("fmt", "{\"ociVersion\":\"1.3.0\",\"id\":\"fmt\",\"status\":\"stopped\",\"bundle\":\"/b\","
+                                "\"sdrun\":{\"unit\":\"sdrun-fmt.scope\",\"pidStartTime\":\"0\"}}");
+        tap_is_int(container_load(root, "fmt", CONTAINER_LOCK_NONE, &l, &err), 0, "a state without stateFormat loads");
+        tap_ok(l && streq_ptr(l->unit, "sdrun-fmt.scope") && streq_ptr(l->bundle, "/b"), "... and is read");
+        l = (container_free(l), NULL);
+
+        /* A newer release's. */
+        write_state_file("fmt", "{\"ociVersion\":\"1.3.0\",\"id\":\"fmt\",\"status\":\"running\",\"pid\":1,"
+                                "\"bundle\":\"/b\",\"sdrun\":{\"pidStartTime\":\"5\",\"stateFormat\":99,"
+                                "\"version\":\"9.9.0\"}}");
+        tap_is_int(container_load(root, "fmt", CONTAINER_LOCK_NONE, &l, &err), -EPROTONOSUPPORT,
+                   "a state of a newer format: -EPROTONOSUPPORT");
+        tap_ok(!l, "... and no container");
+        if (asprintf(&want,
+                     "state of container \"fmt\" was written by sdrun 9.9.0 in state format 99; this is sdrun %s, "
+                     "which reads state formats up to %u: manage the container with sdrun 9.9.0 or newer",
+                     PACKAGE_VERSION, STATE_FORMAT) < 0)
+                abort();
+        tap_is_str(err, want, "the message names both releases and both formats");
+        tap_is_int(container_load_salvage(root, "fmt", CONTAINER_LOCK_EXCLUSIVE, &l, &err), -EPROTONOSUPPORT,
+                   "not salvaged either (delete --force)");
+        tap_ok(!l, "... and no container");
+        l = (container_free(l), NULL);
+
+        write_state_file("fmt", "{\"status\":\"stopped\",\"sdrun\":{\"stateFormat\":\"2\"}}");
+        tap_is_int(container_load(root, "fmt", CONTAINER_LOCK_NONE, &l, &err), -EBADMSG,
+                   "a stateFormat that is not a number: corrupt");
+        l = (container_free(l), NULL);
+        write_state_file("fmt", "{\"status\":\"stopped\"}");
+        tap_is_int(container_load(root, "fmt", CONTAINER_LOCK_EXCLUSIVE, &l, NULL), 0, "load it again");
+        tap_is_int(l ? container_remove(l) : -1, 0, "and remove it");
+}
+
 static void test_lock(void) {
         _cleanup_(container_freep) Container *c = NULL, *a = NULL;
         _cleanup_free_ char *lock = NULL;
@@ -570,6 +628,7 @@ int main(void) {
         test_dead_pid();
         test_created_start_socket();
         test_missing_and_corrupt();
+        test_state_format();
         test_lock();
         test_oci_state();
         test_list_remove();
