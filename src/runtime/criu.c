@@ -520,6 +520,14 @@ int criu_external_mounts(const OciConfig *c, const char *bundle, pid_t pid, Criu
                 r = add_ext(&m, &n, *p, "/dev/null", "/dev/null", false);
         }
 
+        /* process.terminal: /dev/console is a bind of the pty (a mount of devpts whose root is the slave,
+         * which CRIU dumps only with its master: outside the container). */
+        if (r >= 0 && c->has_process && c->process.terminal && has_mount_point(points, "/dev/console")) {
+                r = add_ext(&m, &n, "/dev/console", "/dev/console", "", false);
+                if (r >= 0)
+                        m[n - 1].terminal = true;
+        }
+
         /* In a user namespace, device nodes are binds of the host's (devices.c). */
         if (r >= 0 && oci_config_has_namespace(c, OCI_NS_USER, NULL)) {
                 for (size_t i = 0; r >= 0 && i < c->linux_.n_devices; i++) {

@@ -71,13 +71,16 @@ char *criu_explain_failure(const char *criu_version, const CriuRun *run, const c
 /* Mounts of the container that come from the host, as CRIU's external mounts (--ext-mount-map
  * MOUNTPOINT:COOKIE on dump, COOKIE:SOURCE on restore): bind mounts, the host's /sys bound without a new
  * network namespace, the /dev/null binds masking linux.maskedPaths files, device nodes bound from the host in
- * a user namespace. Only
- * mount points that exist in the container's mountinfo are listed at dump time (pid > 0). */
+ * a user namespace, /dev/console bound from the terminal's pty. Only mount points that exist in the
+ * container's mountinfo are listed at dump time (pid > 0). */
 typedef struct CriuExtMount {
         char *mountpoint; /* in the container */
         char *cookie;     /* the name in the images: the mount point, or "/dev/null" for all masks */
-        char *source;     /* on the host, for restore */
+        char *source;     /* on the host, for restore; "" where only restore knows it (see below) */
         bool is_dir;
+        /* /dev/console bound from the terminal's pty (process.terminal): its source is the restored
+         * container's new pty (see CRIU_TERMINAL_FILE). */
+        bool terminal;
 } CriuExtMount;
 int criu_external_mounts(const OciConfig *c, const char *bundle, pid_t pid, CriuExtMount **ret,
                          size_t *ret_n);
@@ -113,6 +116,11 @@ int criu_add_common_args(StrvBuilder *b, const CriuCommonOptions *o);
  * on the container's own /dev/null, as runc does: CRIU cannot dump a file on a mount outside the
  * container's mount namespace. Best effort (a container without /dev/null keeps the host's). */
 void criu_reopen_dev_null_stdio(void);
+
+/* The file in the image directory that names the container's terminal as CRIU's external tty
+ * ("tty[RDEV:DEV]", hex), written by `checkpoint` of a container with process.terminal; `restore` hands CRIU a
+ * new pty's slave under that name. */
+#define CRIU_TERMINAL_FILE "sdrun-terminal"
 
 /* Both verbs; each fills *reterr with the message the CLI prints. */
 int container_checkpoint(const CheckpointOptions *o, char **reterr);
