@@ -71,13 +71,18 @@ char *criu_explain_failure(const char *criu_version, const CriuRun *run, const c
 /* Mounts of the container that come from the host, as CRIU's external mounts (--ext-mount-map
  * MOUNTPOINT:COOKIE on dump, COOKIE:SOURCE on restore): bind mounts, the host's /sys bound without a new
  * network namespace, the /dev/null binds masking linux.maskedPaths files, device nodes bound from the host in
- * a user namespace, /dev/console bound from the terminal's pty. Only mount points that exist in the
- * container's mountinfo are listed at dump time (pid > 0). */
+ * a user namespace, /dev/console bound from the terminal's pty, and on a unified (v2) host the cgroup mount
+ * of a container without a cgroup namespace (a bind of its own cgroup directory, which CRIU cannot dump: no
+ * mount of that filesystem's root). Only mount points that exist in the container's mountinfo are listed at
+ * dump time (pid > 0). */
 typedef struct CriuExtMount {
         char *mountpoint; /* in the container */
         char *cookie;     /* the name in the images: the mount point, or "/dev/null" for all masks */
         char *source;     /* on the host, for restore; "" where only restore knows it (see below) */
         bool is_dir;
+        /* The bind of the container's own cgroup directory (cgroup v2, no cgroup namespace): its source
+         * is the restored container's new scope, known only once that exists. */
+        bool own_cgroup;
         /* /dev/console bound from the terminal's pty (process.terminal): its source is the restored
          * container's new pty (see CRIU_TERMINAL_FILE). */
         bool terminal;

@@ -276,8 +276,8 @@ static int prepare_mount_points(const char *rootfs, const CriuExtMount *ext, siz
         for (size_t i = 0; i < n; i++) {
                 _cleanup_close_ int fd = -EBADF;
                 const char *mp = ext[i].mountpoint;
-                if (!streq(ext[i].cookie, mp) || strneq(mp, "/dev/", 5) || strneq(mp, "/proc/", 6) ||
-                    strneq(mp, "/sys/", 5) || streq(mp, "/sys"))
+                if (!streq(ext[i].cookie, mp) || ext[i].own_cgroup || strneq(mp, "/dev/", 5) ||
+                    strneq(mp, "/proc/", 6) || strneq(mp, "/sys/", 5) || streq(mp, "/sys"))
                         continue;
                 int r = mkdir_p_in_root(root_fd, mp, 0755, !ext[i].is_dir, &fd);
                 if (r < 0)
@@ -313,6 +313,26 @@ static int open_terminal(int *ret_devpts, int *ret_master, int *ret_slave, char 
         *ret_devpts = TAKE_FD(mnt_fd);
         *ret_master = TAKE_FD(master);
         *ret_slave = TAKE_FD(slave);
+        return 0;
+}
+
+/* The go message for criu: "G", NUL-terminated arguments, an empty one. */
+static int go_message(char **argv, char **ret, size_t *ret_len) {
+        size_t len = 1;
+        char *msg, *p;
+
+        for (char **a = argv; *a; a++)
+                len += strlen(*a) + 1;
+        msg = malloc(len + 1);
+        if (!msg)
+                return -ENOMEM;
+        msg[0] = 'G';
+        p = msg + 1;
+        for (char **a = argv; *a; a++)
+                p = stpcpy(p, *a) + 1;
+        *p = 0;
+        *ret = msg;
+        *ret_len = len + 1;
         return 0;
 }
 
@@ -509,9 +529,10 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
             !strv_builder_add(&args, pid_path) || !strv_builder_add(&args, "--root") ||
             !strv_builder_add(&args, criu_root))
                 r = -ENOMEM;
-        /* Each cookie once: every mask of linux.maskedPaths shares "/dev/null". /dev/console: the new pty. */
+        /* Each cookie once: every mask of linux.maskedPaths shares "/dev/null". /dev/console: the new pty. The
+         * own cgroup's source, the new scope, comes with the go. */
         for (size_t i = 0; r >= 0 && i < n_ext; i++) {
-                bool dup = ext[i].terminal && !devpts_dir;
+                bool dup = ext[i].own_cgroup || (ext[i].terminal && !devpts_dir);
                 for (size_t k = 0; k < i; k++)
                         dup = dup || streq(ext[k].cookie, ext[i].cookie);
                 if (dup || !strv_builder_add(&args, "--ext-mount-map"))
@@ -591,21 +612,28 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
         }
         log_debug("restore %s: scope %s started", o->id, unit);
 
-        /* Go, with the cgroup root CRIU restores the tree into: the scope's cgroup. */
+        /* Go, with the cgroup root CRIU restores the tree into: the scope's cgroup; and that cgroup's directory as
+         * the source of the container's cgroup mount where it is a bind of its own cgroup. */
         {
-                size_t len = 1 + strlen("--cgroup-root") + 1 + strlen(cgroup) + 1 + 1;
-                _cleanup_free_ char *msg = malloc(len);
-                if (!msg) {
-                        r = -ENOMEM;
+                _cleanup_(strv_builder_done) StrvBuilder extra = {};
+                _cleanup_free_ char *msg = NULL;
+                size_t len = 0;
+
+                r = strv_builder_add(&extra, "--cgroup-root") && strv_builder_add(&extra, cgroup) ? 0
+                                                                                                  : -ENOMEM;
+                for (size_t i = 0; r >= 0 && i < n_ext; i++)
+                        if (ext[i].own_cgroup &&
+                            (!strv_builder_add(&extra, "--ext-mount-map") ||
+                             !strv_builder_addf(&extra, "%s:/sys/fs/cgroup%s", ext[i].cookie, cgroup)))
+                                r = -ENOMEM;
+                if (r >= 0)
+                        r = go_message(extra.strv, &msg, &len);
+                if (r < 0)
                         goto fail;
-                }
-                msg[0] = 'G';
-                strcpy(msg + 1, "--cgroup-root");
-                strcpy(msg + 1 + strlen("--cgroup-root") + 1, cgroup);
-                msg[len - 1] = 0; /* the end */
                 if (log_get_max_level() >= LOG_LEVEL_DEBUG) {
-                        _cleanup_free_ char *line = strv_builder_join(&args);
-                        log_debug("restore %s: %s --cgroup-root %s", o->id, strempty(line), cgroup);
+                        _cleanup_free_ char *line = strv_builder_join(&args),
+                                            *more = strv_builder_join(&extra);
+                        log_debug("restore %s: %s %s", o->id, strempty(line), strempty(more));
                 }
                 r = loop_write(go[1], msg, len);
                 go[1] = safe_close(go[1]);

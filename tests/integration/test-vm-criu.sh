@@ -11,6 +11,8 @@
 #     refused, nothing left behind;
 #   - a container with a terminal (process.terminal): checkpointed, restored with --console-socket, where the
 #     new terminal's master arrives and the shell that was reading its terminal answers;
+#   - a counting container without a cgroup namespace (sdrun binds its own cgroup directory on
+#     /sys/fs/cgroup): checkpointed and restored, the mount then the new scope's directory;
 #   - `podman container checkpoint/restore` with sdrun as Podman's runtime (runc as the control).
 . "$(dirname "$0")/lib.sh"
 
@@ -196,6 +198,39 @@ for rt in sdrun runc; do
         kill "$recv" 2>/dev/null
 done
 
+
+# 6. Without a cgroup namespace (the config `sdrun spec` writes on a hybrid host): sdrun binds the container's
+#    own cgroup directory on /sys/fs/cgroup, a mount CRIU cannot dump by itself; it is an external mount, bound
+#    to the new scope's directory on restore. runc (which mounts the whole cgroup2 hierarchy there) as control.
+for rt in sdrun runc; do
+        D=$TEST_TMPDIR/nocgns$rt
+        B=$D/bundle
+        mkdir -p "$D/data"
+        make_bundle "$B"
+        bundle_set "$B" '.process.args=["sh","-c","i=0; while true; do i=$((i+1)); echo $i >/data/.count; mv /data/.count /data/count; sleep 0.2; done"]
+                | .mounts += [{"destination":"/data","type":"bind","source":$d,"options":["rbind","rw"]}]
+                | .linux.namespaces |= map(select(.type != "cgroup"))' --arg d "$D/data" || bail "bundle_set failed"
+        C=$D/data/count
+        id=$(new_id "crcg$rt")
+        cleanup_add R "$rt" delete -f "$id"
+        R "$rt" run -d --bundle "$B" "$id" </dev/null >/dev/null 2>&1
+        WAIT_FOR_TIMEOUT=60 wait_for count_above "$C" 3
+        out=$(R "$rt" checkpoint --image-path "$D/img" "$id" 2>&1) && rc=0 || rc=$?
+        is "$rc" 0 "$rt: checkpoint without a cgroup namespace succeeds${out:+ ($out)}" || criu_log_tail "$D/img"
+        c1=$(count_of "$C")
+        out=$(R "$rt" restore -d --image-path "$D/img" --bundle "$B" "$id" 2>&1 </dev/null) && rc=0 || rc=$?
+        is "$rc" 0 "$rt: its restore succeeds${out:+ ($out)}" || criu_log_tail "$D/img"
+        ok_desc "$rt: the count goes on ($c1 -> ...)" eval "WAIT_FOR_TIMEOUT=30 wait_for count_above '$C' $c1"
+        if [ "$rt" = sdrun ]; then
+                pid=$(rt_pid "$rt" "$id")
+                cg=$(sed -n 's/^0:://p' "/proc/$pid/cgroup")
+                is "$(awk '$5 == "/sys/fs/cgroup" {print $4}' "/proc/$pid/mountinfo")" "$cg" \
+                        "$rt: the restored container's /sys/fs/cgroup is its new scope's cgroup ($cg)"
+                like "$(awk '$5 == "/sys/fs/cgroup" {print $6}' "/proc/$pid/mountinfo")" '^ro,' "$rt: read-only, as before"
+        fi
+        R "$rt" delete -f "$id" >/dev/null 2>&1
+        [ "$rt" = sdrun ] && no_leftovers "$id"
+done
 
 # 7. Podman drives sdrun's checkpoint and restore (runc as the control, in the same storage).
 PODMAN_TEST_RUNTIME=sdrun
