@@ -5,9 +5,11 @@
  * options runc passes over its RPC interface. Why the command line and not `criu swrk` + protobuf: sdrun
  * then needs neither libprotobuf-c nor CRIU's rpc.proto at build time and no CRIU library at run time (CRIU
  * stays an optional program, found in PATH or with --criu); every option runc uses has a command-line
- * equivalent; the one RPC-only facility runc relies on, the "setup-namespaces" notification for the
- * prestart/createRuntime hooks, has its command-line twin in --action-script; and what sdrun runs can be
- * rerun by hand (--debug logs the command line). See sdrun-checkpoint(8). */
+ * equivalent but one; of the two RPC-only facilities runc relies on, the "setup-namespaces" notification for
+ * the prestart/createRuntime hooks has its command-line twin in --action-script, and "orphan-pts-master"
+ * (with its option: a restored terminal's new master, sent over the RPC socket) is replaced by an external
+ * tty (CRIU_TERMINAL_FILE); and what sdrun runs can be rerun by hand (--debug logs the command line). See
+ * sdrun-checkpoint(8). */
 
 #include <stdbool.h>
 #include <sys/types.h>
