@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -108,6 +109,54 @@ static int write_descriptors(pid_t pid, const char *image) {
         return write_file_atomic_at(dfd, "descriptors.json", text, strlen(text), 0600);
 }
 
+/* --parent-path names the images of an earlier (pre-)dump relative to the image directory, as CRIU's
+ * --prev-images-dir (a link "parent" in the images): checked here, as runc does, so that a wrong one is an
+ * error naming the option rather than CRIU failing half-way with its own words. */
+static int check_parent_path(const char *parent, const char *image, char **reterr) {
+        _cleanup_free_ char *full = NULL;
+        struct stat st;
+
+        if (!parent)
+                return 0;
+        if (isempty(parent) || parent[0] == '/')
+                return errorf(reterr, EINVAL,
+                              "--parent-path: \"%s\" must be a path relative to the image directory (%s)",
+                              parent, image);
+        if (asprintf(&full, "%s/%s", image, parent) < 0)
+                return -ENOMEM;
+        if (stat(full, &st) < 0)
+                return errorf(reterr, -errno, "--parent-path: \"%s\" (%s): %s", parent, full,
+                              strerror(errno));
+        if (!S_ISDIR(st.st_mode))
+                return errorf(reterr, ENOTDIR, "--parent-path: \"%s\" (%s) is not a directory", parent,
+                              full);
+        return 0;
+}
+
+/* process.terminal: the init's terminal is a pty slave of the container's devpts whose master is outside (with
+ * whoever got it from --console-socket). CRIU dumps no pty without its master, but leaves out an external tty
+ * (--external tty[RDEV:DEV]); `restore` gives CRIU a new pty's slave under that name and hands its master to
+ * --console-socket, as runc does (runc with CRIU's orphan-pts-master, which works over CRIU's RPC only). The
+ * name is kept in the image directory for `restore`. ret: NULL when no standard stream is a pty. */
+static int terminal_key(pid_t pid, char **ret) {
+        *ret = NULL;
+        for (int i = 0; i < 3; i++) {
+                char path[64];
+                struct stat st;
+
+                snprintf(path, sizeof path, "/proc/%d/fd/%d", (int) pid, i);
+                /* Unix98 pty slaves: majors 136-143 */
+                if (stat(path, &st) < 0 || !S_ISCHR(st.st_mode) || major(st.st_rdev) < 136 ||
+                    major(st.st_rdev) > 143)
+                        continue;
+                if (asprintf(ret, "tty[%" PRIx64 ":%" PRIx64 "]", (uint64_t) st.st_rdev,
+                             (uint64_t) st.st_dev) < 0)
+                        return -ENOMEM;
+                return 0;
+        }
+        return 0;
+}
+
 static int build_state_json(Container *ct, ContainerStatus st, char **ret) {
         _cleanup_json_ cJSON *j = NULL;
         int r = container_oci_state(ct, st, &j);
@@ -148,18 +197,15 @@ int container_checkpoint(const CheckpointOptions *o, char **reterr) {
                 r = oci_config_reparse(raw, raw_len, &c, NULL);
         if (r < 0)
                 return errorf(reterr, r, "cannot read the config of container \"%s\"", o->id);
-        if (c->has_process && c->process.terminal && !o->common.shell_job)
-                return errorf(
-                        reterr, EOPNOTSUPP,
-                        "cannot checkpoint container \"%s\": process.terminal is true and sdrun cannot restore a "
-                        "container's terminal (see sdrun-checkpoint(8))",
-                        o->id);
 
         r = criu_require(o->common.criu, &criu, &version, reterr);
         if (r < 0)
                 return errwrap(reterr, r, "cannot checkpoint container \"%s\"", o->id);
 
         r = criu_resolve_dirs(&o->common, true, &image, &work, reterr);
+        if (r < 0)
+                return r;
+        r = check_parent_path(o->parent_path, image, reterr);
         if (r < 0)
                 return r;
         if (asprintf(&log_path, "%s/%s", work, o->pre_dump ? "pre-dump.log" : "dump.log") < 0)
@@ -229,6 +275,29 @@ int container_checkpoint(const CheckpointOptions *o, char **reterr) {
                 if (cgroup_unified_dir(ct->cgroup, &dir) >= 0 &&
                     (!strv_builder_add(&args, "--freeze-cgroup") || !strv_builder_add(&args, dir)))
                         return -ENOMEM;
+        }
+
+        if (c->has_process && c->process.terminal) {
+                _cleanup_free_ char *key = NULL;
+                _cleanup_close_ int dfd = -EBADF;
+                r = terminal_key(ct->pid, &key);
+                if (r < 0)
+                        return r;
+                dfd = open(image, O_DIRECTORY | O_CLOEXEC | O_RDONLY);
+                if (dfd < 0)
+                        return errorf(reterr, -errno, "--image-path: \"%s\": %s", image, strerror(errno));
+                (void) unlinkat(dfd, CRIU_TERMINAL_FILE, 0);
+                if (key) {
+                        r = write_file_atomic_at(dfd, CRIU_TERMINAL_FILE, key, strlen(key), 0600);
+                        if (r < 0)
+                                return errorf(reterr, r, "--image-path: write \"%s/%s\": %s", image,
+                                              CRIU_TERMINAL_FILE, strerror(-r));
+                        if (!strv_builder_add(&args, "--external") || !strv_builder_add(&args, key))
+                                return -ENOMEM;
+                } else
+                        log_debug(
+                                "checkpoint %s: process.terminal, but no standard stream of the init is a pty",
+                                o->id);
         }
 
         r = write_descriptors(ct->pid, image);

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup-util.h"
 #include "criu.h"
 #include "error-util.h"
 #include "fileio.h"
@@ -480,11 +481,16 @@ int criu_external_mounts(const OciConfig *c, const char *bundle, pid_t pid, Criu
         }
         const char *netns_path = NULL;
         bool new_netns = oci_config_has_namespace(c, OCI_NS_NETWORK, &netns_path) && !netns_path;
+        CgroupLayout layout;
+        /* rootfs.c binds the init's own cgroup directory on a cgroup mount then */
+        bool cgroup_bind = !oci_config_has_namespace(c, OCI_NS_CGROUP, NULL) &&
+                           cgroup_detect_layout(&layout) >= 0 && layout == CGROUP_LAYOUT_UNIFIED;
 
         for (size_t i = 0; r >= 0 && i < c->n_mounts; i++) {
                 const OciMount *om = &c->mounts[i];
                 _cleanup_free_ char *src = NULL;
                 struct stat st;
+                bool own_cgroup = false;
 
                 if (!om->destination)
                         continue;
@@ -495,7 +501,10 @@ int criu_external_mounts(const OciConfig *c, const char *bundle, pid_t pid, Criu
                                 src = NULL;
                 } else if (streq_ptr(om->type, "sysfs") && !new_netns)
                         src = strdup("/sys"); /* rootfs.c binds the host's /sys then */
-                else
+                else if (streq_ptr(om->type, "cgroup") && cgroup_bind) {
+                        src = strdup("");
+                        own_cgroup = true;
+                } else
                         continue;
                 if (!src) {
                         r = -ENOMEM;
@@ -504,7 +513,9 @@ int criu_external_mounts(const OciConfig *c, const char *bundle, pid_t pid, Criu
                 if (!has_mount_point(points, om->destination))
                         continue;
                 r = add_ext(&m, &n, om->destination, om->destination, src,
-                            stat(src, &st) < 0 || S_ISDIR(st.st_mode));
+                            own_cgroup || stat(src, &st) < 0 || S_ISDIR(st.st_mode));
+                if (r >= 0)
+                        m[n - 1].own_cgroup = own_cgroup;
         }
 
         /* linux.maskedPaths: files are masked with binds of the host's /dev/null (directories with a tmpfs,
@@ -518,6 +529,14 @@ int criu_external_mounts(const OciConfig *c, const char *bundle, pid_t pid, Criu
                                 continue;
                 }
                 r = add_ext(&m, &n, *p, "/dev/null", "/dev/null", false);
+        }
+
+        /* process.terminal: /dev/console is a bind of the pty (a mount of devpts whose root is the slave,
+         * which CRIU dumps only with its master: outside the container). */
+        if (r >= 0 && c->has_process && c->process.terminal && has_mount_point(points, "/dev/console")) {
+                r = add_ext(&m, &n, "/dev/console", "/dev/console", "", false);
+                if (r >= 0)
+                        m[n - 1].terminal = true;
         }
 
         /* In a user namespace, device nodes are binds of the host's (devices.c). */

@@ -5,9 +5,11 @@
  * options runc passes over its RPC interface. Why the command line and not `criu swrk` + protobuf: sdrun
  * then needs neither libprotobuf-c nor CRIU's rpc.proto at build time and no CRIU library at run time (CRIU
  * stays an optional program, found in PATH or with --criu); every option runc uses has a command-line
- * equivalent; the one RPC-only facility runc relies on, the "setup-namespaces" notification for the
- * prestart/createRuntime hooks, has its command-line twin in --action-script; and what sdrun runs can be
- * rerun by hand (--debug logs the command line). See sdrun-checkpoint(8). */
+ * equivalent but one; of the two RPC-only facilities runc relies on, the "setup-namespaces" notification for
+ * the prestart/createRuntime hooks has its command-line twin in --action-script, and "orphan-pts-master"
+ * (with its option: a restored terminal's new master, sent over the RPC socket) is replaced by an external
+ * tty (CRIU_TERMINAL_FILE); and what sdrun runs can be rerun by hand (--debug logs the command line). See
+ * sdrun-checkpoint(8). */
 
 #include <stdbool.h>
 #include <sys/types.h>
@@ -71,13 +73,21 @@ char *criu_explain_failure(const char *criu_version, const CriuRun *run, const c
 /* Mounts of the container that come from the host, as CRIU's external mounts (--ext-mount-map
  * MOUNTPOINT:COOKIE on dump, COOKIE:SOURCE on restore): bind mounts, the host's /sys bound without a new
  * network namespace, the /dev/null binds masking linux.maskedPaths files, device nodes bound from the host in
- * a user namespace. Only
- * mount points that exist in the container's mountinfo are listed at dump time (pid > 0). */
+ * a user namespace, /dev/console bound from the terminal's pty, and on a unified (v2) host the cgroup mount
+ * of a container without a cgroup namespace (a bind of its own cgroup directory, which CRIU cannot dump: no
+ * mount of that filesystem's root). Only mount points that exist in the container's mountinfo are listed at
+ * dump time (pid > 0). */
 typedef struct CriuExtMount {
         char *mountpoint; /* in the container */
         char *cookie;     /* the name in the images: the mount point, or "/dev/null" for all masks */
-        char *source;     /* on the host, for restore */
+        char *source;     /* on the host, for restore; "" where only restore knows it (see below) */
         bool is_dir;
+        /* The bind of the container's own cgroup directory (cgroup v2, no cgroup namespace): its source
+         * is the restored container's new scope, known only once that exists. */
+        bool own_cgroup;
+        /* /dev/console bound from the terminal's pty (process.terminal): its source is the restored
+         * container's new pty (see CRIU_TERMINAL_FILE). */
+        bool terminal;
 } CriuExtMount;
 int criu_external_mounts(const OciConfig *c, const char *bundle, pid_t pid, CriuExtMount **ret,
                          size_t *ret_n);
@@ -113,6 +123,11 @@ int criu_add_common_args(StrvBuilder *b, const CriuCommonOptions *o);
  * on the container's own /dev/null, as runc does: CRIU cannot dump a file on a mount outside the
  * container's mount namespace. Best effort (a container without /dev/null keeps the host's). */
 void criu_reopen_dev_null_stdio(void);
+
+/* The file in the image directory that names the container's terminal as CRIU's external tty
+ * ("tty[RDEV:DEV]", hex), written by `checkpoint` of a container with process.terminal; `restore` hands CRIU a
+ * new pty's slave under that name. */
+#define CRIU_TERMINAL_FILE "sdrun-terminal"
 
 /* Both verbs; each fills *reterr with the message the CLI prints. */
 int container_checkpoint(const CheckpointOptions *o, char **reterr);

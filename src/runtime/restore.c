@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -32,6 +33,7 @@
 #include "macro.h"
 #include "mount.h"
 #include "process-util.h"
+#include "socket-util.h"
 #include "sdunit.h"
 #include "state.h"
 
@@ -41,7 +43,9 @@
 /* criu gets the caller's stdio at these numbers, named by --inherit-fd (its own stdio is our capture). */
 #define INHERIT_FD_BASE 100
 #define NETNS_FD (INHERIT_FD_BASE + 3)
+#define TTY_FD (INHERIT_FD_BASE + 4)
 #define CRIU_ROOT "criu-root"
+#define CRIU_DEVPTS "criu-devpts"
 #define HOOK_SCRIPT "criu-hook.sh"
 #define HOOK_REQ "criu-hook.req"
 #define HOOK_ACK "criu-hook.ack"
@@ -81,10 +85,14 @@ typedef struct ChildSetup {
         const char *criu_root; /* absolute */
         bool inherit[3];
         int netns_fd;
+        int tty_fd;
+        int devpts_fd;          /* the terminal's devpts (detached), attached on devpts_dir */
+        const char *devpts_dir; /* absolute */
 } ChildSetup;
 
 /* In the forked child, before it execs criu: the caller's stdio at INHERIT_FD_BASE.., the joined network
- * namespace at NETNS_FD, and the rootfs bound on criu-root in a mount namespace of its own (CRIU's --root
+ * namespace at NETNS_FD, the new terminal's pty slave at TTY_FD (and its devpts on devpts_dir, the source of
+ * /dev/console), and the rootfs bound on criu-root in a mount namespace of its own (CRIU's --root
  * must be a mount point; the bind vanishes with criu, nothing is left on the host). */
 static int child_setup(void *userdata) {
         const ChildSetup *s = userdata;
@@ -94,6 +102,8 @@ static int child_setup(void *userdata) {
                         return -errno;
         if (s->netns_fd >= 0 && dup2(s->netns_fd, NETNS_FD) < 0)
                 return -errno;
+        if (s->tty_fd >= 0 && dup2(s->tty_fd, TTY_FD) < 0)
+                return -errno;
         if (unshare(CLONE_NEWNS) < 0) {
                 dprintf(STDERR_FILENO, "unshare(CLONE_NEWNS): %m\n");
                 return -errno;
@@ -101,6 +111,11 @@ static int child_setup(void *userdata) {
         if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0 ||
             mount(s->rootfs, s->criu_root, NULL, MS_BIND | MS_REC, NULL) < 0) {
                 dprintf(STDERR_FILENO, "bind the rootfs on %s: %m\n", s->criu_root);
+                return -errno;
+        }
+        if (s->devpts_fd >= 0 &&
+            move_mount(s->devpts_fd, "", AT_FDCWD, s->devpts_dir, MOVE_MOUNT_F_EMPTY_PATH) < 0) {
+                dprintf(STDERR_FILENO, "attach the terminal's devpts on %s: %m\n", s->devpts_dir);
                 return -errno;
         }
         return 0;
@@ -261,14 +276,63 @@ static int prepare_mount_points(const char *rootfs, const CriuExtMount *ext, siz
         for (size_t i = 0; i < n; i++) {
                 _cleanup_close_ int fd = -EBADF;
                 const char *mp = ext[i].mountpoint;
-                if (!streq(ext[i].cookie, mp) || strneq(mp, "/dev/", 5) || strneq(mp, "/proc/", 6) ||
-                    strneq(mp, "/sys/", 5) || streq(mp, "/sys"))
+                if (!streq(ext[i].cookie, mp) || ext[i].own_cgroup || strneq(mp, "/dev/", 5) ||
+                    strneq(mp, "/proc/", 6) || strneq(mp, "/sys/", 5) || streq(mp, "/sys"))
                         continue;
                 int r = mkdir_p_in_root(root_fd, mp, 0755, !ext[i].is_dir, &fd);
                 if (r < 0)
                         return errorf(reterr, r, "mounts: create the mount point \"%s\" in the rootfs: %s",
                                       mp, strerror(-r));
         }
+        return 0;
+}
+
+/* The restored container's terminal: a new pty in a devpts instance of its own, mounted nowhere (a detached
+ * mount), so that no host mount and no host /dev/pts entry holds it. CRIU gets the slave in place of the
+ * checkpointed terminal (an external tty) and binds it on /dev/console; the master goes to --console-socket. */
+static int open_terminal(int *ret_devpts, int *ret_master, int *ret_slave, char **reterr) {
+        _cleanup_close_ int fs_fd = -EBADF, mnt_fd = -EBADF, master = -EBADF, slave = -EBADF;
+        int unlock = 0;
+
+        fs_fd = fsopen("devpts", FSOPEN_CLOEXEC);
+        if (fs_fd < 0 || fsconfig(fs_fd, FSCONFIG_SET_STRING, "mode", "0620", 0) < 0 ||
+            fsconfig(fs_fd, FSCONFIG_SET_STRING, "ptmxmode", "0666", 0) < 0 ||
+            fsconfig(fs_fd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+                return errorf(reterr, -errno, "create a devpts instance for the terminal: %s",
+                              strerror(errno));
+        mnt_fd = fsmount(fs_fd, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+        if (mnt_fd < 0)
+                return errorf(reterr, -errno, "mount a devpts instance for the terminal: %s",
+                              strerror(errno));
+        master = openat(mnt_fd, "ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+        if (master < 0 || ioctl(master, TIOCSPTLCK, &unlock) < 0)
+                return errorf(reterr, -errno, "open a pty for the terminal: %s", strerror(errno));
+        slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+        if (slave < 0)
+                return errorf(reterr, -errno, "open the pty's peer: %s", strerror(errno));
+        *ret_devpts = TAKE_FD(mnt_fd);
+        *ret_master = TAKE_FD(master);
+        *ret_slave = TAKE_FD(slave);
+        return 0;
+}
+
+/* The go message for criu: "G", NUL-terminated arguments, an empty one. */
+static int go_message(char **argv, char **ret, size_t *ret_len) {
+        size_t len = 1;
+        char *msg, *p;
+
+        for (char **a = argv; *a; a++)
+                len += strlen(*a) + 1;
+        msg = malloc(len + 1);
+        if (!msg)
+                return -ENOMEM;
+        msg[0] = 'G';
+        p = msg + 1;
+        for (char **a = argv; *a; a++)
+                p = stpcpy(p, *a) + 1;
+        *p = 0;
+        *ret = msg;
+        *ret_len = len + 1;
         return 0;
 }
 
@@ -279,12 +343,14 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
         _cleanup_free_ char *bundle = NULL, *rootfs = NULL, *raw = NULL, *slice = NULL, *unit = NULL,
                             *description = NULL, *cgroup = NULL, *criu = NULL, *version = NULL,
                             *image = NULL, *work = NULL, *log_path = NULL, *criu_root = NULL,
-                            *pid_path = NULL, *hook_script = NULL, *pidtext = NULL;
+                            *pid_path = NULL, *hook_script = NULL, *pidtext = NULL, *tty_key = NULL,
+                            *devpts_dir = NULL;
         _cleanup_(unit_property_list_done) UnitPropertyList props = {};
         _cleanup_(cgroup_file_writes_done) CgroupFileWrites writes = {};
         _cleanup_(strv_builder_done) StrvBuilder args = {};
         _cleanup_(criu_run_done) CriuRun run = {};
-        _cleanup_close_ int bundle_fd = -EBADF, errfd = -EBADF, netns_fd = -EBADF;
+        _cleanup_close_ int bundle_fd = -EBADF, errfd = -EBADF, netns_fd = -EBADF, tty_master = -EBADF,
+                            tty_slave = -EBADF, devpts_fd = -EBADF;
         _cleanup_close_pair_ int go[2] = { -EBADF, -EBADF };
         char *descriptors[3] = {};
         CriuExtMount *ext = NULL;
@@ -298,10 +364,6 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
         if (o->common.lazy_pages)
                 return errorf(reterr, EOPNOTSUPP,
                               "--lazy-pages: not supported by sdrun (see sdrun-restore(8))");
-        if (o->console_socket)
-                return errorf(
-                        reterr, EOPNOTSUPP,
-                        "--console-socket: sdrun cannot restore a container's terminal (see sdrun-restore(8))");
         r = container_id_validate(o->id, reterr);
         if (r < 0)
                 return r;
@@ -324,10 +386,12 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
         r = resolve_rootfs(bundle, c, &rootfs, reterr);
         if (r < 0)
                 return r;
-        if (c->has_process && c->process.terminal && !o->common.shell_job)
-                return errorf(
-                        reterr, EOPNOTSUPP,
-                        "config.json: process.terminal is true: sdrun cannot restore a container's terminal");
+        bool terminal = c->has_process && c->process.terminal;
+        if (o->console_socket && !terminal)
+                return errorf(reterr, EINVAL, "--console-socket given but process.terminal is false");
+        /* A terminal: a new one, its master to --console-socket (as runc). */
+        if (terminal && !o->console_socket)
+                return errorf(reterr, EINVAL, "process.terminal is true: --console-socket is required");
 
         r = criu_resolve_dirs(&o->common, false, &image, &work, reterr);
         if (r < 0)
@@ -338,6 +402,19 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
             }))
                 return errorf(reterr, ENOENT, "--image-path: \"%s\" holds no checkpoint (no inventory.img)",
                               image);
+        if (terminal) {
+                r = read_full_file_in(image, CRIU_TERMINAL_FILE, 256, &tty_key);
+                if (r < 0)
+                        return errorf(
+                                reterr, r,
+                                "--console-socket: the checkpoint in \"%s\" records no terminal (no %s: not "
+                                "made by sdrun checkpoint of a container with process.terminal)",
+                                image, CRIU_TERMINAL_FILE);
+                tty_key[strcspn(tty_key, "\n")] = 0;
+                if (!strneq(tty_key, "tty[", 4))
+                        return errorf(reterr, EBADMSG, "--image-path: \"%s/%s\": not a terminal's name",
+                                      image, CRIU_TERMINAL_FILE);
+        }
         r = criu_require(o->common.criu, &criu, &version, reterr);
         if (r < 0)
                 return r;
@@ -416,7 +493,30 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
         }
         (void) unlink(log_path);
 
-        ChildSetup cs = { .rootfs = rootfs, .criu_root = criu_root, .netns_fd = netns_fd };
+        int pty_index = -1;
+        if (tty_key) {
+                r = open_terminal(&devpts_fd, &tty_master, &tty_slave, reterr);
+                if (r < 0)
+                        goto fail;
+                if (ioctl(tty_master, TIOCGPTN, &pty_index) < 0) {
+                        r = errorf(reterr, -errno, "the terminal's pty: %s", strerror(errno));
+                        goto fail;
+                }
+                if (container_path(ct, CRIU_DEVPTS, &devpts_dir) < 0) {
+                        r = -ENOMEM;
+                        goto fail;
+                }
+                if (mkdirat(ct->dir_fd, CRIU_DEVPTS, 0700) < 0) {
+                        r = errorf(reterr, -errno, "create %s: %s", devpts_dir, strerror(errno));
+                        goto fail;
+                }
+        }
+        ChildSetup cs = { .rootfs = rootfs,
+                          .criu_root = criu_root,
+                          .netns_fd = netns_fd,
+                          .tty_fd = tty_slave,
+                          .devpts_fd = devpts_fd,
+                          .devpts_dir = devpts_dir };
         if (read_descriptors(image, descriptors) < 0)
                 log_debug("restore %s: no usable descriptors.json in %s", o->id, image);
 
@@ -429,14 +529,20 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
             !strv_builder_add(&args, pid_path) || !strv_builder_add(&args, "--root") ||
             !strv_builder_add(&args, criu_root))
                 r = -ENOMEM;
-        /* Each cookie once: every mask of linux.maskedPaths shares "/dev/null". */
+        /* Each cookie once: every mask of linux.maskedPaths shares "/dev/null". /dev/console: the new pty. The
+         * own cgroup's source, the new scope, comes with the go. */
         for (size_t i = 0; r >= 0 && i < n_ext; i++) {
-                bool dup = false;
+                bool dup = ext[i].own_cgroup || (ext[i].terminal && !devpts_dir);
                 for (size_t k = 0; k < i; k++)
                         dup = dup || streq(ext[k].cookie, ext[i].cookie);
-                if (!dup && (!strv_builder_add(&args, "--ext-mount-map") ||
-                             !strv_builder_addf(&args, "%s:%s", ext[i].cookie, ext[i].source)))
-                        r = -ENOMEM;
+                if (dup || !strv_builder_add(&args, "--ext-mount-map"))
+                        r = dup ? 0 : -ENOMEM;
+                else if (ext[i].terminal)
+                        r = strv_builder_addf(&args, "%s:%s/%d", ext[i].cookie, devpts_dir, pty_index)
+                                    ? 0
+                                    : -ENOMEM;
+                else
+                        r = strv_builder_addf(&args, "%s:%s", ext[i].cookie, ext[i].source) ? 0 : -ENOMEM;
         }
         for (int i = 0; r >= 0 && i < 3; i++)
                 if (descriptors[i] && strneq(descriptors[i], "pipe:", 5)) {
@@ -445,6 +551,10 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
                             !strv_builder_addf(&args, "fd[%d]:%s", INHERIT_FD_BASE + i, descriptors[i]))
                                 r = -ENOMEM;
                 }
+        if (r >= 0 && tty_key &&
+            (!strv_builder_add(&args, "--inherit-fd") ||
+             !strv_builder_addf(&args, "fd[%d]:%s", TTY_FD, tty_key)))
+                r = -ENOMEM;
         if (r >= 0 && netns_fd >= 0 &&
             (!strv_builder_add(&args, "--inherit-fd") ||
              !strv_builder_addf(&args, "fd[%d]:extRootNetNS", NETNS_FD)))
@@ -502,21 +612,28 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
         }
         log_debug("restore %s: scope %s started", o->id, unit);
 
-        /* Go, with the cgroup root CRIU restores the tree into: the scope's cgroup. */
+        /* Go, with the cgroup root CRIU restores the tree into: the scope's cgroup; and that cgroup's directory as
+         * the source of the container's cgroup mount where it is a bind of its own cgroup. */
         {
-                size_t len = 1 + strlen("--cgroup-root") + 1 + strlen(cgroup) + 1 + 1;
-                _cleanup_free_ char *msg = malloc(len);
-                if (!msg) {
-                        r = -ENOMEM;
+                _cleanup_(strv_builder_done) StrvBuilder extra = {};
+                _cleanup_free_ char *msg = NULL;
+                size_t len = 0;
+
+                r = strv_builder_add(&extra, "--cgroup-root") && strv_builder_add(&extra, cgroup) ? 0
+                                                                                                  : -ENOMEM;
+                for (size_t i = 0; r >= 0 && i < n_ext; i++)
+                        if (ext[i].own_cgroup &&
+                            (!strv_builder_add(&extra, "--ext-mount-map") ||
+                             !strv_builder_addf(&extra, "%s:/sys/fs/cgroup%s", ext[i].cookie, cgroup)))
+                                r = -ENOMEM;
+                if (r >= 0)
+                        r = go_message(extra.strv, &msg, &len);
+                if (r < 0)
                         goto fail;
-                }
-                msg[0] = 'G';
-                strcpy(msg + 1, "--cgroup-root");
-                strcpy(msg + 1 + strlen("--cgroup-root") + 1, cgroup);
-                msg[len - 1] = 0; /* the end */
                 if (log_get_max_level() >= LOG_LEVEL_DEBUG) {
-                        _cleanup_free_ char *line = strv_builder_join(&args);
-                        log_debug("restore %s: %s --cgroup-root %s", o->id, strempty(line), cgroup);
+                        _cleanup_free_ char *line = strv_builder_join(&args),
+                                            *more = strv_builder_join(&extra);
+                        log_debug("restore %s: %s %s", o->id, strempty(line), strempty(more));
                 }
                 r = loop_write(go[1], msg, len);
                 go[1] = safe_close(go[1]);
@@ -554,6 +671,13 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
         if (r < 0) {
                 errorf(reterr, r, "the restored init %d vanished: %s", (int) pid, strerror(-r));
                 goto fail;
+        }
+        if (tty_master >= 0) {
+                tty_slave = safe_close(tty_slave);
+                r = unix_send_fd("--console-socket", o->console_socket, "/dev/ptmx", tty_master, reterr);
+                if (r < 0)
+                        goto fail;
+                tty_master = safe_close(tty_master);
         }
         ct->pid = pid;
         ct->recorded = CONTAINER_RUNNING;
@@ -605,6 +729,7 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
                 }
         }
         (void) unlinkat(ct->dir_fd, CRIU_ROOT, AT_REMOVEDIR);
+        (void) unlinkat(ct->dir_fd, CRIU_DEVPTS, AT_REMOVEDIR);
         (void) unlinkat(ct->dir_fd, "restore.pid", 0);
         if (hook_script) {
                 (void) unlinkat(ct->dir_fd, HOOK_SCRIPT, 0);
@@ -640,6 +765,7 @@ fail:
                 (void) unlink(o->pid_file);
         if (ct) {
                 (void) unlinkat(ct->dir_fd, CRIU_ROOT, AT_REMOVEDIR);
+                (void) unlinkat(ct->dir_fd, CRIU_DEVPTS, AT_REMOVEDIR);
                 (void) container_remove(ct);
         }
         return r;

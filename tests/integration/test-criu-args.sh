@@ -55,6 +55,29 @@ expect_refused "checkpoint without an id is refused" 'missing argument: containe
 expect_refused "checkpoint of a container that does not exist" 'does not exist' S checkpoint --image-path "$img" nosuch-$$
 expect_refused "checkpoint --criu naming nothing: CRIU is not installed" 'CRIU is not installed' \
         S --criu /nonexistent/criu checkpoint --image-path "$img" "$id"
+# --parent-path (the images of an earlier --pre-dump, relative to the image directory): one that is absolute
+# or names nothing is refused before CRIU runs, with a message naming the option, as runc does (the control).
+expect_refused "checkpoint --pre-dump --parent-path naming nothing is refused, naming the option" \
+        '--parent-path: "\.\./nothing" \(.*/nothing\): No such file or directory' \
+        S checkpoint --pre-dump --image-path "$img" --parent-path ../nothing "$id"
+expect_refused "checkpoint --parent-path naming nothing is refused" '--parent-path: "\.\./nothing"' \
+        S checkpoint --image-path "$img" --parent-path ../nothing "$id"
+touch "$TEST_TMPDIR/afile"
+expect_refused "checkpoint --pre-dump --parent-path naming a file is refused" '--parent-path: "\.\./afile" .* is not a directory' \
+        S checkpoint --pre-dump --image-path "$img" --parent-path ../afile "$id"
+expect_refused "checkpoint --pre-dump --parent-path absolute is refused" '--parent-path: "/tmp" must be a path relative to the image directory' \
+        S checkpoint --pre-dump --image-path "$img" --parent-path /tmp "$id"
+RC() { runc --root "$TEST_TMPDIR/runc" --systemd-cgroup "$@"; }
+rcid=runc-crparent-$$
+cleanup_add runc --root "$TEST_TMPDIR/runc" delete -f "$rcid"
+RC run -d --bundle "$B" "$rcid" </dev/null >/dev/null 2>&1
+rout=$(RC checkpoint --pre-dump --image-path "$TEST_TMPDIR/rimgp" --parent-path ../nothing "$rcid" 2>&1) && rrc=0 || rrc=$?
+ok_desc "runc (control) refuses that --parent-path too, naming it (exit $rrc: $(tail -c 200 <<<"$rout"))" \
+        eval '[ "$rrc" != 0 ] && [[ $rout == *"--parent-path"* ]]'
+rout=$(RC checkpoint --pre-dump --image-path "$TEST_TMPDIR/rimgp" --parent-path /tmp "$rcid" 2>&1) && rrc=0 || rrc=$?
+ok_desc "runc (control) refuses an absolute --parent-path (exit $rrc: $(tail -c 200 <<<"$rout"))" \
+        eval '[ "$rrc" != 0 ] && [[ $rout == *"--parent-path must be relative"* ]]'
+RC delete -f "$rcid" >/dev/null 2>&1
 is "$(S state "$id" | jq -r .status)" running "the container is still running after the refused checkpoints"
 
 idc=$(new_id crcreated)
@@ -74,8 +97,20 @@ mkdir -p "$TEST_TMPDIR/empty"
 expect_refused "restore from a directory without a checkpoint is refused" 'holds no checkpoint \(no inventory.img\)' \
         S restore -d --image-path "$TEST_TMPDIR/empty" --bundle "$B" "$rid"
 no_leftovers "$rid"
-expect_refused "restore --console-socket is refused" '--console-socket: sdrun cannot restore a container.s terminal' \
+expect_refused "restore --console-socket without process.terminal is refused" '--console-socket given but process.terminal is false' \
         S restore -d --console-socket /tmp/x.sock --image-path "$TEST_TMPDIR/empty" --bundle "$B" "$rid"
+no_leftovers "$rid"
+BT=$TEST_TMPDIR/bt
+make_bundle "$BT"
+bundle_set "$BT" '.process.terminal=true | .process.args=["sh"]'
+expect_refused "restore of a container with process.terminal without --console-socket is refused" \
+        'process.terminal is true: --console-socket is required' \
+        S restore -d --image-path "$TEST_TMPDIR/empty" --bundle "$BT" "$rid"
+mkdir -p "$TEST_TMPDIR/noterm"
+touch "$TEST_TMPDIR/noterm/inventory.img"
+expect_refused "restore --console-socket from a checkpoint that records no terminal is refused" \
+        '--console-socket: the checkpoint in .* records no terminal' \
+        S restore -d --console-socket /tmp/x.sock --image-path "$TEST_TMPDIR/noterm" --bundle "$BT" "$rid"
 expect_refused "restore --manage-cgroups-mode bogus is refused" '--manage-cgroups-mode: unknown mode' \
         S restore --manage-cgroups-mode bogus "$rid"
 expect_refused "restore of an invalid id is refused" 'invalid|not a valid' \

@@ -9,6 +9,10 @@
 #   - --pre-dump, then a dump with --parent-path, then a restore;
 #   - failures: restore onto the id of a running container, from broken images (CRIU fails half-way):
 #     refused, nothing left behind;
+#   - a container with a terminal (process.terminal): checkpointed, restored with --console-socket, where the
+#     new terminal's master arrives and the shell that was reading its terminal answers;
+#   - a counting container without a cgroup namespace (sdrun binds its own cgroup directory on
+#     /sys/fs/cgroup): checkpointed and restored, the mount then the new scope's directory;
 #   - `podman container checkpoint/restore` with sdrun as Podman's runtime (runc as the control).
 . "$(dirname "$0")/lib.sh"
 
@@ -149,7 +153,86 @@ for rt in sdrun runc; do
         [ "$rt" = sdrun ] && no_leftovers "$id2"
 done
 
-# 5. Podman drives sdrun's checkpoint and restore (runc as the control, in the same storage).
+# 5. A container with a terminal (process.terminal, its master sent to --console-socket): checkpointed, and
+#    restored with a new terminal whose master goes to restore's --console-socket, where the shell that was
+#    reading its terminal answers.
+HELPERS=$SDRUN_SRCDIR/tests/integration/helpers
+for rt in sdrun runc; do
+        D=$TEST_TMPDIR/tty$rt
+        B=$D/bundle
+        mkdir -p "$D"
+        make_bundle "$B"
+        bundle_set "$B" '.process.terminal=true | .process.args=["sh","-c","while read -r l; do echo \"ECHO:$l\"; done"]' ||
+                bail "bundle_set failed"
+        id=$(new_id "crtty$rt")
+        cleanup_add R "$rt" delete -f "$id"
+        CONSOLE_RECV_SECONDS=600 python3 "$HELPERS/console-recv.py" "$D/c1.sock" one >"$D/c1.out" 2>&1 &
+        recv=$!
+        wait_for test -e "$D/c1.sock.ready"
+        R "$rt" run -d --console-socket "$D/c1.sock" --bundle "$B" "$id" </dev/null >/dev/null 2>&1
+        ok_desc "$rt: the shell answers on its terminal" eval "WAIT_FOR_TIMEOUT=30 wait_for grep -q ECHO:one '$D/c1.out'"
+        out=$(R "$rt" checkpoint --image-path "$D/img" "$id" 2>&1) && rc=0 || rc=$?
+        is "$rc" 0 "$rt: checkpoint of a container with a terminal succeeds${out:+ ($out)}" || criu_log_tail "$D/img"
+        # The receiver ends when the last slave of its pty is closed: the checkpointed shell's.
+        timeout 30 tail --pid="$recv" -f /dev/null
+        kill "$recv" 2>/dev/null
+        CONSOLE_RECV_SECONDS=120 python3 "$HELPERS/console-recv.py" "$D/c2.sock" two >"$D/c2.out" 2>&1 &
+        recv=$!
+        wait_for test -e "$D/c2.sock.ready"
+        out=$(R "$rt" restore -d --console-socket "$D/c2.sock" --image-path "$D/img" --bundle "$B" "$id" 2>&1 </dev/null) && rc=0 || rc=$?
+        is "$rc" 0 "$rt: restore with --console-socket succeeds${out:+ ($out)}" || criu_log_tail "$D/img"
+        ok_desc "$rt: the restored shell answers on the new terminal ($(tr -d '\r' <"$D/c2.out" | tr '\n' ' '))" \
+                eval "WAIT_FOR_TIMEOUT=30 wait_for grep -q ECHO:two '$D/c2.out'"
+        if [ "$rt" = sdrun ]; then
+                pid=$(rt_pid "$rt" "$id")
+                ok_desc "$rt: the restored shell's stdin is a pty" eval "[ \$(stat -L -c %t /proc/$pid/fd/0) = 88 ]"
+                ptydev=$(stat -L -c %Hd:%Ld "/proc/$pid/fd/0")
+                ok_desc "$rt: that pty ($ptydev) is on no mount of the host" eval "[ -n '$ptydev' ] && ! grep -q ' $ptydev ' /proc/self/mountinfo"
+                is "$(stat -c %t:%T "/proc/$pid/root/dev/console" 2>&1)" "$(stat -L -c %t:%T "/proc/$pid/fd/0" 2>&1)" \
+                        "$rt: the container's /dev/console is that pty"
+                out=$(R "$rt" restore -d --image-path "$D/img" --bundle "$B" "${id}x" 2>&1 </dev/null) && rc=0 || rc=$?
+                like "$out" 'process.terminal is true: --console-socket is required' "$rt: restore of a terminal without --console-socket is refused (exit $rc)"
+        fi
+        R "$rt" delete -f "$id" >/dev/null 2>&1
+        timeout 30 tail --pid="$recv" -f /dev/null
+        kill "$recv" 2>/dev/null
+done
+
+
+# 6. Without a cgroup namespace (the config `sdrun spec` writes on a hybrid host): sdrun binds the container's
+#    own cgroup directory on /sys/fs/cgroup, a mount CRIU cannot dump by itself; it is an external mount, bound
+#    to the new scope's directory on restore. runc (which mounts the whole cgroup2 hierarchy there) as control.
+for rt in sdrun runc; do
+        D=$TEST_TMPDIR/nocgns$rt
+        B=$D/bundle
+        mkdir -p "$D/data"
+        make_bundle "$B"
+        bundle_set "$B" '.process.args=["sh","-c","i=0; while true; do i=$((i+1)); echo $i >/data/.count; mv /data/.count /data/count; sleep 0.2; done"]
+                | .mounts += [{"destination":"/data","type":"bind","source":$d,"options":["rbind","rw"]}]
+                | .linux.namespaces |= map(select(.type != "cgroup"))' --arg d "$D/data" || bail "bundle_set failed"
+        C=$D/data/count
+        id=$(new_id "crcg$rt")
+        cleanup_add R "$rt" delete -f "$id"
+        R "$rt" run -d --bundle "$B" "$id" </dev/null >/dev/null 2>&1
+        WAIT_FOR_TIMEOUT=60 wait_for count_above "$C" 3
+        out=$(R "$rt" checkpoint --image-path "$D/img" "$id" 2>&1) && rc=0 || rc=$?
+        is "$rc" 0 "$rt: checkpoint without a cgroup namespace succeeds${out:+ ($out)}" || criu_log_tail "$D/img"
+        c1=$(count_of "$C")
+        out=$(R "$rt" restore -d --image-path "$D/img" --bundle "$B" "$id" 2>&1 </dev/null) && rc=0 || rc=$?
+        is "$rc" 0 "$rt: its restore succeeds${out:+ ($out)}" || criu_log_tail "$D/img"
+        ok_desc "$rt: the count goes on ($c1 -> ...)" eval "WAIT_FOR_TIMEOUT=30 wait_for count_above '$C' $c1"
+        if [ "$rt" = sdrun ]; then
+                pid=$(rt_pid "$rt" "$id")
+                cg=$(sed -n 's/^0:://p' "/proc/$pid/cgroup")
+                is "$(awk '$5 == "/sys/fs/cgroup" {print $4}' "/proc/$pid/mountinfo")" "$cg" \
+                        "$rt: the restored container's /sys/fs/cgroup is its new scope's cgroup ($cg)"
+                like "$(awk '$5 == "/sys/fs/cgroup" {print $6}' "/proc/$pid/mountinfo")" '^ro,' "$rt: read-only, as before"
+        fi
+        R "$rt" delete -f "$id" >/dev/null 2>&1
+        [ "$rt" = sdrun ] && no_leftovers "$id"
+done
+
+# 7. Podman drives sdrun's checkpoint and restore (runc as the control, in the same storage).
 PODMAN_TEST_RUNTIME=sdrun
 . "$(dirname "$0")/../podman/lib-podman.sh"
 podman_setup
