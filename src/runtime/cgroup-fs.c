@@ -25,6 +25,7 @@
 #include "fileio.h"
 #include "log.h"
 #include "macro.h"
+#include "process-util.h"
 #include "string-util.h"
 
 #define CGROUPFS "/sys/fs/cgroup"
@@ -502,12 +503,6 @@ int cgroup_join_v1_untrimmed(const char *unit_cgroup_path, CgroupLayout layout, 
 /* ---------------------------------------------------------------------------------------------------- */
 /* Freezer */
 
-static uint64_t now_usec(void) {
-        struct timespec ts;
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / NSEC_PER_USEC;
-}
-
 static int read_frozen(int fd) {
         char buf[256];
         ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
@@ -524,7 +519,7 @@ int cgroup_freeze(const char *unit_cgroup_path, CgroupLayout layout, bool freeze
                   char **reterr) {
         _cleanup_free_ char *base = NULL, *events = NULL, *ctl = NULL;
         _cleanup_close_ int fd = -EBADF;
-        uint64_t deadline = now_usec() + timeout_usec;
+        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + timeout_usec;
         int r;
 
         assert(unit_cgroup_path);
@@ -558,7 +553,7 @@ int cgroup_freeze(const char *unit_cgroup_path, CgroupLayout layout, bool freeze
                                       unit_cgroup_path, events, strerror(-r));
                 if (r == freeze)
                         return 0;
-                uint64_t now = now_usec();
+                uint64_t now = now_usec(CLOCK_MONOTONIC);
                 if (now >= deadline)
                         return errorf(reterr, -ETIMEDOUT, "%s cgroup %s: still %s after %" PRIu64 " ms",
                                       freeze ? "freeze" : "thaw", unit_cgroup_path,

@@ -6,13 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <systemd/sd-bus.h>
 
 #include "error-util.h"
 #include "macro.h"
+#include "process-util.h"
 #include "sdunit-internal.h"
 #include "string-util.h"
 
@@ -20,12 +20,6 @@
  * verb that makes several calls pays for the connection (and the JobRemoved match and Subscribe) once. A
  * forked child gets a fresh one (sd-bus refuses to use a connection across fork()). */
 static SdUnitBus *cached[2];
-
-uint64_t sdunit_now_usec(void) {
-        struct timespec ts;
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / NSEC_PER_USEC;
-}
 
 int sdunit_fail(char **reterr, int r, const sd_bus_error *e, const char *fmt, ...) {
         va_list ap;
@@ -259,7 +253,7 @@ int sdunit_job_wait_run(SdUnitBus *b, SdUnitJobWait *w, uint64_t deadline_usec) 
                                 return -b->watch_error;
                 } while (r > 0);
 
-                uint64_t now = sdunit_now_usec();
+                uint64_t now = now_usec(CLOCK_MONOTONIC);
                 if (now >= deadline_usec)
                         return -ETIMEDOUT;
                 r = sd_bus_wait(b->bus, deadline_usec - now);

@@ -8,6 +8,7 @@
 #include <systemd/sd-bus.h>
 
 #include "macro.h"
+#include "process-util.h"
 #include "sdunit-internal.h"
 #include "sdunit.h"
 
@@ -192,7 +193,7 @@ int sdunit_register_machine_begin(bool user, const char *name, pid_t leader, con
 }
 
 int sdunit_register_machine_end(SdUnitMachineCall *c, uint64_t timeout_usec, char **reterr) {
-        uint64_t deadline = sdunit_now_usec() + timeout_usec;
+        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + timeout_usec;
         int r;
 
         assert(c);
@@ -204,7 +205,7 @@ int sdunit_register_machine_end(SdUnitMachineCall *c, uint64_t timeout_usec, cha
                                            c->name);
                 if (r > 0)
                         continue;
-                uint64_t now = sdunit_now_usec();
+                uint64_t now = now_usec(CLOCK_MONOTONIC);
                 if (now >= deadline)
                         return sdunit_fail(reterr, -ETIMEDOUT, NULL,
                                            "register machine \"%s\" with systemd-machined", c->name);

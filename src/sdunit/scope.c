@@ -10,6 +10,7 @@
 
 #include "error-util.h"
 #include "macro.h"
+#include "process-util.h"
 #include "sdunit-internal.h"
 
 #define UNIT_NAME_MAX_LEN 255
@@ -294,7 +295,7 @@ fail:
 
 int sdunit_start_scope(SdUnitBus *b, const char *unit, const char *slice, const char *description, pid_t pid,
                        const UnitPropertyList *extra, uint64_t timeout_usec, char **reterr) {
-        uint64_t deadline = sdunit_now_usec() + timeout_usec;
+        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + timeout_usec;
         int r;
 
         assert(b);
@@ -310,7 +311,7 @@ int sdunit_start_scope(SdUnitBus *b, const char *unit, const char *slice, const 
                 _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
                 _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
                 _cleanup_(sdunit_job_wait_done) SdUnitJobWait w = {};
-                uint64_t now = sdunit_now_usec();
+                uint64_t now = now_usec(CLOCK_MONOTONIC);
 
                 if (now >= deadline)
                         return sdunit_fail(reterr, -ETIMEDOUT, NULL, "start transient scope %s", unit);

@@ -11,6 +11,7 @@
 #include <systemd/sd-bus.h>
 
 #include "macro.h"
+#include "process-util.h"
 #include "sdunit-internal.h"
 #include "string-util.h"
 
@@ -225,7 +226,7 @@ int sdunit_stop_unit(SdUnitBus *b, const char *unit, uint64_t timeout_usec, char
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(sdunit_job_wait_done) SdUnitJobWait w = {};
-        uint64_t deadline = sdunit_now_usec() + timeout_usec;
+        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + timeout_usec;
         int r;
 
         assert(b);
@@ -270,13 +271,14 @@ int sdunit_stop_unit(SdUnitBus *b, const char *unit, uint64_t timeout_usec, char
                 }
                 if (state_is_gone(state))
                         return 0;
-                if (sdunit_now_usec() >= deadline)
+                if (now_usec(CLOCK_MONOTONIC) >= deadline)
                         return sdunit_fail(reterr, -ETIMEDOUT, NULL,
                                            "stop unit %s: still %s after the stop job ended (%s)", unit,
                                            state, w.result);
                 /* The state changes are signalled as PropertiesChanged on the unit; a short wait on the bus
                  * wakes up as soon as anything arrives. */
-                r = sd_bus_wait(b->bus, MIN(10 * USEC_PER_MSEC << MIN(i, 5u), deadline - sdunit_now_usec()));
+                r = sd_bus_wait(b->bus,
+                                MIN(10 * USEC_PER_MSEC << MIN(i, 5u), deadline - now_usec(CLOCK_MONOTONIC)));
                 if (r < 0)
                         return sdunit_fail(reterr, r, NULL, "stop unit %s: wait", unit);
                 while ((r = sd_bus_process(b->bus, NULL)) > 0)
