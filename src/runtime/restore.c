@@ -563,23 +563,7 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
                 goto fail;
         }
         if (o->pid_file) {
-                char buf[32];
-                _cleanup_free_ char *dir = strdup(o->pid_file);
-                if (!dir) {
-                        r = -ENOMEM;
-                        goto fail;
-                }
-                char *slash = strrchr(dir, '/');
-                _cleanup_close_ int dfd = -EBADF;
-                if (slash) {
-                        *slash = 0;
-                        dfd = open(*dir ? dir : "/", O_DIRECTORY | O_CLOEXEC | O_RDONLY);
-                }
-                snprintf(buf, sizeof buf, "%d", (int) pid);
-                r = slash && dfd < 0
-                            ? -errno
-                            : write_file_atomic_at(slash ? dfd : AT_FDCWD, slash ? slash + 1 : o->pid_file,
-                                                   buf, strlen(buf), 0644);
+                r = write_pid_file(o->pid_file, pid);
                 if (r < 0) {
                         errorf(reterr, r, "--pid-file: write \"%s\": %s", o->pid_file, strerror(-r));
                         goto fail;
