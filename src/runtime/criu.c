@@ -36,53 +36,6 @@ static inline void *mfree(void *p) {
         return NULL;
 }
 
-bool strv_builder_add(StrvBuilder *b, const char *s) {
-        char *d = strdup(s);
-        if (!d)
-                return false;
-        char **n = reallocarray(b->strv, b->n + 2, sizeof *n);
-        if (!n) {
-                free(d);
-                return false;
-        }
-        b->strv = n;
-        b->strv[b->n++] = d;
-        b->strv[b->n] = NULL;
-        return true;
-}
-
-bool strv_builder_addf(StrvBuilder *b, const char *fmt, ...) {
-        _cleanup_free_ char *s = strdup_printf_args(fmt);
-        if (!s)
-                return false;
-        return strv_builder_add(b, s);
-}
-
-char *strv_builder_join(const StrvBuilder *b) {
-        size_t len = 1;
-        char *out;
-
-        for (size_t i = 0; i < b->n; i++)
-                len += strlen(b->strv[i]) + 1;
-        out = malloc(len);
-        if (!out)
-                return NULL;
-        out[0] = 0;
-        for (size_t i = 0; i < b->n; i++) {
-                if (i > 0)
-                        strcat(out, " ");
-                strcat(out, b->strv[i]);
-        }
-        return out;
-}
-
-void strv_builder_done(StrvBuilder *b) {
-        for (size_t i = 0; i < b->n; i++)
-                free(b->strv[i]);
-        free(b->strv);
-        *b = (StrvBuilder){};
-}
-
 int criu_find(const char *name, char **ret) {
         _cleanup_free_ char *path = NULL;
         const char *env;

@@ -34,6 +34,7 @@
 #include "process-util.h"
 #include "sdunit.h"
 #include "state.h"
+#include "strv.h"
 
 #define MACHINE_ANNOTATION "io.github.sdrun.machine"
 #define SCOPE_JOB_TIMEOUT_USEC (30 * USEC_PER_SEC)
@@ -282,7 +283,7 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
                             *pid_path = NULL, *hook_script = NULL, *pidtext = NULL;
         _cleanup_(unit_property_list_done) UnitPropertyList props = {};
         _cleanup_(cgroup_file_writes_done) CgroupFileWrites writes = {};
-        _cleanup_(strv_builder_done) StrvBuilder args = {};
+        _cleanup_strv_free_ char **args = NULL;
         _cleanup_(criu_run_done) CriuRun run = {};
         _cleanup_close_ int bundle_fd = -EBADF, errfd = -EBADF, netns_fd = -EBADF;
         _cleanup_close_pair_ int go[2] = { -EBADF, -EBADF };
@@ -420,37 +421,37 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
         if (read_descriptors(image, descriptors) < 0)
                 log_debug("restore %s: no usable descriptors.json in %s", o->id, image);
 
-        if (!strv_builder_add(&args, criu) || !strv_builder_add(&args, "restore") ||
-            !strv_builder_add(&args, "--images-dir") || !strv_builder_add(&args, image) ||
-            !strv_builder_add(&args, "--work-dir") || !strv_builder_add(&args, work) ||
-            !strv_builder_add(&args, "--log-file") || !strv_builder_add(&args, log_path) ||
-            !strv_builder_add(&args, "-v4") || !strv_builder_add(&args, "--restore-detached") ||
-            !strv_builder_add(&args, "--restore-sibling") || !strv_builder_add(&args, "--pidfile") ||
-            !strv_builder_add(&args, pid_path) || !strv_builder_add(&args, "--root") ||
-            !strv_builder_add(&args, criu_root))
+        if (strv_extend(&args, criu) < 0 || strv_extend(&args, "restore") < 0 ||
+            strv_extend(&args, "--images-dir") < 0 || strv_extend(&args, image) < 0 ||
+            strv_extend(&args, "--work-dir") < 0 || strv_extend(&args, work) < 0 ||
+            strv_extend(&args, "--log-file") < 0 || strv_extend(&args, log_path) < 0 ||
+            strv_extend(&args, "-v4") < 0 || strv_extend(&args, "--restore-detached") < 0 ||
+            strv_extend(&args, "--restore-sibling") < 0 || strv_extend(&args, "--pidfile") < 0 ||
+            strv_extend(&args, pid_path) < 0 || strv_extend(&args, "--root") < 0 ||
+            strv_extend(&args, criu_root) < 0)
                 r = -ENOMEM;
         /* Each cookie once: every mask of linux.maskedPaths shares "/dev/null". */
         for (size_t i = 0; r >= 0 && i < n_ext; i++) {
                 bool dup = false;
                 for (size_t k = 0; k < i; k++)
                         dup = dup || streq(ext[k].cookie, ext[i].cookie);
-                if (!dup && (!strv_builder_add(&args, "--ext-mount-map") ||
-                             !strv_builder_addf(&args, "%s:%s", ext[i].cookie, ext[i].source)))
+                if (!dup && (strv_extend(&args, "--ext-mount-map") < 0 ||
+                             strv_extendf(&args, "%s:%s", ext[i].cookie, ext[i].source) < 0))
                         r = -ENOMEM;
         }
         for (int i = 0; r >= 0 && i < 3; i++)
                 if (descriptors[i] && strneq(descriptors[i], "pipe:", 5)) {
                         cs.inherit[i] = true;
-                        if (!strv_builder_add(&args, "--inherit-fd") ||
-                            !strv_builder_addf(&args, "fd[%d]:%s", INHERIT_FD_BASE + i, descriptors[i]))
+                        if (strv_extend(&args, "--inherit-fd") < 0 ||
+                            strv_extendf(&args, "fd[%d]:%s", INHERIT_FD_BASE + i, descriptors[i]) < 0)
                                 r = -ENOMEM;
                 }
         if (r >= 0 && netns_fd >= 0 &&
-            (!strv_builder_add(&args, "--inherit-fd") ||
-             !strv_builder_addf(&args, "fd[%d]:extRootNetNS", NETNS_FD)))
+            (strv_extend(&args, "--inherit-fd") < 0 ||
+             strv_extendf(&args, "fd[%d]:extRootNetNS", NETNS_FD) < 0))
                 r = -ENOMEM;
         if (r >= 0 && hook_script &&
-            (!strv_builder_add(&args, "--action-script") || !strv_builder_add(&args, hook_script)))
+            (strv_extend(&args, "--action-script") < 0 || strv_extend(&args, hook_script) < 0))
                 r = -ENOMEM;
         if (r >= 0)
                 r = criu_add_common_args(&args, &o->common);
@@ -469,7 +470,7 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
         /* A foreground restore waits for the restored init: as runc, be the subreaper that gets it. */
         if (!o->detach && !o->no_subreaper)
                 (void) prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-        r = criu_spawn(args.strv, go[0], go[1], child_setup, &cs, &criu_pid, &errfd);
+        r = criu_spawn(args, go[0], go[1], child_setup, &cs, &criu_pid, &errfd);
         if (r < 0) {
                 errorf(reterr, r, "cannot run %s: %s", criu, strerror(-r));
                 goto fail;
@@ -515,7 +516,7 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
                 strcpy(msg + 1 + strlen("--cgroup-root") + 1, cgroup);
                 msg[len - 1] = 0; /* the end */
                 if (log_get_max_level() >= LOG_LEVEL_DEBUG) {
-                        _cleanup_free_ char *line = strv_builder_join(&args);
+                        _cleanup_free_ char *line = strv_join(args, " ");
                         log_debug("restore %s: %s --cgroup-root %s", o->id, strempty(line), cgroup);
                 }
                 r = loop_write(go[1], msg, len);
