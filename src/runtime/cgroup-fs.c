@@ -553,18 +553,15 @@ int cgroup_freeze(const char *unit_cgroup_path, CgroupLayout layout, bool freeze
                                       unit_cgroup_path, events, strerror(-r));
                 if (r == freeze)
                         return 0;
-                uint64_t now = now_usec(CLOCK_MONOTONIC);
-                if (now >= deadline)
+                if (now_usec(CLOCK_MONOTONIC) >= deadline)
                         return errorf(reterr, -ETIMEDOUT, "%s cgroup %s: still %s after %" PRIu64 " ms",
                                       freeze ? "freeze" : "thaw", unit_cgroup_path,
                                       freeze ? "not frozen" : "frozen", timeout_usec / USEC_PER_MSEC);
                 struct pollfd p = { .fd = fd, .events = POLLPRI };
-                uint64_t ms = (deadline - now + 999) / 1000;
-                if (poll(&p, 1, (int) MIN(ms, (uint64_t) INT_MAX)) < 0 && errno != EINTR) {
-                        r = -errno;
+                r = poll_until(&p, 1, deadline);
+                if (r < 0 && r != -ETIMEDOUT) /* at the deadline, the state is read once more */
                         return errorf(reterr, r, "%s cgroup %s: poll %s: %s", freeze ? "freeze" : "thaw",
                                       unit_cgroup_path, events, strerror(-r));
-                }
         }
 }
 
