@@ -6,7 +6,6 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +13,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -189,24 +189,16 @@ int criu_get_version(const char *name, char **ret_path, char **ret_version) {
         if (r < 0)
                 return r;
         /* Bounded: `criu --version` prints and exits at once; a hung one is killed. */
-        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + CRIU_VERSION_TIMEOUT_USEC;
-        for (;;) {
-                int status;
-                pid_t p = waitpid(pid, &status, WNOHANG);
-                if (p == pid) {
-                        run.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-                        break;
-                }
-                if (p < 0 && errno != EINTR)
-                        return -errno;
-                if (now_usec(CLOCK_MONOTONIC) > deadline) {
-                        (void) kill(pid, SIGKILL);
-                        (void) waitpid(pid, NULL, 0);
-                        return -ETIMEDOUT;
-                }
-                (void) poll(NULL, 0, 2);
+        _cleanup_close_ int pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        r = pidfd < 0 ? -errno : pidfd_wait_exit(pidfd, CRIU_VERSION_TIMEOUT_USEC);
+        if (r < 0) {
+                (void) kill(pid, SIGKILL);
+                (void) waitpid(pid, NULL, 0);
+                return r;
         }
-        (void) read_memfd(errfd, &run.stderr_text);
+        r = criu_wait(pid, errfd, &run);
+        if (r < 0)
+                return r;
         if (run.status != 0 || !run.stderr_text)
                 return -EIO;
         const char *v = strstr(run.stderr_text, "Version: ");
