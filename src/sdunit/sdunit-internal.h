@@ -9,6 +9,7 @@
 
 #include <systemd/sd-bus.h>
 
+#include "libsystemd-dl.h"
 #include "macro.h"
 #include "sdunit.h"
 
