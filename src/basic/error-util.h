@@ -19,10 +19,13 @@ int errwrap(char **reterr, int r, const char *prefix_fmt, ...) _printf_(3, 4);
 int verrwrap(char **reterr, int r, const char *prefix_fmt, va_list ap) _printf_(3, 0);
 
 /* Where the first message must win (a step that reports the root cause, later cleanup failures must not
- * hide it), the call site says so: `if (reterr && !*reterr) errorf(...)`, or this: */
-#define errorf_first(reterr, r, ...)                                          \
-        ({                                                                    \
-                char **_e = (reterr);                                         \
-                int _r = (r);                                                 \
-                _e &&*_e ? (_r < 0 ? _r : -_r) : errorf(_e, _r, __VA_ARGS__); \
+ * hide it), the call site says so: `if (reterr && !*reterr) errorf(...)`, or errorf_first(); errwrap_first()
+ * is the same for errwrap() (with no message yet: "MESSAGE: the errno's text"). */
+#define _first_message_(fn, reterr, r, ...)                               \
+        ({                                                                \
+                char **_e = (reterr);                                     \
+                int _r = (r);                                             \
+                _e &&*_e ? (_r < 0 ? _r : -_r) : fn(_e, _r, __VA_ARGS__); \
         })
+#define errorf_first(reterr, r, ...) _first_message_(errorf, reterr, r, __VA_ARGS__)
+#define errwrap_first(reterr, r, ...) _first_message_(errwrap, reterr, r, __VA_ARGS__)

@@ -131,3 +131,24 @@ int write_string_file(const char *path, const char *s) {
                 return -errno;
         return loop_write(fd, s, strlen(s));
 }
+
+int write_pid_file(const char *path, pid_t pid) {
+        _cleanup_free_ char *dir = NULL;
+        char buf[32];
+
+        snprintf(buf, sizeof buf, "%d", (int) pid);
+        dir = strdup(path);
+        if (!dir)
+                return -ENOMEM;
+        char *slash = strrchr(dir, '/');
+        _cleanup_close_ int dfd = -EBADF;
+        const char *name = path;
+        if (slash) {
+                *slash = 0;
+                name = slash + 1;
+                dfd = open(*dir ? dir : "/", O_DIRECTORY | O_CLOEXEC | O_RDONLY);
+                if (dfd < 0)
+                        return -errno;
+        }
+        return write_file_atomic_at(slash ? dfd : AT_FDCWD, name, buf, strlen(buf), 0644);
+}

@@ -10,6 +10,9 @@ int read_full_file_at(int dir_fd, const char *path, size_t max_size, char **ret,
 int read_full_file_in(const char *dir, const char *name, size_t max_size, char **ret);
 /* write + fsync + rename into place; the file is created with mode. */
 int write_file_atomic_at(int dir_fd, const char *path, const void *data, size_t size, mode_t mode);
+/* "PID" (no newline) to path, atomically: the directory is opened once, the file renamed into place
+ * in it, so a reader (conmon reads it as soon as create exits) never sees a partial one. */
+int write_pid_file(const char *path, pid_t pid);
 /* Write a short string to an existing file (cgroupfs, procfs). */
 int write_string_file(const char *path, const char *s);
 int loop_write(int fd, const void *buf, size_t n);

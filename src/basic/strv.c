@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "string-util.h"
 #include "strv.h"
 
 char **strv_free(char **l) {
@@ -64,6 +65,31 @@ int strv_extend_strv(char ***l, char *const *add) {
 
 int strv_extend(char ***l, const char *s) {
         return strv_extend_strv(l, (char *const[]){ (char *) s, NULL });
+}
+
+int strv_extendf(char ***l, const char *fmt, ...) {
+        _cleanup_free_ char *s = strdup_printf_args(fmt);
+        if (!s)
+                return -ENOMEM;
+        return strv_extend(l, s);
+}
+
+char *strv_join(char *const *l, const char *sep) {
+        size_t len = 1, k = strlen(sep);
+        char *out, *p;
+
+        for (char *const *i = l; i && *i; i++)
+                len += strlen(*i) + k;
+        out = p = malloc(len);
+        if (!out)
+                return NULL;
+        *p = 0;
+        for (char *const *i = l; i && *i; i++) {
+                if (i != l)
+                        p = stpcpy(p, sep);
+                p = stpcpy(p, *i);
+        }
+        return out;
 }
 
 int strv_env_set(char ***l, const char *kv) {

@@ -24,6 +24,11 @@ int strv_dup(char *const *l, char ***ret);
 /* Append a copy of s, or copies of every string of add, to *l. On -ENOMEM *l is still a valid strv. */
 int strv_extend(char ***l, const char *s);
 int strv_extend_strv(char ***l, char *const *add);
+/* Append a formatted string (an argv under construction: "--tree=%d"). */
+int strv_extendf(char ***l, const char *fmt, ...) _printf_(2, 3);
+
+/* The strings of l with sep between them ("" for an empty list); NULL on ENOMEM. */
+char *strv_join(char *const *l, const char *sep);
 
 /* Environment-style "KEY=VALUE": replace the entry of the same KEY ("KEY=..." or a bare "KEY"), or append
  * one: a key is then defined once. */

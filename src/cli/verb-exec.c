@@ -204,9 +204,7 @@ int verb_exec(int argc, char *argv[]) {
                 return EXIT_EXEC_FAILED;
         }
         if (pid_file) {
-                char buf[32];
-                snprintf(buf, sizeof buf, "%d", (int) ep.pid);
-                r = write_file_atomic_at(AT_FDCWD, pid_file, buf, strlen(buf), 0644);
+                r = write_pid_file(pid_file, ep.pid);
                 if (r < 0) {
                         log_error_errno(r, "exec failed: --pid-file: write \"%s\": %m", pid_file);
                         (void) pidfd_send_sig(ep.pidfd, SIGKILL);

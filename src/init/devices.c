@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "devices.h"
+#include "error-util.h"
 #include "macro.h"
 #include "mount.h"
 
@@ -111,7 +112,7 @@ int devices_create(int root_fd, const OciConfig *config, bool bind_from_host, ch
                 r = create_node(root_fd, d->path, S_IFCHR, 0666, makedev(d->major, d->minor), 0, 0,
                                 bind_from_host, &step);
                 if (r < 0) {
-                        r = rootfs_error(reterr, r, "default device \"%s\": %s", d->path, step);
+                        r = errwrap_first(reterr, r, "default device \"%s\": %s", d->path, step);
                         goto finish;
                 }
         }
@@ -132,8 +133,8 @@ int devices_create(int root_fd, const OciConfig *config, bool bind_from_host, ch
                         type = S_IFIFO;
                         break;
                 default:
-                        r = rootfs_error(reterr, -EINVAL, "linux.devices[%zu] \"%s\": type '%c'", i,
-                                         strna(d->path), d->type);
+                        r = errwrap_first(reterr, -EINVAL, "linux.devices[%zu] \"%s\": type '%c'", i,
+                                          strna(d->path), d->type);
                         goto finish;
                 }
 
@@ -141,7 +142,7 @@ int devices_create(int root_fd, const OciConfig *config, bool bind_from_host, ch
                                 type == S_IFIFO ? 0 : makedev((unsigned) d->major, (unsigned) d->minor),
                                 d->has_uid ? d->uid : 0, d->has_gid ? d->gid : 0, bind_from_host, &step);
                 if (r < 0) {
-                        r = rootfs_error(reterr, r, "linux.devices[%zu] \"%s\": %s", i, d->path, step);
+                        r = errwrap_first(reterr, r, "linux.devices[%zu] \"%s\": %s", i, d->path, step);
                         goto finish;
                 }
         }
@@ -166,25 +167,25 @@ int devices_create_links(int root_fd, char **reterr) {
 
         r = mkdir_p_in_root(root_fd, "/dev", 0755, false, &dev_fd);
         if (r < 0)
-                return rootfs_error(reterr, r, "create \"/dev\"");
+                return errwrap_first(reterr, r, "create \"/dev\"");
 
         FOREACH_ARRAY(l, links, ELEMENTSOF(links)) {
                 r = RET_NERRNO(symlinkat(l->target, dev_fd, l->name));
                 if (r < 0 && r != -EEXIST)
-                        return rootfs_error(reterr, r, "symlink \"/dev/%s\" -> \"%s\"", l->name, l->target);
+                        return errwrap_first(reterr, r, "symlink \"/dev/%s\" -> \"%s\"", l->name, l->target);
         }
         if (access("/proc/kcore", F_OK) >= 0) {
                 r = RET_NERRNO(symlinkat("/proc/kcore", dev_fd, "core"));
                 if (r < 0 && r != -EEXIST)
-                        return rootfs_error(reterr, r, "symlink \"/dev/core\" -> \"/proc/kcore\"");
+                        return errwrap_first(reterr, r, "symlink \"/dev/core\" -> \"/proc/kcore\"");
         }
 
         r = RET_NERRNO(unlinkat(dev_fd, "ptmx", 0));
         if (r < 0 && r != -ENOENT)
-                return rootfs_error(reterr, r, "remove \"/dev/ptmx\"");
+                return errwrap_first(reterr, r, "remove \"/dev/ptmx\"");
         r = RET_NERRNO(symlinkat("pts/ptmx", dev_fd, "ptmx"));
         if (r < 0)
-                return rootfs_error(reterr, r, "symlink \"/dev/ptmx\" -> \"pts/ptmx\"");
+                return errwrap_first(reterr, r, "symlink \"/dev/ptmx\" -> \"pts/ptmx\"");
         return 0;
 }
 
@@ -195,9 +196,9 @@ int devices_create_console_placeholder(int root_fd, char **reterr) {
 
         r = mkdir_p_in_root(root_fd, "/dev", 0755, false, &dev_fd);
         if (r < 0)
-                return rootfs_error(reterr, r, "create \"/dev\"");
+                return errwrap_first(reterr, r, "create \"/dev\"");
         r = RET_NERRNO(mknodat(dev_fd, "console", S_IFREG | 0600, 0));
         if (r < 0 && r != -EEXIST)
-                return rootfs_error(reterr, r, "create \"/dev/console\"");
+                return errwrap_first(reterr, r, "create \"/dev/console\"");
         return 0;
 }

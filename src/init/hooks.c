@@ -129,16 +129,14 @@ static int hook_run_one(const OciHook *h, OciHookKind kind, size_t idx, const ch
                         { .fd = in[1], .events = POLLOUT },
                         { .fd = pidfd, .events = POLLIN },
                 };
-                uint64_t n = now_usec(CLOCK_MONOTONIC);
-                if (n >= deadline) {
+                /* Checked before each poll: a hook that keeps writing cannot outlive its timeout. */
+                if (now_usec(CLOCK_MONOTONIC) >= deadline) {
                         timed_out = true;
                         (void) kill(pid, SIGKILL);
                         break;
                 }
-                int k = poll(p, 3, (int) MIN((deadline - n + 999) / 1000, (uint64_t) INT32_MAX));
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
+                int k = poll_until(p, 3, deadline);
+                if (k < 0 && k != -ETIMEDOUT) {
                         (void) kill(pid, SIGKILL);
                         break;
                 }

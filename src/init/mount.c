@@ -325,19 +325,6 @@ int make_tmpfs_tree(bool ro, const char *mode) {
                                           (ro ? MOUNT_ATTR_RDONLY : 0)));
 }
 
-int rootfs_error(char **reterr, int error, const char *fmt, ...) {
-        va_list ap;
-
-        assert(error < 0);
-
-        if (!reterr || *reterr) /* the first error wins */
-                return error;
-        va_start(ap, fmt); /* with no message yet, errwrap() appends strerror() */
-        error = verrwrap(reterr, error, fmt, ap);
-        va_end(ap);
-        return error;
-}
-
 static int copy_file_contents(int in, int out) {
         for (;;) {
                 ssize_t k = copy_file_range(in, NULL, out, NULL, 1U << 30, 0);

@@ -67,7 +67,3 @@ int clone_tree_fd(int fd, bool recursive);
 
 /* A new detached read-only (if ro) empty tmpfs, as an fsmount() fd. */
 int make_tmpfs_tree(bool ro, const char *mode);
-
-/* Fill *reterr (if non-NULL and still unset) with the formatted message followed by ": " and
- * strerror(-error). Returns error (negative errno). */
-int rootfs_error(char **reterr, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

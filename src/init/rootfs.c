@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "devices.h"
+#include "error-util.h"
 #include "fileio.h"
 #include "macro.h"
 #include "mount-options.h"
@@ -48,10 +49,10 @@ static int mount_fail(const MountCtx *c, char **reterr, int r, const char *step)
         const char *type = c->m->type ?: "none";
 
         if (step)
-                return rootfs_error(reterr, r, "mounts[%zu]: mount \"%s\" on \"%s\" (type %s): %s", c->index,
-                                    strna(c->m->source), c->m->destination, type, step);
-        return rootfs_error(reterr, r, "mounts[%zu]: mount \"%s\" on \"%s\" (type %s)", c->index,
-                            strna(c->m->source), c->m->destination, type);
+                return errwrap_first(reterr, r, "mounts[%zu]: mount \"%s\" on \"%s\" (type %s): %s",
+                                     c->index, strna(c->m->source), c->m->destination, type, step);
+        return errwrap_first(reterr, r, "mounts[%zu]: mount \"%s\" on \"%s\" (type %s)", c->index,
+                             strna(c->m->source), c->m->destination, type);
 }
 
 /* Attach a clone of the mount tree at src_fd onto target_fd with the mount's flags. Per-mount flags
@@ -658,7 +659,7 @@ static int mount_one(const RootfsContext *rc, int root_fd, size_t i, char **rete
         int r;
 
         if (isempty(c.m->destination))
-                return rootfs_error(reterr, -EINVAL, "mounts[%zu]: no destination", i);
+                return errwrap_first(reterr, -EINVAL, "mounts[%zu]: no destination", i);
 
         r = mount_spec_parse(c.m->options, &c.spec);
         if (r < 0)
@@ -758,20 +759,20 @@ static int rootfs_parent_make_private(const char *rootfs, char **reterr) {
                 char *slash;
 
                 if (statx(AT_FDCWD, p, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, 0, &sx) < 0)
-                        return rootfs_error(reterr, negative_errno(), "stat \"%s\"", p);
+                        return errwrap_first(reterr, negative_errno(), "stat \"%s\"", p);
                 if (!(sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT))
-                        return rootfs_error(reterr, -EOPNOTSUPP,
-                                            "find the mount of the rootfs: no STATX_ATTR_MOUNT_ROOT");
+                        return errwrap_first(reterr, -EOPNOTSUPP,
+                                             "find the mount of the rootfs: no STATX_ATTR_MOUNT_ROOT");
                 if ((sx.stx_attributes & STATX_ATTR_MOUNT_ROOT) || streq(p, "/"))
                         break;
                 slash = strrchr(p, '/');
                 if (!slash)
-                        return rootfs_error(reterr, -EINVAL, "rootfs \"%s\" is not absolute", rootfs);
+                        return errwrap_first(reterr, -EINVAL, "rootfs \"%s\" is not absolute", rootfs);
                 slash[slash == p] = 0; /* "/a" -> "/", "/a/b" -> "/a" */
         }
         r = RET_NERRNO(mount(NULL, p, NULL, MS_PRIVATE, NULL));
         if (r < 0)
-                return rootfs_error(reterr, r, "make \"%s\", the mount that holds the rootfs, private", p);
+                return errwrap_first(reterr, r, "make \"%s\", the mount that holds the rootfs, private", p);
         return 0;
 }
 
@@ -785,16 +786,16 @@ static int prepare_in_host_root(const RootfsContext *ctx, char **reterr) {
 
         /* create refused all else; a second look costs nothing where a mistake would mount on the host */
         if (!streq(ctx->rootfs, "/") || config->n_mounts > 0 || config->linux_.n_devices > 0)
-                return rootfs_error(reterr, -EINVAL, "root.path \"%s\": mounts need a mount namespace",
-                                    ctx->rootfs);
+                return errwrap_first(reterr, -EINVAL, "root.path \"%s\": mounts need a mount namespace",
+                                     ctx->rootfs);
         if (!config->has_process || isempty(config->process.cwd))
                 return 0;
         root_fd = RET_NERRNO(open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
         if (root_fd < 0)
-                return rootfs_error(reterr, root_fd, "open \"/\"");
+                return errwrap_first(reterr, root_fd, "open \"/\"");
         r = mkdir_p_in_root(root_fd, config->process.cwd, 0755, false, NULL);
         if (r < 0)
-                return rootfs_error(reterr, r, "process.cwd: create \"%s\"", config->process.cwd);
+                return errwrap_first(reterr, r, "process.cwd: create \"%s\"", config->process.cwd);
         return 0;
 }
 
@@ -815,8 +816,8 @@ int rootfs_prepare(const RootfsContext *ctx, char **reterr) {
                 return prepare_in_host_root(ctx, reterr);
 
         if (!isempty(config->linux_.rootfs_propagation) && root_propagation(ctx) == 0)
-                return rootfs_error(reterr, -EINVAL, "linux.rootfsPropagation: unknown value \"%s\"",
-                                    config->linux_.rootfs_propagation);
+                return errwrap_first(reterr, -EINVAL, "linux.rootfsPropagation: unknown value \"%s\"",
+                                     config->linux_.rootfs_propagation);
 
         /* Before anything is mounted, as runc: what the container mounts must not reach the host unless
          * shared propagation was asked for. rslave by default (host mounts still appear), rprivate when
@@ -826,7 +827,7 @@ int rootfs_prepare(const RootfsContext *ctx, char **reterr) {
         if (root_keeps_host_peers(ctx)) {
                 r = RET_NERRNO(mount(NULL, "/", NULL, MS_SHARED | MS_REC, NULL));
                 if (r < 0)
-                        return rootfs_error(reterr, r, "make \"/\" rshared");
+                        return errwrap_first(reterr, r, "make \"/\" rshared");
                 r = rootfs_parent_make_private(ctx->rootfs, reterr);
                 if (r < 0)
                         return r;
@@ -834,16 +835,16 @@ int rootfs_prepare(const RootfsContext *ctx, char **reterr) {
                 prop = root_propagation(ctx) == MS_PRIVATE ? MS_PRIVATE : MS_SLAVE;
                 r = RET_NERRNO(mount(NULL, "/", NULL, prop | MS_REC, NULL));
                 if (r < 0)
-                        return rootfs_error(reterr, r, "make \"/\" %s",
-                                            prop == MS_PRIVATE ? "rprivate" : "rslave");
+                        return errwrap_first(reterr, r, "make \"/\" %s",
+                                             prop == MS_PRIVATE ? "rprivate" : "rslave");
         }
 
         r = RET_NERRNO(mount(ctx->rootfs, ctx->rootfs, NULL, MS_BIND | MS_REC, NULL));
         if (r < 0)
-                return rootfs_error(reterr, r, "bind-mount the rootfs \"%s\" onto itself", ctx->rootfs);
+                return errwrap_first(reterr, r, "bind-mount the rootfs \"%s\" onto itself", ctx->rootfs);
         root_fd = RET_NERRNO(open(ctx->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC));
         if (root_fd < 0)
-                return rootfs_error(reterr, root_fd, "open rootfs \"%s\"", ctx->rootfs);
+                return errwrap_first(reterr, root_fd, "open rootfs \"%s\"", ctx->rootfs);
 
         for (size_t i = 0; i < config->n_mounts; i++) {
                 r = mount_one(ctx, root_fd, i, reterr);
@@ -858,8 +859,8 @@ int rootfs_prepare(const RootfsContext *ctx, char **reterr) {
         if (config->has_process && !isempty(config->process.cwd)) {
                 r = mkdir_p_in_root(root_fd, config->process.cwd, 0755, false, NULL);
                 if (r < 0)
-                        return rootfs_error(reterr, r, "process.cwd: create \"%s\" in the rootfs",
-                                            config->process.cwd);
+                        return errwrap_first(reterr, r, "process.cwd: create \"%s\" in the rootfs",
+                                             config->process.cwd);
         }
 
         /* As runc: the default devices, linux.devices and the /dev links, unless /dev is bind-mounted from
@@ -897,10 +898,10 @@ static int no_pivot_hide_proc_sys(const char *rootfs, char **reterr) {
 
         root = realpath(rootfs, NULL);
         if (!root)
-                return rootfs_error(reterr, negative_errno(), "--no-pivot: resolve rootfs \"%s\"", rootfs);
+                return errwrap_first(reterr, negative_errno(), "--no-pivot: resolve rootfs \"%s\"", rootfs);
         r = read_full_file_at(AT_FDCWD, "/proc/self/mountinfo", 16 * 1024 * 1024, &mi, NULL);
         if (r < 0)
-                return rootfs_error(reterr, r, "--no-pivot: read /proc/self/mountinfo");
+                return errwrap_first(reterr, r, "--no-pivot: read /proc/self/mountinfo");
         for (char *line = strtok_r(mi, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
                 MountinfoEntry e;
 
@@ -928,7 +929,7 @@ static int no_pivot_hide_proc_sys(const char *rootfs, char **reterr) {
                 tree = target < 0 ? target : make_tmpfs_tree(true, NULL);
                 r = tree < 0 ? tree : move_mount_to_fd(tree, target);
                 if (r < 0)
-                        return rootfs_error(reterr, r, "--no-pivot: hide the host's \"%s\"", points[i]);
+                        return errwrap_first(reterr, r, "--no-pivot: hide the host's \"%s\"", points[i]);
         }
         return 0;
 }
@@ -942,7 +943,7 @@ static int no_pivot_refuse_unbindable(const char *rootfs, char **reterr) {
 
         r = read_full_file_at(AT_FDCWD, "/proc/self/mountinfo", 16 * 1024 * 1024, &mi, NULL);
         if (r < 0)
-                return rootfs_error(reterr, r, "--no-pivot: read /proc/self/mountinfo");
+                return errwrap_first(reterr, r, "--no-pivot: read /proc/self/mountinfo");
         for (char *line = strtok_r(mi, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
                 char *sep = strstr(line, " - "), *u = strstr(line, " unbindable");
                 MountinfoEntry e;
@@ -951,10 +952,10 @@ static int no_pivot_refuse_unbindable(const char *rootfs, char **reterr) {
                 if (!u || !sep || u > sep || (u[11] != ' ' && u + 11 != sep))
                         continue;
                 if (mountinfo_parse_line(line, &e) && path_is_at_or_below(e.mount_point, rootfs))
-                        return rootfs_error(reterr, -EINVAL,
-                                            "--no-pivot: \"%s\" is unbindable, which rootfsPropagation "
-                                            "shared cannot keep there",
-                                            e.mount_point);
+                        return errwrap_first(reterr, -EINVAL,
+                                             "--no-pivot: \"%s\" is unbindable, which rootfsPropagation "
+                                             "shared cannot keep there",
+                                             e.mount_point);
         }
         return 0;
 }
@@ -966,10 +967,10 @@ static int enter_root(const RootfsContext *ctx, char **reterr) {
 
         root_fd = RET_NERRNO(open(ctx->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC));
         if (root_fd < 0)
-                return rootfs_error(reterr, root_fd, "open rootfs \"%s\"", ctx->rootfs);
+                return errwrap_first(reterr, root_fd, "open rootfs \"%s\"", ctx->rootfs);
         r = RET_NERRNO(fchdir(root_fd));
         if (r < 0)
-                return rootfs_error(reterr, r, "chdir to rootfs \"%s\"", ctx->rootfs);
+                return errwrap_first(reterr, r, "chdir to rootfs \"%s\"", ctx->rootfs);
 
         if (ctx->no_pivot) {
                 _cleanup_close_ int tree = -EBADF;
@@ -985,10 +986,10 @@ static int enter_root(const RootfsContext *ctx, char **reterr) {
                                 return r;
                         tree = clone_tree_fd(root_fd, true);
                         if (tree < 0)
-                                return rootfs_error(reterr, tree, "--no-pivot: clone the rootfs's tree");
+                                return errwrap_first(reterr, tree, "--no-pivot: clone the rootfs's tree");
                         r = RET_NERRNO(mount(NULL, "/", NULL, MS_SLAVE | MS_REC, NULL));
                         if (r < 0)
-                                return rootfs_error(reterr, r, "--no-pivot: make \"/\" rslave");
+                                return errwrap_first(reterr, r, "--no-pivot: make \"/\" rslave");
                 }
                 r = no_pivot_hide_proc_sys(ctx->rootfs, reterr);
                 if (r < 0)
@@ -1002,14 +1003,14 @@ static int enter_root(const RootfsContext *ctx, char **reterr) {
                 } else
                         r = RET_NERRNO(mount(".", "/", NULL, MS_MOVE, NULL));
                 if (r < 0)
-                        return rootfs_error(reterr, r, "move rootfs \"%s\" to \"/\"", ctx->rootfs);
+                        return errwrap_first(reterr, r, "move rootfs \"%s\" to \"/\"", ctx->rootfs);
                 r = RET_NERRNO(chroot("."));
                 if (r < 0)
-                        return rootfs_error(reterr, r, "chroot into \"%s\"", ctx->rootfs);
+                        return errwrap_first(reterr, r, "chroot into \"%s\"", ctx->rootfs);
         } else {
                 old_root_fd = RET_NERRNO(open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
                 if (old_root_fd < 0)
-                        return rootfs_error(reterr, old_root_fd, "open the old root");
+                        return errwrap_first(reterr, old_root_fd, "open the old root");
                 /* New root and put_old are the same directory: afterwards the old root is stacked on
                  * top of "." and detached at once. Its unmount must not propagate to the host, whose
                  * peer groups the tree keeps with rootfsPropagation shared: the old root's tree (and
@@ -1017,18 +1018,18 @@ static int enter_root(const RootfsContext *ctx, char **reterr) {
                  * first, through the fd (a propagation change on "." would hit the new root). */
                 r = RET_NERRNO((int) syscall(SYS_pivot_root, ".", "."));
                 if (r < 0)
-                        return rootfs_error(reterr, r, "pivot_root into \"%s\"", ctx->rootfs);
+                        return errwrap_first(reterr, r, "pivot_root into \"%s\"", ctx->rootfs);
                 r = mount_setattr_fd(old_root_fd, true, 0, 0, MS_SLAVE);
                 if (r < 0)
-                        return rootfs_error(reterr, r, "make the old root rslave");
+                        return errwrap_first(reterr, r, "make the old root rslave");
                 r = RET_NERRNO(umount2(".", MNT_DETACH));
                 if (r < 0)
-                        return rootfs_error(reterr, r, "detach the old root");
+                        return errwrap_first(reterr, r, "detach the old root");
         }
         /* The cwd must be inside the container's root, never a host directory. */
         r = RET_NERRNO(chdir("/"));
         if (r < 0)
-                return rootfs_error(reterr, r, "chdir to \"/\"");
+                return errwrap_first(reterr, r, "chdir to \"/\"");
         return 0;
 }
 
@@ -1053,7 +1054,7 @@ static int finish_readonly_dev(const RootfsContext *ctx, int root_fd, char **ret
         fd = open_in_root(root_fd, "/dev", O_PATH | O_DIRECTORY);
         r = fd < 0 ? fd : mount_setattr_fd(fd, false, MOUNT_ATTR_RDONLY, 0, 0);
         if (r < 0)
-                return rootfs_error(reterr, r, "mounts[%zu]: remount \"/dev\" read-only", i - 1);
+                return errwrap_first(reterr, r, "mounts[%zu]: remount \"/dev\" read-only", i - 1);
         return 0;
 }
 
@@ -1073,7 +1074,7 @@ int rootfs_finish(const RootfsContext *ctx, char **reterr) {
          * runtime's. */
         if (!ctx->own_mountns) {
                 r = RET_NERRNO(chdir("/"));
-                return r < 0 ? rootfs_error(reterr, r, "chdir to \"/\"") : 0;
+                return r < 0 ? errwrap_first(reterr, r, "chdir to \"/\"") : 0;
         }
 
         /* The host's /dev/null, for masking files: cloned while the host's tree is still reachable. */
@@ -1081,7 +1082,7 @@ int rootfs_finish(const RootfsContext *ctx, char **reterr) {
                 devnull_tree =
                         RET_NERRNO(open_tree(AT_FDCWD, "/dev/null", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC));
                 if (devnull_tree < 0)
-                        return rootfs_error(reterr, devnull_tree, "linux.maskedPaths: clone \"/dev/null\"");
+                        return errwrap_first(reterr, devnull_tree, "linux.maskedPaths: clone \"/dev/null\"");
         }
 
         r = enter_root(ctx, reterr);
@@ -1090,7 +1091,7 @@ int rootfs_finish(const RootfsContext *ctx, char **reterr) {
 
         root_fd = RET_NERRNO(open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
         if (root_fd < 0)
-                return rootfs_error(reterr, root_fd, "open \"/\"");
+                return errwrap_first(reterr, root_fd, "open \"/\"");
 
         for (size_t i = 0; l->readonly_paths && l->readonly_paths[i]; i++) {
                 _cleanup_close_ int fd = -EBADF, tree = -EBADF;
@@ -1100,17 +1101,17 @@ int rootfs_finish(const RootfsContext *ctx, char **reterr) {
                 if (fd == -ENOENT)
                         continue;
                 if (fd < 0)
-                        return rootfs_error(reterr, fd, "linux.readonlyPaths[%zu] \"%s\"", i, p);
+                        return errwrap_first(reterr, fd, "linux.readonlyPaths[%zu] \"%s\"", i, p);
                 tree = clone_tree_fd(fd, true);
                 if (tree < 0)
-                        return rootfs_error(reterr, tree, "linux.readonlyPaths[%zu] \"%s\": bind", i, p);
+                        return errwrap_first(reterr, tree, "linux.readonlyPaths[%zu] \"%s\": bind", i, p);
                 r = mount_setattr_fd(tree, true, MOUNT_ATTR_RDONLY, 0, 0);
                 if (r < 0)
-                        return rootfs_error(reterr, r, "linux.readonlyPaths[%zu] \"%s\": make read-only", i,
-                                            p);
+                        return errwrap_first(reterr, r, "linux.readonlyPaths[%zu] \"%s\": make read-only", i,
+                                             p);
                 r = move_mount_to_fd(tree, fd);
                 if (r < 0)
-                        return rootfs_error(reterr, r, "linux.readonlyPaths[%zu] \"%s\": attach", i, p);
+                        return errwrap_first(reterr, r, "linux.readonlyPaths[%zu] \"%s\": attach", i, p);
         }
 
         for (size_t i = 0; l->masked_paths && l->masked_paths[i]; i++) {
@@ -1122,9 +1123,10 @@ int rootfs_finish(const RootfsContext *ctx, char **reterr) {
                 if (fd == -ENOENT)
                         continue;
                 if (fd < 0)
-                        return rootfs_error(reterr, fd, "linux.maskedPaths[%zu] \"%s\"", i, p);
+                        return errwrap_first(reterr, fd, "linux.maskedPaths[%zu] \"%s\"", i, p);
                 if (fstat(fd, &st) < 0)
-                        return rootfs_error(reterr, negative_errno(), "linux.maskedPaths[%zu] \"%s\"", i, p);
+                        return errwrap_first(reterr, negative_errno(), "linux.maskedPaths[%zu] \"%s\"", i,
+                                             p);
 
                 /* Every masked directory gets the same read-only tmpfs (one superblock, as with runc): the
                  * first is made, the others are clones of it. */
@@ -1136,11 +1138,11 @@ int rootfs_finish(const RootfsContext *ctx, char **reterr) {
                 else
                         tree = clone_tree_fd(last_devnull, false);
                 if (tree < 0)
-                        return rootfs_error(reterr, tree, "linux.maskedPaths[%zu] \"%s\": create mask", i,
-                                            p);
+                        return errwrap_first(reterr, tree, "linux.maskedPaths[%zu] \"%s\": create mask", i,
+                                             p);
                 r = move_mount_to_fd(tree, fd);
                 if (r < 0)
-                        return rootfs_error(reterr, r, "linux.maskedPaths[%zu] \"%s\": attach", i, p);
+                        return errwrap_first(reterr, r, "linux.maskedPaths[%zu] \"%s\": attach", i, p);
                 /* attached now: the source of the next mask's clone */
                 if (!S_ISDIR(st.st_mode)) {
                         safe_close(last_devnull);
@@ -1154,8 +1156,8 @@ int rootfs_finish(const RootfsContext *ctx, char **reterr) {
         if (prop == MS_SHARED || prop == MS_UNBINDABLE) {
                 r = RET_NERRNO(mount(NULL, "/", NULL, prop | MS_REC, NULL));
                 if (r < 0)
-                        return rootfs_error(reterr, r, "linux.rootfsPropagation: make \"/\" %s",
-                                            l->rootfs_propagation);
+                        return errwrap_first(reterr, r, "linux.rootfsPropagation: make \"/\" %s",
+                                             l->rootfs_propagation);
         }
 
         r = finish_readonly_dev(ctx, root_fd, reterr);
@@ -1165,7 +1167,7 @@ int rootfs_finish(const RootfsContext *ctx, char **reterr) {
         if (ctx->config->root_readonly) {
                 r = mount_setattr_fd(root_fd, false, MOUNT_ATTR_RDONLY, 0, 0);
                 if (r < 0)
-                        return rootfs_error(reterr, r, "root.readonly: remount \"/\" read-only");
+                        return errwrap_first(reterr, r, "root.readonly: remount \"/\" read-only");
         }
         return 0;
 }
@@ -1179,15 +1181,15 @@ int rootfs_setup_console(int pty_slave_fd, char **reterr) {
 
         root_fd = RET_NERRNO(open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
         if (root_fd < 0)
-                return rootfs_error(reterr, root_fd, "open \"/\"");
+                return errwrap_first(reterr, root_fd, "open \"/\"");
         r = mkdir_p_in_root(root_fd, "/dev/console", 0600, true, &target_fd);
         if (r < 0)
-                return rootfs_error(reterr, r, "create \"/dev/console\"");
+                return errwrap_first(reterr, r, "create \"/dev/console\"");
         tree = clone_tree_fd(pty_slave_fd, false);
         if (tree < 0)
-                return rootfs_error(reterr, tree, "bind the terminal onto \"/dev/console\": clone");
+                return errwrap_first(reterr, tree, "bind the terminal onto \"/dev/console\": clone");
         r = move_mount_to_fd(tree, target_fd);
         if (r < 0)
-                return rootfs_error(reterr, r, "bind the terminal onto \"/dev/console\"");
+                return errwrap_first(reterr, r, "bind the terminal onto \"/dev/console\"");
         return 0;
 }

@@ -592,20 +592,18 @@ int oci_seccomp_container_process_state(const OciSeccomp *s, pid_t pid, const ch
         return 0;
 }
 
+/* A spent deadline fails at once (poll_until() would still look once): an agent that takes the state
+ * slowly cannot stretch it. */
 static int wait_fd(int fd, short events, uint64_t deadline) {
-        uint64_t now = now_usec(CLOCK_MONOTONIC);
-        if (now >= deadline)
-                return -ETIMEDOUT;
         struct pollfd p = { .fd = fd, .events = events };
-        uint64_t left_ms = (deadline - now + USEC_PER_MSEC - 1) / USEC_PER_MSEC;
-        int n = poll(&p, 1, (int) MIN(left_ms, (uint64_t) INT32_MAX));
-        if (n < 0)
-                return errno == EINTR ? 0 : -errno;
-        if (n == 0)
+        int r;
+
+        if (now_usec(CLOCK_MONOTONIC) >= deadline)
                 return -ETIMEDOUT;
-        if (p.revents & (POLLERR | POLLNVAL))
-                return -EPIPE;
-        return 0;
+        r = poll_until(&p, 1, deadline);
+        if (r < 0)
+                return r;
+        return p.revents & (POLLERR | POLLNVAL) ? -EPIPE : 0;
 }
 
 int oci_seccomp_send_to_agent_timeout(const OciSeccomp *s, int notify_fd, pid_t pid, const char *state_json,

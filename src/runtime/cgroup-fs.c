@@ -25,6 +25,7 @@
 #include "fileio.h"
 #include "log.h"
 #include "macro.h"
+#include "process-util.h"
 #include "string-util.h"
 
 #define CGROUPFS "/sys/fs/cgroup"
@@ -502,12 +503,6 @@ int cgroup_join_v1_untrimmed(const char *unit_cgroup_path, CgroupLayout layout, 
 /* ---------------------------------------------------------------------------------------------------- */
 /* Freezer */
 
-static uint64_t now_usec(void) {
-        struct timespec ts;
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / NSEC_PER_USEC;
-}
-
 static int read_frozen(int fd) {
         char buf[256];
         ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
@@ -524,7 +519,7 @@ int cgroup_freeze(const char *unit_cgroup_path, CgroupLayout layout, bool freeze
                   char **reterr) {
         _cleanup_free_ char *base = NULL, *events = NULL, *ctl = NULL;
         _cleanup_close_ int fd = -EBADF;
-        uint64_t deadline = now_usec() + timeout_usec;
+        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + timeout_usec;
         int r;
 
         assert(unit_cgroup_path);
@@ -558,18 +553,15 @@ int cgroup_freeze(const char *unit_cgroup_path, CgroupLayout layout, bool freeze
                                       unit_cgroup_path, events, strerror(-r));
                 if (r == freeze)
                         return 0;
-                uint64_t now = now_usec();
-                if (now >= deadline)
+                if (now_usec(CLOCK_MONOTONIC) >= deadline)
                         return errorf(reterr, -ETIMEDOUT, "%s cgroup %s: still %s after %" PRIu64 " ms",
                                       freeze ? "freeze" : "thaw", unit_cgroup_path,
                                       freeze ? "not frozen" : "frozen", timeout_usec / USEC_PER_MSEC);
                 struct pollfd p = { .fd = fd, .events = POLLPRI };
-                uint64_t ms = (deadline - now + 999) / 1000;
-                if (poll(&p, 1, (int) MIN(ms, (uint64_t) INT_MAX)) < 0 && errno != EINTR) {
-                        r = -errno;
+                r = poll_until(&p, 1, deadline);
+                if (r < 0 && r != -ETIMEDOUT) /* at the deadline, the state is read once more */
                         return errorf(reterr, r, "%s cgroup %s: poll %s: %s", freeze ? "freeze" : "thaw",
                                       unit_cgroup_path, events, strerror(-r));
-                }
         }
 }
 

@@ -25,6 +25,7 @@
 #include "macro.h"
 #include "sdunit.h"
 #include "state.h"
+#include "strv.h"
 
 #define UNIT_STOP_TIMEOUT_USEC (30 * USEC_PER_SEC)
 
@@ -71,13 +72,13 @@ int criu_resolve_dirs(const CriuCommonOptions *o, bool create_image, char **ret_
         return 0;
 }
 
-int criu_add_common_args(StrvBuilder *b, const CriuCommonOptions *o) {
-        if (o->manage_cgroups_mode && !strv_builder_addf(b, "--manage-cgroups=%s", o->manage_cgroups_mode))
+int criu_add_common_args(char ***args, const CriuCommonOptions *o) {
+        if (o->manage_cgroups_mode && strv_extendf(args, "--manage-cgroups=%s", o->manage_cgroups_mode) < 0)
                 return -ENOMEM;
-        if ((o->tcp_established && !strv_builder_add(b, "--tcp-established")) ||
-            (o->ext_unix_sk && !strv_builder_add(b, "--ext-unix-sk")) ||
-            (o->shell_job && !strv_builder_add(b, "--shell-job")) ||
-            (o->file_locks && !strv_builder_add(b, "--file-locks")))
+        if ((o->tcp_established && strv_extend(args, "--tcp-established") < 0) ||
+            (o->ext_unix_sk && strv_extend(args, "--ext-unix-sk") < 0) ||
+            (o->shell_job && strv_extend(args, "--shell-job") < 0) ||
+            (o->file_locks && strv_extend(args, "--file-locks") < 0))
                 return -ENOMEM;
         return 0;
 }
@@ -171,7 +172,7 @@ int container_checkpoint(const CheckpointOptions *o, char **reterr) {
         _cleanup_(oci_config_freep) OciConfig *c = NULL;
         _cleanup_free_ char *raw = NULL, *criu = NULL, *version = NULL, *image = NULL, *work = NULL,
                             *log_path = NULL;
-        _cleanup_(strv_builder_done) StrvBuilder args = {};
+        _cleanup_strv_free_ char **args = NULL;
         _cleanup_(criu_run_done) CriuRun run = {};
         _cleanup_close_ int errfd = -EBADF;
         CriuExtMount *ext = NULL;
@@ -216,16 +217,16 @@ int container_checkpoint(const CheckpointOptions *o, char **reterr) {
         if (r < 0)
                 return errorf(reterr, r, "read the mounts of container \"%s\": %s", o->id, strerror(-r));
 
-        if (!strv_builder_add(&args, criu) || !strv_builder_add(&args, o->pre_dump ? "pre-dump" : "dump") ||
-            !strv_builder_add(&args, "--tree") || !strv_builder_addf(&args, "%d", (int) ct->pid) ||
-            !strv_builder_add(&args, "--images-dir") || !strv_builder_add(&args, image) ||
-            !strv_builder_add(&args, "--work-dir") || !strv_builder_add(&args, work) ||
-            !strv_builder_add(&args, "--log-file") || !strv_builder_add(&args, log_path) ||
-            !strv_builder_add(&args, "-v4"))
+        if (strv_extend(&args, criu) < 0 || strv_extend(&args, o->pre_dump ? "pre-dump" : "dump") < 0 ||
+            strv_extend(&args, "--tree") < 0 || strv_extendf(&args, "%d", (int) ct->pid) < 0 ||
+            strv_extend(&args, "--images-dir") < 0 || strv_extend(&args, image) < 0 ||
+            strv_extend(&args, "--work-dir") < 0 || strv_extend(&args, work) < 0 ||
+            strv_extend(&args, "--log-file") < 0 || strv_extend(&args, log_path) < 0 ||
+            strv_extend(&args, "-v4") < 0)
                 r = -ENOMEM;
         for (size_t i = 0; r >= 0 && i < n_ext; i++)
-                if (!strv_builder_add(&args, "--ext-mount-map") ||
-                    !strv_builder_addf(&args, "%s:%s", ext[i].mountpoint, ext[i].cookie))
+                if (strv_extend(&args, "--ext-mount-map") < 0 ||
+                    strv_extendf(&args, "%s:%s", ext[i].mountpoint, ext[i].cookie) < 0)
                         r = -ENOMEM;
         criu_external_mounts_free(ext, n_ext);
         if (r < 0)
@@ -233,22 +234,21 @@ int container_checkpoint(const CheckpointOptions *o, char **reterr) {
         r = criu_add_common_args(&args, &o->common);
         if (r < 0)
                 return r;
-        if ((o->leave_running && !o->pre_dump && !strv_builder_add(&args, "--leave-running")) ||
+        if ((o->leave_running && !o->pre_dump && strv_extend(&args, "--leave-running") < 0) ||
             (o->parent_path &&
-             (!strv_builder_add(&args, "--prev-images-dir") || !strv_builder_add(&args, o->parent_path))) ||
-            ((o->parent_path || o->pre_dump) && !strv_builder_add(&args, "--track-mem")) ||
-            (o->auto_dedup && !strv_builder_add(&args, "--auto-dedup")) ||
-            (o->empty_ns_network &&
-             (!strv_builder_add(&args, "--empty-ns") || !strv_builder_add(&args, "net"))))
+             (strv_extend(&args, "--prev-images-dir") < 0 || strv_extend(&args, o->parent_path) < 0)) ||
+            ((o->parent_path || o->pre_dump) && strv_extend(&args, "--track-mem") < 0) ||
+            (o->auto_dedup && strv_extend(&args, "--auto-dedup") < 0) ||
+            (o->empty_ns_network && (strv_extend(&args, "--empty-ns") < 0 || strv_extend(&args, "net") < 0)))
                 return -ENOMEM;
         if (o->page_server) {
                 const char *colon = strrchr(o->page_server, ':');
                 if (!colon || colon == o->page_server || !colon[1])
                         return errorf(reterr, EINVAL, "--page-server: expected ADDRESS:PORT, got \"%s\"",
                                       o->page_server);
-                if (!strv_builder_add(&args, "--page-server") || !strv_builder_add(&args, "--address") ||
-                    !strv_builder_addf(&args, "%.*s", (int) (colon - o->page_server), o->page_server) ||
-                    !strv_builder_add(&args, "--port") || !strv_builder_add(&args, colon + 1))
+                if (strv_extend(&args, "--page-server") < 0 || strv_extend(&args, "--address") < 0 ||
+                    strv_extendf(&args, "%.*s", (int) (colon - o->page_server), o->page_server) < 0 ||
+                    strv_extend(&args, "--port") < 0 || strv_extend(&args, colon + 1) < 0)
                         return -ENOMEM;
         }
         /* A network namespace the container joined (linux.namespaces[].path, e.g. Podman's) is not the
@@ -262,9 +262,8 @@ int container_checkpoint(const CheckpointOptions *o, char **reterr) {
                                 return errorf(reterr, -errno,
                                               "linux.namespaces: network namespace \"%s\": %s", netns_path,
                                               strerror(errno));
-                        if (!strv_builder_add(&args, "--external") ||
-                            !strv_builder_addf(&args, "net[%" PRIu64 "]:extRootNetNS",
-                                               (uint64_t) sst.st_ino))
+                        if (strv_extend(&args, "--external") < 0 ||
+                            strv_extendf(&args, "net[%" PRIu64 "]:extRootNetNS", (uint64_t) sst.st_ino) < 0)
                                 return -ENOMEM;
                 }
         }
@@ -273,7 +272,7 @@ int container_checkpoint(const CheckpointOptions *o, char **reterr) {
         if (cgroup_detect_layout(&layout) >= 0 && layout == CGROUP_LAYOUT_UNIFIED && !isempty(ct->cgroup)) {
                 _cleanup_free_ char *dir = NULL;
                 if (cgroup_unified_dir(ct->cgroup, &dir) >= 0 &&
-                    (!strv_builder_add(&args, "--freeze-cgroup") || !strv_builder_add(&args, dir)))
+                    (strv_extend(&args, "--freeze-cgroup") < 0 || strv_extend(&args, dir) < 0))
                         return -ENOMEM;
         }
 
@@ -292,7 +291,7 @@ int container_checkpoint(const CheckpointOptions *o, char **reterr) {
                         if (r < 0)
                                 return errorf(reterr, r, "--image-path: write \"%s/%s\": %s", image,
                                               CRIU_TERMINAL_FILE, strerror(-r));
-                        if (!strv_builder_add(&args, "--external") || !strv_builder_add(&args, key))
+                        if (strv_extend(&args, "--external") < 0 || strv_extend(&args, key) < 0)
                                 return -ENOMEM;
                 } else
                         log_debug(
@@ -306,10 +305,10 @@ int container_checkpoint(const CheckpointOptions *o, char **reterr) {
                               strerror(-r));
 
         if (log_get_max_level() >= LOG_LEVEL_DEBUG) {
-                _cleanup_free_ char *line = strv_builder_join(&args);
+                _cleanup_free_ char *line = strv_join(args, " ");
                 log_debug("checkpoint %s: %s", o->id, strempty(line));
         }
-        r = criu_spawn(args.strv, -EBADF, -EBADF, NULL, NULL, &pid, &errfd);
+        r = criu_spawn(args, -EBADF, -EBADF, NULL, NULL, &pid, &errfd);
         if (r < 0)
                 return errorf(reterr, r, "cannot run %s: %s", criu, strerror(-r));
         r = criu_wait(pid, errfd, &run);

@@ -250,30 +250,6 @@ static int start_socket(Container *ct, bool server, int *ret, char **reterr) {
         return 0;
 }
 
-static int write_pid_file(const char *path, pid_t pid) {
-        _cleanup_free_ char *dir = NULL;
-        char buf[32];
-        int r;
-
-        snprintf(buf, sizeof buf, "%d", (int) pid);
-        /* Atomic: conmon reads it as soon as create exits. */
-        dir = strdup(path);
-        if (!dir)
-                return -ENOMEM;
-        char *slash = strrchr(dir, '/');
-        _cleanup_close_ int dfd = -EBADF;
-        const char *name = path;
-        if (slash) {
-                *slash = 0;
-                name = slash + 1;
-                dfd = open(*dir ? dir : "/", O_DIRECTORY | O_CLOEXEC | O_RDONLY);
-                if (dfd < 0)
-                        return -errno;
-        }
-        r = write_file_atomic_at(slash ? dfd : AT_FDCWD, name, buf, strlen(buf), 0644);
-        return r;
-}
-
 /* Socket activation (as runc): when our caller passed LISTEN_FDS for us (LISTEN_PID is our pid), those fds
  * (3 ..) pass into the container before the --preserve-fds ones. */
 static unsigned listen_fds_from_env(void) {

@@ -6,7 +6,6 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +13,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -35,53 +35,6 @@
 static inline void *mfree(void *p) {
         free(p);
         return NULL;
-}
-
-bool strv_builder_add(StrvBuilder *b, const char *s) {
-        char *d = strdup(s);
-        if (!d)
-                return false;
-        char **n = reallocarray(b->strv, b->n + 2, sizeof *n);
-        if (!n) {
-                free(d);
-                return false;
-        }
-        b->strv = n;
-        b->strv[b->n++] = d;
-        b->strv[b->n] = NULL;
-        return true;
-}
-
-bool strv_builder_addf(StrvBuilder *b, const char *fmt, ...) {
-        _cleanup_free_ char *s = strdup_printf_args(fmt);
-        if (!s)
-                return false;
-        return strv_builder_add(b, s);
-}
-
-char *strv_builder_join(const StrvBuilder *b) {
-        size_t len = 1;
-        char *out;
-
-        for (size_t i = 0; i < b->n; i++)
-                len += strlen(b->strv[i]) + 1;
-        out = malloc(len);
-        if (!out)
-                return NULL;
-        out[0] = 0;
-        for (size_t i = 0; i < b->n; i++) {
-                if (i > 0)
-                        strcat(out, " ");
-                strcat(out, b->strv[i]);
-        }
-        return out;
-}
-
-void strv_builder_done(StrvBuilder *b) {
-        for (size_t i = 0; i < b->n; i++)
-                free(b->strv[i]);
-        free(b->strv);
-        *b = (StrvBuilder){};
 }
 
 int criu_find(const char *name, char **ret) {
@@ -237,24 +190,16 @@ int criu_get_version(const char *name, char **ret_path, char **ret_version) {
         if (r < 0)
                 return r;
         /* Bounded: `criu --version` prints and exits at once; a hung one is killed. */
-        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + CRIU_VERSION_TIMEOUT_USEC;
-        for (;;) {
-                int status;
-                pid_t p = waitpid(pid, &status, WNOHANG);
-                if (p == pid) {
-                        run.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-                        break;
-                }
-                if (p < 0 && errno != EINTR)
-                        return -errno;
-                if (now_usec(CLOCK_MONOTONIC) > deadline) {
-                        (void) kill(pid, SIGKILL);
-                        (void) waitpid(pid, NULL, 0);
-                        return -ETIMEDOUT;
-                }
-                (void) poll(NULL, 0, 2);
+        _cleanup_close_ int pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        r = pidfd < 0 ? -errno : pidfd_wait_exit(pidfd, CRIU_VERSION_TIMEOUT_USEC);
+        if (r < 0) {
+                (void) kill(pid, SIGKILL);
+                (void) waitpid(pid, NULL, 0);
+                return r;
         }
-        (void) read_memfd(errfd, &run.stderr_text);
+        r = criu_wait(pid, errfd, &run);
+        if (r < 0)
+                return r;
         if (run.status != 0 || !run.stderr_text)
                 return -EIO;
         const char *v = strstr(run.stderr_text, "Version: ");

@@ -102,22 +102,12 @@ int criu_spawn(char *const *argv, int go_fd, int go_write_fd, int (*setup)(void 
                pid_t *ret_pid, int *ret_stderr_fd);
 int criu_wait(pid_t pid, int stderr_fd, CriuRun *ret);
 
-/* A NULL-terminated argv under construction. The add functions return false on ENOMEM. */
-typedef struct StrvBuilder {
-        char **strv;
-        size_t n;
-} StrvBuilder;
-bool strv_builder_add(StrvBuilder *b, const char *s);
-bool strv_builder_addf(StrvBuilder *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-char *strv_builder_join(const StrvBuilder *b);
-void strv_builder_done(StrvBuilder *b);
-
 /* --image-path (runc's default ./checkpoint; created for checkpoint, required to exist for restore) and
  * --work-path (default: the image path), both made absolute. */
 int criu_resolve_dirs(const CriuCommonOptions *o, bool create_image, char **ret_image, char **ret_work,
                       char **reterr);
 /* The options both verbs pass: --manage-cgroups=, --tcp-established, --ext-unix-sk, --shell-job, --file-locks. */
-int criu_add_common_args(StrvBuilder *b, const CriuCommonOptions *o);
+int criu_add_common_args(char ***args, const CriuCommonOptions *o);
 
 /* In the container init, after pivot_root: stdio on the host's /dev/null (a caller's </dev/null) is reopened
  * on the container's own /dev/null, as runc does: CRIU cannot dump a file on a mount outside the

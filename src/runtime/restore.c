@@ -36,6 +36,7 @@
 #include "socket-util.h"
 #include "sdunit.h"
 #include "state.h"
+#include "strv.h"
 
 #define MACHINE_ANNOTATION "io.github.sdrun.machine"
 #define SCOPE_JOB_TIMEOUT_USEC (30 * USEC_PER_SEC)
@@ -347,7 +348,7 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
                             *devpts_dir = NULL;
         _cleanup_(unit_property_list_done) UnitPropertyList props = {};
         _cleanup_(cgroup_file_writes_done) CgroupFileWrites writes = {};
-        _cleanup_(strv_builder_done) StrvBuilder args = {};
+        _cleanup_strv_free_ char **args = NULL;
         _cleanup_(criu_run_done) CriuRun run = {};
         _cleanup_close_ int bundle_fd = -EBADF, errfd = -EBADF, netns_fd = -EBADF, tty_master = -EBADF,
                             tty_slave = -EBADF, devpts_fd = -EBADF;
@@ -520,14 +521,14 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
         if (read_descriptors(image, descriptors) < 0)
                 log_debug("restore %s: no usable descriptors.json in %s", o->id, image);
 
-        if (!strv_builder_add(&args, criu) || !strv_builder_add(&args, "restore") ||
-            !strv_builder_add(&args, "--images-dir") || !strv_builder_add(&args, image) ||
-            !strv_builder_add(&args, "--work-dir") || !strv_builder_add(&args, work) ||
-            !strv_builder_add(&args, "--log-file") || !strv_builder_add(&args, log_path) ||
-            !strv_builder_add(&args, "-v4") || !strv_builder_add(&args, "--restore-detached") ||
-            !strv_builder_add(&args, "--restore-sibling") || !strv_builder_add(&args, "--pidfile") ||
-            !strv_builder_add(&args, pid_path) || !strv_builder_add(&args, "--root") ||
-            !strv_builder_add(&args, criu_root))
+        if (strv_extend(&args, criu) < 0 || strv_extend(&args, "restore") < 0 ||
+            strv_extend(&args, "--images-dir") < 0 || strv_extend(&args, image) < 0 ||
+            strv_extend(&args, "--work-dir") < 0 || strv_extend(&args, work) < 0 ||
+            strv_extend(&args, "--log-file") < 0 || strv_extend(&args, log_path) < 0 ||
+            strv_extend(&args, "-v4") < 0 || strv_extend(&args, "--restore-detached") < 0 ||
+            strv_extend(&args, "--restore-sibling") < 0 || strv_extend(&args, "--pidfile") < 0 ||
+            strv_extend(&args, pid_path) < 0 || strv_extend(&args, "--root") < 0 ||
+            strv_extend(&args, criu_root) < 0)
                 r = -ENOMEM;
         /* Each cookie once: every mask of linux.maskedPaths shares "/dev/null". /dev/console: the new pty. The
          * own cgroup's source, the new scope, comes with the go. */
@@ -535,32 +536,34 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
                 bool dup = ext[i].own_cgroup || (ext[i].terminal && !devpts_dir);
                 for (size_t k = 0; k < i; k++)
                         dup = dup || streq(ext[k].cookie, ext[i].cookie);
-                if (dup || !strv_builder_add(&args, "--ext-mount-map"))
-                        r = dup ? 0 : -ENOMEM;
+                if (dup)
+                        continue;
+                if (strv_extend(&args, "--ext-mount-map") < 0)
+                        r = -ENOMEM;
                 else if (ext[i].terminal)
-                        r = strv_builder_addf(&args, "%s:%s/%d", ext[i].cookie, devpts_dir, pty_index)
-                                    ? 0
-                                    : -ENOMEM;
+                        r = strv_extendf(&args, "%s:%s/%d", ext[i].cookie, devpts_dir, pty_index) < 0
+                                    ? -ENOMEM
+                                    : 0;
                 else
-                        r = strv_builder_addf(&args, "%s:%s", ext[i].cookie, ext[i].source) ? 0 : -ENOMEM;
+                        r = strv_extendf(&args, "%s:%s", ext[i].cookie, ext[i].source) < 0 ? -ENOMEM : 0;
         }
         for (int i = 0; r >= 0 && i < 3; i++)
                 if (descriptors[i] && strneq(descriptors[i], "pipe:", 5)) {
                         cs.inherit[i] = true;
-                        if (!strv_builder_add(&args, "--inherit-fd") ||
-                            !strv_builder_addf(&args, "fd[%d]:%s", INHERIT_FD_BASE + i, descriptors[i]))
+                        if (strv_extend(&args, "--inherit-fd") < 0 ||
+                            strv_extendf(&args, "fd[%d]:%s", INHERIT_FD_BASE + i, descriptors[i]) < 0)
                                 r = -ENOMEM;
                 }
         if (r >= 0 && tty_key &&
-            (!strv_builder_add(&args, "--inherit-fd") ||
-             !strv_builder_addf(&args, "fd[%d]:%s", TTY_FD, tty_key)))
+            (strv_extend(&args, "--inherit-fd") < 0 ||
+             strv_extendf(&args, "fd[%d]:%s", TTY_FD, tty_key) < 0))
                 r = -ENOMEM;
         if (r >= 0 && netns_fd >= 0 &&
-            (!strv_builder_add(&args, "--inherit-fd") ||
-             !strv_builder_addf(&args, "fd[%d]:extRootNetNS", NETNS_FD)))
+            (strv_extend(&args, "--inherit-fd") < 0 ||
+             strv_extendf(&args, "fd[%d]:extRootNetNS", NETNS_FD) < 0))
                 r = -ENOMEM;
         if (r >= 0 && hook_script &&
-            (!strv_builder_add(&args, "--action-script") || !strv_builder_add(&args, hook_script)))
+            (strv_extend(&args, "--action-script") < 0 || strv_extend(&args, hook_script) < 0))
                 r = -ENOMEM;
         if (r >= 0)
                 r = criu_add_common_args(&args, &o->common);
@@ -579,7 +582,7 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
         /* A foreground restore waits for the restored init: as runc, be the subreaper that gets it. */
         if (!o->detach && !o->no_subreaper)
                 (void) prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-        r = criu_spawn(args.strv, go[0], go[1], child_setup, &cs, &criu_pid, &errfd);
+        r = criu_spawn(args, go[0], go[1], child_setup, &cs, &criu_pid, &errfd);
         if (r < 0) {
                 errorf(reterr, r, "cannot run %s: %s", criu, strerror(-r));
                 goto fail;
@@ -615,24 +618,23 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
         /* Go, with the cgroup root CRIU restores the tree into: the scope's cgroup; and that cgroup's directory as
          * the source of the container's cgroup mount where it is a bind of its own cgroup. */
         {
-                _cleanup_(strv_builder_done) StrvBuilder extra = {};
+                _cleanup_strv_free_ char **extra = NULL;
                 _cleanup_free_ char *msg = NULL;
                 size_t len = 0;
 
-                r = strv_builder_add(&extra, "--cgroup-root") && strv_builder_add(&extra, cgroup) ? 0
-                                                                                                  : -ENOMEM;
+                r = strv_extend(&extra, "--cgroup-root") < 0 || strv_extend(&extra, cgroup) < 0 ? -ENOMEM
+                                                                                                : 0;
                 for (size_t i = 0; r >= 0 && i < n_ext; i++)
                         if (ext[i].own_cgroup &&
-                            (!strv_builder_add(&extra, "--ext-mount-map") ||
-                             !strv_builder_addf(&extra, "%s:/sys/fs/cgroup%s", ext[i].cookie, cgroup)))
+                            (strv_extend(&extra, "--ext-mount-map") < 0 ||
+                             strv_extendf(&extra, "%s:/sys/fs/cgroup%s", ext[i].cookie, cgroup) < 0))
                                 r = -ENOMEM;
                 if (r >= 0)
-                        r = go_message(extra.strv, &msg, &len);
+                        r = go_message(extra, &msg, &len);
                 if (r < 0)
                         goto fail;
                 if (log_get_max_level() >= LOG_LEVEL_DEBUG) {
-                        _cleanup_free_ char *line = strv_builder_join(&args),
-                                            *more = strv_builder_join(&extra);
+                        _cleanup_free_ char *line = strv_join(args, " "), *more = strv_join(extra, " ");
                         log_debug("restore %s: %s %s", o->id, strempty(line), strempty(more));
                 }
                 r = loop_write(go[1], msg, len);
@@ -687,23 +689,7 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
                 goto fail;
         }
         if (o->pid_file) {
-                char buf[32];
-                _cleanup_free_ char *dir = strdup(o->pid_file);
-                if (!dir) {
-                        r = -ENOMEM;
-                        goto fail;
-                }
-                char *slash = strrchr(dir, '/');
-                _cleanup_close_ int dfd = -EBADF;
-                if (slash) {
-                        *slash = 0;
-                        dfd = open(*dir ? dir : "/", O_DIRECTORY | O_CLOEXEC | O_RDONLY);
-                }
-                snprintf(buf, sizeof buf, "%d", (int) pid);
-                r = slash && dfd < 0
-                            ? -errno
-                            : write_file_atomic_at(slash ? dfd : AT_FDCWD, slash ? slash + 1 : o->pid_file,
-                                                   buf, strlen(buf), 0644);
+                r = write_pid_file(o->pid_file, pid);
                 if (r < 0) {
                         errorf(reterr, r, "--pid-file: write \"%s\": %s", o->pid_file, strerror(-r));
                         goto fail;

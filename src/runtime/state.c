@@ -16,6 +16,7 @@
 
 #include "config.h"
 #include "cgroup-util.h"
+#include "config.h"
 #include "error-util.h"
 #include "fileio.h"
 #include "json-util.h"
@@ -524,7 +525,8 @@ int container_save(Container *c) {
         j = cJSON_CreateObject();
         if (!j)
                 return -ENOMEM;
-        if (!cJSON_AddStringToObject(j, "ociVersion", "1.3.0") || !cJSON_AddStringToObject(j, "id", c->id) ||
+        if (!cJSON_AddStringToObject(j, "ociVersion", OCI_SPEC_VERSION) ||
+            !cJSON_AddStringToObject(j, "id", c->id) ||
             !cJSON_AddStringToObject(j, "status", container_status_to_string(c->recorded)))
                 return -ENOMEM;
         if (c->pid > 0 && !cJSON_AddNumberToObject(j, "pid", c->pid))
@@ -710,7 +712,8 @@ int container_oci_state(Container *c, ContainerStatus st, cJSON **ret) {
 
         if (!j)
                 return -ENOMEM;
-        if (!cJSON_AddStringToObject(j, "ociVersion", "1.3.0") || !cJSON_AddStringToObject(j, "id", c->id) ||
+        if (!cJSON_AddStringToObject(j, "ociVersion", OCI_SPEC_VERSION) ||
+            !cJSON_AddStringToObject(j, "id", c->id) ||
             !cJSON_AddStringToObject(j, "status", container_status_to_string(st)))
                 return -ENOMEM;
         /* The pid is reported only while it is the container's init: never a stale or provisional one. */

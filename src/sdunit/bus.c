@@ -6,13 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <systemd/sd-bus.h>
 
 #include "error-util.h"
 #include "macro.h"
+#include "process-util.h"
 #include "sdunit-internal.h"
 #include "string-util.h"
 
@@ -20,12 +20,6 @@
  * verb that makes several calls pays for the connection (and the JobRemoved match and Subscribe) once. A
  * forked child gets a fresh one (sd-bus refuses to use a connection across fork()). */
 static SdUnitBus *cached[2];
-
-uint64_t sdunit_now_usec(void) {
-        struct timespec ts;
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / NSEC_PER_USEC;
-}
 
 int sdunit_fail(char **reterr, int r, const sd_bus_error *e, const char *fmt, ...) {
         va_list ap;
@@ -35,7 +29,7 @@ int sdunit_fail(char **reterr, int r, const sd_bus_error *e, const char *fmt, ..
         if (!reterr)
                 return r;
         /* The bus error (or, without one, the errno's text) is the inner message the prefix goes before. */
-        if (e && sd_bus_error_is_set(e))
+        if (e && sym_sd_bus_error_is_set(e))
                 (void) errorf(reterr, r, "%s: %s", e->name, strna(e->message));
         else {
                 free(*reterr);
@@ -56,12 +50,12 @@ static void bus_free(SdUnitBus *b) {
                 w->next = NULL;
         }
         if (b->pid == getpid()) {
-                sd_bus_slot_unref(b->job_removed_slot);
-                sd_bus_flush_close_unref(b->bus);
+                sym_sd_bus_slot_unref(b->job_removed_slot);
+                sym_sd_bus_flush_close_unref(b->bus);
         } else {
                 /* After fork(): drop our reference without touching the parent's connection state. */
-                sd_bus_slot_unref(b->job_removed_slot);
-                sd_bus_close_unref(b->bus);
+                sym_sd_bus_slot_unref(b->job_removed_slot);
+                sym_sd_bus_close_unref(b->bus);
         }
         free(b->watch_error_message);
         free(b);
@@ -76,14 +70,14 @@ static int bus_open_direct(const char *address, sd_bus **ret) {
         sd_bus *bus = NULL;
         int r;
 
-        r = sd_bus_new(&bus);
+        r = sym_sd_bus_new(&bus);
         if (r < 0)
                 return r;
-        r = sd_bus_set_address(bus, address);
+        r = sym_sd_bus_set_address(bus, address);
         if (r >= 0)
-                r = sd_bus_start(bus);
+                r = sym_sd_bus_start(bus);
         if (r < 0) {
-                sd_bus_unref(bus);
+                sym_sd_bus_unref(bus);
                 return r;
         }
         *ret = bus;
@@ -101,7 +95,7 @@ int sdunit_bus_open(bool user, SdUnitBus **ret, char **reterr) {
 
         /* Reuse the process's connection unless PID 1 dropped it (daemon-reexec closes private sockets); a
          * dropped one stays with whoever still holds a reference and is freed by their last close. */
-        if (*slot && (*slot)->pid == getpid() && sd_bus_is_open((*slot)->bus) > 0) {
+        if (*slot && (*slot)->pid == getpid() && sym_sd_bus_is_open((*slot)->bus) > 0) {
                 (*slot)->n_ref++;
                 *ret = *slot;
                 return 0;
@@ -117,7 +111,7 @@ int sdunit_bus_open(bool user, SdUnitBus **ret, char **reterr) {
                 return -ENOMEM;
 
         if (!user) {
-                r = sd_bus_open_system(&bus);
+                r = sym_sd_bus_open_system(&bus);
                 if (r < 0 && geteuid() == 0 && access("/run/systemd/private", F_OK) == 0 &&
                     bus_open_direct("unix:path=/run/systemd/private", &bus) >= 0)
                         direct = true; /* no system bus (yet): systemd itself still answers */
@@ -133,7 +127,7 @@ int sdunit_bus_open(bool user, SdUnitBus **ret, char **reterr) {
         }
 
         if (!bus) {
-                r = user ? sd_bus_open_user(&bus) : sd_bus_open_system(&bus);
+                r = user ? sym_sd_bus_open_user(&bus) : sym_sd_bus_open_system(&bus);
                 if (r < 0)
                         return sdunit_fail(reterr, r, NULL, "connect to the %s bus",
                                            user ? "user" : "system");
@@ -152,9 +146,9 @@ int sdunit_bus_open(bool user, SdUnitBus **ret, char **reterr) {
 sd_bus *sdunit_bus_ref_system_broker(void) {
         SdUnitBus *b = cached[0];
 
-        if (!b || b->direct || b->pid != getpid() || sd_bus_is_open(b->bus) <= 0)
+        if (!b || b->direct || b->pid != getpid() || sym_sd_bus_is_open(b->bus) <= 0)
                 return NULL;
-        return sd_bus_ref(b->bus);
+        return sym_sd_bus_ref(b->bus);
 }
 
 void sdunit_bus_close(SdUnitBus *b) {
@@ -174,7 +168,7 @@ static int on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
         const char *path = NULL, *unit = NULL, *result = NULL;
         uint32_t id;
 
-        if (sd_bus_message_read(m, "uoss", &id, &path, &unit, &result) < 0)
+        if (sym_sd_bus_message_read(m, "uoss", &id, &path, &unit, &result) < 0)
                 return 0;
         for (SdUnitJobWait *w = b->waits; w; w = w->next)
                 if (!w->done && w->job_path && streq(w->job_path, path)) {
@@ -188,11 +182,12 @@ static int on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
  * wait (without the match or the subscription no JobRemoved would come). */
 static int on_watch_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         SdUnitBus *b = userdata;
-        const sd_bus_error *e = sd_bus_message_get_error(m);
+        const sd_bus_error *e = sym_sd_bus_message_get_error(m);
 
-        if (!e || sd_bus_error_has_name(e, "org.freedesktop.systemd1.AlreadySubscribed") || b->watch_error)
+        if (!e || sym_sd_bus_error_has_name(e, "org.freedesktop.systemd1.AlreadySubscribed") ||
+            b->watch_error)
                 return 0;
-        b->watch_error = sd_bus_error_get_errno(e);
+        b->watch_error = sym_sd_bus_error_get_errno(e);
         if (b->watch_error <= 0)
                 b->watch_error = EIO;
         b->watch_error_message = strdup_printf("%s: %s", e->name, strna(e->message));
@@ -209,9 +204,9 @@ int sdunit_bus_watch_jobs(SdUnitBus *b, char **reterr) {
          * subscription are in place before the job can end. That saves two round trips per create. */
         if (!b->job_removed_slot) {
                 /* On a direct connection this is a local filter only; through the broker it is one AddMatch. */
-                r = sd_bus_match_signal_async(b->bus, &b->job_removed_slot, b->direct ? NULL : SD_DEST,
-                                              SD_PATH, SD_IFACE_MANAGER, "JobRemoved", on_job_removed,
-                                              b->direct ? NULL : on_watch_reply, b);
+                r = sym_sd_bus_match_signal_async(b->bus, &b->job_removed_slot, b->direct ? NULL : SD_DEST,
+                                                  SD_PATH, SD_IFACE_MANAGER, "JobRemoved", on_job_removed,
+                                                  b->direct ? NULL : on_watch_reply, b);
                 if (r < 0)
                         return sdunit_fail(reterr, r, NULL,
                                            "install a match for systemd's JobRemoved signal");
@@ -220,8 +215,8 @@ int sdunit_bus_watch_jobs(SdUnitBus *b, char **reterr) {
         /* PID 1 sends its signals to direct connections unconditionally, but through the broker only while
          * some client is subscribed: subscribe once per connection to be sure. */
         if (!b->direct && !b->subscribed) {
-                r = sd_bus_call_method_async(b->bus, NULL, SD_DEST, SD_PATH, SD_IFACE_MANAGER, "Subscribe",
-                                             on_watch_reply, b, NULL);
+                r = sym_sd_bus_call_method_async(b->bus, NULL, SD_DEST, SD_PATH, SD_IFACE_MANAGER,
+                                                 "Subscribe", on_watch_reply, b, NULL);
                 if (r < 0)
                         return sdunit_fail(reterr, r, NULL, "subscribe to systemd's signals");
                 b->subscribed = true;
@@ -250,7 +245,7 @@ int sdunit_job_wait_run(SdUnitBus *b, SdUnitJobWait *w, uint64_t deadline_usec) 
                 /* Drain everything queued (signals that arrived while we waited for a method reply are in
                  * the read queue already) before sleeping. */
                 do {
-                        r = sd_bus_process(b->bus, NULL);
+                        r = sym_sd_bus_process(b->bus, NULL);
                         if (r < 0)
                                 return r;
                         if (w->done)
@@ -259,10 +254,10 @@ int sdunit_job_wait_run(SdUnitBus *b, SdUnitJobWait *w, uint64_t deadline_usec) 
                                 return -b->watch_error;
                 } while (r > 0);
 
-                uint64_t now = sdunit_now_usec();
+                uint64_t now = now_usec(CLOCK_MONOTONIC);
                 if (now >= deadline_usec)
                         return -ETIMEDOUT;
-                r = sd_bus_wait(b->bus, deadline_usec - now);
+                r = sym_sd_bus_wait(b->bus, deadline_usec - now);
                 if (r < 0)
                         return r;
         }
@@ -273,7 +268,7 @@ int sdunit_job_wait_reply(SdUnitBus *b, sd_bus_message *reply, SdUnitJobWait *w,
         const char *job;
         int r;
 
-        r = sd_bus_message_read(reply, "o", &job);
+        r = sym_sd_bus_message_read(reply, "o", &job);
         if (r < 0)
                 return sdunit_fail(reterr, r, NULL, "%s %s: read job path", action, unit);
         w->job_path = strdup(job);
@@ -292,7 +287,7 @@ int sdunit_job_wait_reply(SdUnitBus *b, sd_bus_message *reply, SdUnitJobWait *w,
 }
 
 int sdunit_unit_object_path(const char *unit, char **ret) {
-        return sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, ret);
+        return sym_sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, ret);
 }
 
 static int append_one(sd_bus_message *m, const UnitProperty *p) {
@@ -302,57 +297,57 @@ static int append_one(sd_bus_message *m, const UnitProperty *p) {
         if (!sig)
                 return -EINVAL;
 
-        r = sd_bus_message_open_container(m, 'r', "sv");
+        r = sym_sd_bus_message_open_container(m, 'r', "sv");
         if (r < 0)
                 return r;
-        r = sd_bus_message_append(m, "s", p->name);
+        r = sym_sd_bus_message_append(m, "s", p->name);
         if (r < 0)
                 return r;
-        r = sd_bus_message_open_container(m, 'v', sig);
+        r = sym_sd_bus_message_open_container(m, 'v', sig);
         if (r < 0)
                 return r;
 
         switch (p->kind) {
         case UNIT_PROP_BOOL:
-                r = sd_bus_message_append(m, "b", (int) p->b);
+                r = sym_sd_bus_message_append(m, "b", (int) p->b);
                 break;
         case UNIT_PROP_STRING:
-                r = sd_bus_message_append(m, "s", strempty(p->s));
+                r = sym_sd_bus_message_append(m, "s", strempty(p->s));
                 break;
         case UNIT_PROP_UINT64:
-                r = sd_bus_message_append(m, "t", p->u64);
+                r = sym_sd_bus_message_append(m, "t", p->u64);
                 break;
         case UNIT_PROP_INT64:
-                r = sd_bus_message_append(m, "x", p->i64);
+                r = sym_sd_bus_message_append(m, "x", p->i64);
                 break;
         case UNIT_PROP_UINT32:
-                r = sd_bus_message_append(m, "u", (uint32_t) p->u64);
+                r = sym_sd_bus_message_append(m, "u", (uint32_t) p->u64);
                 break;
         case UNIT_PROP_INT32:
-                r = sd_bus_message_append(m, "i", (int32_t) p->i64);
+                r = sym_sd_bus_message_append(m, "i", (int32_t) p->i64);
                 break;
         case UNIT_PROP_DOUBLE:
-                r = sd_bus_message_append(m, "d", p->d);
+                r = sym_sd_bus_message_append(m, "d", p->d);
                 break;
         case UNIT_PROP_STRV:
-                r = sd_bus_message_append_strv(m, p->strv);
+                r = sym_sd_bus_message_append_strv(m, p->strv);
                 break;
         case UNIT_PROP_BYTES:
-                r = sd_bus_message_append_array(m, 'y', p->bytes, p->n_bytes);
+                r = sym_sd_bus_message_append_array(m, 'y', p->bytes, p->n_bytes);
                 break;
         case UNIT_PROP_PAIRS_SS:
         case UNIT_PROP_PAIRS_ST: {
                 bool ss = p->kind == UNIT_PROP_PAIRS_SS;
-                r = sd_bus_message_open_container(m, 'a', ss ? "(ss)" : "(st)");
+                r = sym_sd_bus_message_open_container(m, 'a', ss ? "(ss)" : "(st)");
                 for (size_t i = 0; r >= 0 && i < p->n_pairs; i++)
-                        r = ss ? sd_bus_message_append(m, "(ss)", p->pairs[i].first, p->pairs[i].second)
-                               : sd_bus_message_append(m, "(st)", p->pairs[i].first, p->pairs[i].value);
+                        r = ss ? sym_sd_bus_message_append(m, "(ss)", p->pairs[i].first, p->pairs[i].second)
+                               : sym_sd_bus_message_append(m, "(st)", p->pairs[i].first, p->pairs[i].value);
                 if (r >= 0)
-                        r = sd_bus_message_close_container(m);
+                        r = sym_sd_bus_message_close_container(m);
                 break;
         }
         case UNIT_PROP_UINT32_ARRAY:
-                r = sd_bus_message_append_array(m, 'u', p->u32s, p->n_u32s * sizeof(uint32_t));
+                r = sym_sd_bus_message_append_array(m, 'u', p->u32s, p->n_u32s * sizeof(uint32_t));
                 break;
         default:
                 r = -EINVAL;
@@ -360,10 +355,10 @@ static int append_one(sd_bus_message *m, const UnitProperty *p) {
         if (r < 0)
                 return r;
 
-        r = sd_bus_message_close_container(m);
+        r = sym_sd_bus_message_close_container(m);
         if (r < 0)
                 return r;
-        return sd_bus_message_close_container(m);
+        return sym_sd_bus_message_close_container(m);
 }
 
 int sdunit_append_properties(sd_bus_message *m, const UnitPropertyList *l, char **reterr) {

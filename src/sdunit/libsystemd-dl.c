@@ -9,15 +9,9 @@
  * while create reads the config and writes the state was measured too: create was no faster, so it is not
  * done.)
  *
- * sdrun is not linked against libsystemd (only its headers are used). This file defines the libsystemd
- * functions src/sdunit calls, under their own names; each forwards to the real one, resolved with dlsym()
- * when the library is first loaded. Variadic functions forward to their va_list forms. A function that
- * creates a connection loads the library and fails with -ELIBACC when it cannot; a function that only
- * releases something is a no-op while nothing was loaded (nothing can have been allocated by it). Every
- * other function takes an object only a loaded library can have made.
- *
- * Adding a call to a new libsystemd function: add it to LIBSYSTEMD_SYMBOLS and write its forwarder below;
- * the link fails until both exist. */
+ * sdrun is not linked against libsystemd (only its headers are used). src/sdunit calls the library through
+ * the sym_ pointers of libsystemd-dl.h, set here from dlsym() when it is first loaded; before that, they
+ * point at the small functions below that load it (for a connection) or do nothing (for a release). */
 
 #include <assert.h>
 #include <dlfcn.h>
@@ -30,10 +24,10 @@
 #include <string.h>
 
 #include <cjson/cJSON.h>
-#include <systemd/sd-bus.h>
 
 #include "error-util.h"
 #include "json-util.h"
+#include "libsystemd-dl.h"
 #include "log.h"
 #include "macro.h"
 #include "sdunit.h"
@@ -41,77 +35,57 @@
 
 #define LIBSYSTEMD_SONAME "libsystemd.so.0"
 
-/* Every function forwarded, by the name dlsym() finds it under. */
-#define LIBSYSTEMD_SYMBOLS(X)             \
-        X(sd_bus_call)                    \
-        X(sd_bus_call_methodv)            \
-        X(sd_bus_call_method_asyncv)      \
-        X(sd_bus_close_unref)             \
-        X(sd_bus_error_copy)              \
-        X(sd_bus_error_free)              \
-        X(sd_bus_error_get_errno)         \
-        X(sd_bus_error_has_name)          \
-        X(sd_bus_error_is_set)            \
-        X(sd_bus_flush)                   \
-        X(sd_bus_flush_close_unref)       \
-        X(sd_bus_get_property_string)     \
-        X(sd_bus_is_open)                 \
-        X(sd_bus_match_signal_async)      \
-        X(sd_bus_message_append_array)    \
-        X(sd_bus_message_append_strv)     \
-        X(sd_bus_message_appendv)         \
-        X(sd_bus_message_close_container) \
-        X(sd_bus_message_enter_container) \
-        X(sd_bus_message_get_error)       \
-        X(sd_bus_message_new_method_call) \
-        X(sd_bus_message_open_container)  \
-        X(sd_bus_message_peek_type)       \
-        X(sd_bus_message_read_basic)      \
-        X(sd_bus_message_read_strv)       \
-        X(sd_bus_message_readv)           \
-        X(sd_bus_message_unref)           \
-        X(sd_bus_new)                     \
-        X(sd_bus_open_system)             \
-        X(sd_bus_open_user)               \
-        X(sd_bus_path_encode)             \
-        X(sd_bus_process)                 \
-        X(sd_bus_ref)                     \
-        X(sd_bus_set_address)             \
-        X(sd_bus_slot_unref)              \
-        X(sd_bus_start)                   \
-        X(sd_bus_unref)                   \
-        X(sd_bus_wait)
-
-static struct {
-        void *handle;
-#define X(name) typeof(name) *name;
-        LIBSYSTEMD_SYMBOLS(X)
-#undef X
-} lib;
+static void *handle;
 
 bool sdunit_libsystemd_loaded(void) {
-        return lib.handle;
+        return handle;
 }
 
+/* Defined below: the pointers' values until the library is loaded. */
+#define X(name) static typeof(name) load_##name;
+LIBSYSTEMD_LOADING(X)
+#undef X
+#define X(name) static typeof(name) idle_##name;
+LIBSYSTEMD_IDLE(X)
+#undef X
+
+#define X(name) typeof(name) *sym_##name = load_##name;
+LIBSYSTEMD_LOADING(X)
+#undef X
+#define X(name) typeof(name) *sym_##name = idle_##name;
+LIBSYSTEMD_IDLE(X)
+#undef X
+#define X(name) typeof(name) *sym_##name = NULL;
+LIBSYSTEMD_LOADED(X)
+#undef X
+
 int sdunit_libsystemd_load(char **reterr) {
+        struct {
+#define X(name) typeof(name) *name;
+                LIBSYSTEMD_SYMBOLS(X)
+#undef X
+        } found;
         void *h;
 
-        if (lib.handle)
+        if (handle)
                 return 0;
         h = dlopen(LIBSYSTEMD_SONAME, RTLD_NOW | RTLD_LOCAL);
         if (!h)
                 return errorf(reterr, ELIBACC, "cannot load %s (systemd's client library): %s",
                               LIBSYSTEMD_SONAME, strna(dlerror()));
+                /* All or nothing: the pointers change only once every symbol was found. */
 #define X(name)                                                                                       \
-        if (!(lib.name = (typeof(name) *) dlsym(h, #name))) {                                         \
+        if (!(found.name = (typeof(name) *) dlsym(h, #name))) {                                       \
                 (void) dlclose(h);                                                                    \
-                lib = (typeof(lib)){};                                                                \
                 return errorf(reterr, ELIBACC, "%s has no %s(): sdrun needs libsystemd 252 or newer", \
                               LIBSYSTEMD_SONAME, #name);                                              \
         }
         LIBSYSTEMD_SYMBOLS(X)
 #undef X
-        lib.handle = h;
+#define X(name) sym_##name = found.name;
+        LIBSYSTEMD_SYMBOLS(X)
+#undef X
+        handle = h;
         return 0;
 }
 
@@ -228,7 +202,7 @@ int sdunit_libsystemd_info(SdUnitLibInfo *ret, char **reterr) {
         r = sdunit_libsystemd_load(reterr);
         if (r < 0)
                 return r;
-        if (dlinfo(lib.handle, RTLD_DI_LINKMAP, &lm) < 0 || !lm || !lm->l_name)
+        if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) < 0 || !lm || !lm->l_name)
                 return errorf(reterr, EIO, "%s: no link map: %s", LIBSYSTEMD_SONAME, strna(dlerror()));
         scan.name = lm->l_name;
         scan.addr = lm->l_addr;
@@ -269,7 +243,7 @@ void sdunit_libsystemd_info_done(SdUnitLibInfo *i) {
 static bool need(void) {
         _cleanup_free_ char *err = NULL;
 
-        if (lib.handle)
+        if (handle)
                 return true;
         if (sdunit_libsystemd_load(&err) >= 0)
                 return true;
@@ -278,199 +252,109 @@ static bool need(void) {
 }
 
 /* Connections: load the library or fail. */
-int sd_bus_new(sd_bus **ret) {
-        return need() ? lib.sd_bus_new(ret) : -ELIBACC;
+static int load_sd_bus_new(sd_bus **ret) {
+        return need() ? sym_sd_bus_new(ret) : -ELIBACC;
 }
-int sd_bus_open_system(sd_bus **ret) {
-        return need() ? lib.sd_bus_open_system(ret) : -ELIBACC;
+static int load_sd_bus_open_system(sd_bus **ret) {
+        return need() ? sym_sd_bus_open_system(ret) : -ELIBACC;
 }
-int sd_bus_open_user(sd_bus **ret) {
-        return need() ? lib.sd_bus_open_user(ret) : -ELIBACC;
+static int load_sd_bus_open_user(sd_bus **ret) {
+        return need() ? sym_sd_bus_open_user(ret) : -ELIBACC;
 }
-int sd_bus_path_encode(const char *prefix, const char *external_id, char **ret_path) {
-        return need() ? lib.sd_bus_path_encode(prefix, external_id, ret_path) : -ELIBACC;
+static int load_sd_bus_path_encode(const char *prefix, const char *external_id, char **ret_path) {
+        return need() ? sym_sd_bus_path_encode(prefix, external_id, ret_path) : -ELIBACC;
+}
+static int load_sd_bus_error_copy(sd_bus_error *dest, const sd_bus_error *e) {
+        return need() ? sym_sd_bus_error_copy(dest, e) : -ELIBACC;
 }
 
 /* Releases and error checks: nothing to do while the library was never loaded. */
-sd_bus *sd_bus_unref(sd_bus *bus) {
-        return lib.handle ? lib.sd_bus_unref(bus) : NULL;
+static sd_bus *idle_sd_bus_unref(sd_bus *bus) {
+        (void) bus;
+        return NULL;
 }
-sd_bus *sd_bus_close_unref(sd_bus *bus) {
-        return lib.handle ? lib.sd_bus_close_unref(bus) : NULL;
+static sd_bus *idle_sd_bus_close_unref(sd_bus *bus) {
+        (void) bus;
+        return NULL;
 }
-sd_bus *sd_bus_flush_close_unref(sd_bus *bus) {
-        return lib.handle ? lib.sd_bus_flush_close_unref(bus) : NULL;
+static sd_bus *idle_sd_bus_flush_close_unref(sd_bus *bus) {
+        (void) bus;
+        return NULL;
 }
-sd_bus_message *sd_bus_message_unref(sd_bus_message *m) {
-        return lib.handle ? lib.sd_bus_message_unref(m) : NULL;
+static sd_bus_message *idle_sd_bus_message_unref(sd_bus_message *m) {
+        (void) m;
+        return NULL;
 }
-sd_bus_slot *sd_bus_slot_unref(sd_bus_slot *slot) {
-        return lib.handle ? lib.sd_bus_slot_unref(slot) : NULL;
+static sd_bus_slot *idle_sd_bus_slot_unref(sd_bus_slot *slot) {
+        (void) slot;
+        return NULL;
 }
-void sd_bus_error_free(sd_bus_error *e) {
-        if (lib.handle)
-                lib.sd_bus_error_free(e);
+static void idle_sd_bus_error_free(sd_bus_error *e) {
+        (void) e;
 }
-int sd_bus_error_is_set(const sd_bus_error *e) {
-        return lib.handle ? lib.sd_bus_error_is_set(e) : 0;
+static int idle_sd_bus_error_is_set(const sd_bus_error *e) {
+        (void) e;
+        return 0;
 }
-int sd_bus_error_has_name(const sd_bus_error *e, const char *name) {
-        return lib.handle ? lib.sd_bus_error_has_name(e, name) : 0;
+static int idle_sd_bus_error_has_name(const sd_bus_error *e, const char *name) {
+        (void) e, (void) name;
+        return 0;
 }
-int sd_bus_error_has_names_sentinel(const sd_bus_error *e, ...) {
+static int idle_sd_bus_error_get_errno(const sd_bus_error *e) {
+        (void) e;
+        return 0;
+}
+
+/* The variadic functions, over their va_list forms. */
+int sym_sd_bus_error_has_names_sentinel(const sd_bus_error *e, ...) {
         va_list ap;
         const char *name;
         int found = 0;
 
         va_start(ap, e);
         while (!found && (name = va_arg(ap, const char *)))
-                found = sd_bus_error_has_name(e, name);
+                found = sym_sd_bus_error_has_name(e, name);
         va_end(ap);
         return found;
 }
-int sd_bus_error_get_errno(const sd_bus_error *e) {
-        return lib.handle ? lib.sd_bus_error_get_errno(e) : 0;
-}
-int sd_bus_error_copy(sd_bus_error *dest, const sd_bus_error *e) {
-        return need() ? lib.sd_bus_error_copy(dest, e) : -ELIBACC;
-}
-
-/* The rest take a connection or a message, which only a loaded library can have made. */
-#define LOADED() assert(lib.handle)
-
-sd_bus *sd_bus_ref(sd_bus *bus) {
-        LOADED();
-        return lib.sd_bus_ref(bus);
-}
-int sd_bus_set_address(sd_bus *bus, const char *address) {
-        LOADED();
-        return lib.sd_bus_set_address(bus, address);
-}
-int sd_bus_start(sd_bus *bus) {
-        LOADED();
-        return lib.sd_bus_start(bus);
-}
-int sd_bus_is_open(sd_bus *bus) {
-        LOADED();
-        return lib.sd_bus_is_open(bus);
-}
-int sd_bus_flush(sd_bus *bus) {
-        LOADED();
-        return lib.sd_bus_flush(bus);
-}
-int sd_bus_process(sd_bus *bus, sd_bus_message **r) {
-        LOADED();
-        return lib.sd_bus_process(bus, r);
-}
-int sd_bus_wait(sd_bus *bus, uint64_t timeout_usec) {
-        LOADED();
-        return lib.sd_bus_wait(bus, timeout_usec);
-}
-int sd_bus_call(sd_bus *bus, sd_bus_message *m, uint64_t usec, sd_bus_error *ret_error,
-                sd_bus_message **reply) {
-        LOADED();
-        return lib.sd_bus_call(bus, m, usec, ret_error, reply);
-}
-int sd_bus_call_method(sd_bus *bus, const char *destination, const char *path, const char *interface,
-                       const char *member, sd_bus_error *ret_error, sd_bus_message **reply,
-                       const char *types, ...) {
+int sym_sd_bus_call_method(sd_bus *bus, const char *destination, const char *path, const char *interface,
+                           const char *member, sd_bus_error *ret_error, sd_bus_message **reply,
+                           const char *types, ...) {
         va_list ap;
         int r;
 
-        LOADED();
         va_start(ap, types);
-        r = lib.sd_bus_call_methodv(bus, destination, path, interface, member, ret_error, reply, types, ap);
+        r = sym_sd_bus_call_methodv(bus, destination, path, interface, member, ret_error, reply, types, ap);
         va_end(ap);
         return r;
 }
-int sd_bus_call_method_async(sd_bus *bus, sd_bus_slot **slot, const char *destination, const char *path,
-                             const char *interface, const char *member, sd_bus_message_handler_t callback,
-                             void *userdata, const char *types, ...) {
+int sym_sd_bus_call_method_async(sd_bus *bus, sd_bus_slot **slot, const char *destination, const char *path,
+                                 const char *interface, const char *member,
+                                 sd_bus_message_handler_t callback, void *userdata, const char *types, ...) {
         va_list ap;
         int r;
 
-        LOADED();
         va_start(ap, types);
-        r = lib.sd_bus_call_method_asyncv(bus, slot, destination, path, interface, member, callback,
+        r = sym_sd_bus_call_method_asyncv(bus, slot, destination, path, interface, member, callback,
                                           userdata, types, ap);
         va_end(ap);
         return r;
 }
-int sd_bus_get_property_string(sd_bus *bus, const char *destination, const char *path, const char *interface,
-                               const char *member, sd_bus_error *ret_error, char **ret) {
-        LOADED();
-        return lib.sd_bus_get_property_string(bus, destination, path, interface, member, ret_error, ret);
-}
-int sd_bus_match_signal_async(sd_bus *bus, sd_bus_slot **ret, const char *sender, const char *path,
-                              const char *interface, const char *member,
-                              sd_bus_message_handler_t match_callback, sd_bus_message_handler_t add_callback,
-                              void *userdata) {
-        LOADED();
-        return lib.sd_bus_match_signal_async(bus, ret, sender, path, interface, member, match_callback,
-                                             add_callback, userdata);
-}
-int sd_bus_message_new_method_call(sd_bus *bus, sd_bus_message **m, const char *destination,
-                                   const char *path, const char *interface, const char *member) {
-        LOADED();
-        return lib.sd_bus_message_new_method_call(bus, m, destination, path, interface, member);
-}
-int sd_bus_message_append(sd_bus_message *m, const char *types, ...) {
+int sym_sd_bus_message_append(sd_bus_message *m, const char *types, ...) {
         va_list ap;
         int r;
 
-        LOADED();
         va_start(ap, types);
-        r = lib.sd_bus_message_appendv(m, types, ap);
+        r = sym_sd_bus_message_appendv(m, types, ap);
         va_end(ap);
         return r;
 }
-int sd_bus_message_appendv(sd_bus_message *m, const char *types, va_list ap) {
-        LOADED();
-        return lib.sd_bus_message_appendv(m, types, ap);
-}
-int sd_bus_message_append_array(sd_bus_message *m, char type, const void *ptr, size_t size) {
-        LOADED();
-        return lib.sd_bus_message_append_array(m, type, ptr, size);
-}
-int sd_bus_message_append_strv(sd_bus_message *m, char **l) {
-        LOADED();
-        return lib.sd_bus_message_append_strv(m, l);
-}
-int sd_bus_message_open_container(sd_bus_message *m, char type, const char *contents) {
-        LOADED();
-        return lib.sd_bus_message_open_container(m, type, contents);
-}
-int sd_bus_message_close_container(sd_bus_message *m) {
-        LOADED();
-        return lib.sd_bus_message_close_container(m);
-}
-int sd_bus_message_enter_container(sd_bus_message *m, char type, const char *contents) {
-        LOADED();
-        return lib.sd_bus_message_enter_container(m, type, contents);
-}
-int sd_bus_message_peek_type(sd_bus_message *m, char *type, const char **contents) {
-        LOADED();
-        return lib.sd_bus_message_peek_type(m, type, contents);
-}
-int sd_bus_message_read(sd_bus_message *m, const char *types, ...) {
+int sym_sd_bus_message_read(sd_bus_message *m, const char *types, ...) {
         va_list ap;
         int r;
 
-        LOADED();
         va_start(ap, types);
-        r = lib.sd_bus_message_readv(m, types, ap);
+        r = sym_sd_bus_message_readv(m, types, ap);
         va_end(ap);
         return r;
-}
-int sd_bus_message_read_basic(sd_bus_message *m, char type, void *p) {
-        LOADED();
-        return lib.sd_bus_message_read_basic(m, type, p);
-}
-int sd_bus_message_read_strv(sd_bus_message *m, char ***l) {
-        LOADED();
-        return lib.sd_bus_message_read_strv(m, l);
-}
-const sd_bus_error *sd_bus_message_get_error(sd_bus_message *m) {
-        LOADED();
-        return lib.sd_bus_message_get_error(m);
 }

@@ -8,6 +8,7 @@
 #include <systemd/sd-bus.h>
 
 #include "macro.h"
+#include "process-util.h"
 #include "sdunit-internal.h"
 #include "sdunit.h"
 
@@ -66,23 +67,24 @@ int sdunit_machine_name(const char *id, char **ret) {
 
 int sdunit_register_machine(bool user, const char *name, pid_t leader, const char *root_directory,
                             char **reterr) {
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sym_sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
         int r;
 
         if (user)
                 return -EOPNOTSUPP; /* machined is a system service */
-        r = sd_bus_open_system(&bus);
+        r = sym_sd_bus_open_system(&bus);
         if (r < 0)
                 return sdunit_fail(reterr, r, NULL, "connect to the system bus");
-        r = sd_bus_call_method(bus, "org.freedesktop.machine1", "/org/freedesktop/machine1",
-                               "org.freedesktop.machine1.Manager", "RegisterMachine", &e, NULL, "sayssus",
-                               name, (size_t) 0, "sdrun", "container", (uint32_t) leader,
-                               strempty(root_directory));
+        r = sym_sd_bus_call_method(bus, "org.freedesktop.machine1", "/org/freedesktop/machine1",
+                                   "org.freedesktop.machine1.Manager", "RegisterMachine", &e, NULL,
+                                   "sayssus", name, (size_t) 0, "sdrun", "container", (uint32_t) leader,
+                                   strempty(root_directory));
         if (r < 0) {
-                if (sd_bus_error_has_names(&e, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER,
-                                           "org.freedesktop.systemd1.NoSuchUnit",
-                                           "org.freedesktop.DBus.Error.FileNotFound"))
+                if (sym_sd_bus_error_has_names(&e, SD_BUS_ERROR_SERVICE_UNKNOWN,
+                                               SD_BUS_ERROR_NAME_HAS_NO_OWNER,
+                                               "org.freedesktop.systemd1.NoSuchUnit",
+                                               "org.freedesktop.DBus.Error.FileNotFound"))
                         return sdunit_fail(reterr, -ENOTCONN, &e, "systemd-machined is not available");
                 return sdunit_fail(reterr, r, &e, "register machine \"%s\" with systemd-machined", name);
         }
@@ -90,23 +92,24 @@ int sdunit_register_machine(bool user, const char *name, pid_t leader, const cha
 }
 
 int sdunit_unregister_machine(const char *name, char **reterr) {
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *own = NULL;
-        _cleanup_(sd_bus_unrefp) sd_bus *shared = sdunit_bus_ref_system_broker();
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sym_sd_bus_flush_close_unrefp) sd_bus *own = NULL;
+        _cleanup_(sym_sd_bus_unrefp) sd_bus *shared = sdunit_bus_ref_system_broker();
+        _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
         int r;
 
         assert(name);
 
         if (!shared) {
-                r = sd_bus_open_system(&own);
+                r = sym_sd_bus_open_system(&own);
                 if (r < 0)
                         return sdunit_fail(reterr, r, NULL, "connect to the system bus");
         }
-        r = sd_bus_call_method(shared ?: own, "org.freedesktop.machine1", "/org/freedesktop/machine1",
-                               "org.freedesktop.machine1.Manager", "UnregisterMachine", &e, NULL, "s", name);
+        r = sym_sd_bus_call_method(shared ?: own, "org.freedesktop.machine1", "/org/freedesktop/machine1",
+                                   "org.freedesktop.machine1.Manager", "UnregisterMachine", &e, NULL, "s",
+                                   name);
         if (r < 0) {
-                if (sd_bus_error_has_names(&e, "org.freedesktop.machine1.NoSuchMachine",
-                                           SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER))
+                if (sym_sd_bus_error_has_names(&e, "org.freedesktop.machine1.NoSuchMachine",
+                                               SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER))
                         return 0;
                 return sdunit_fail(reterr, r, &e, "unregister machine \"%s\" from systemd-machined", name);
         }
@@ -127,13 +130,13 @@ struct SdUnitMachineCall {
 
 static int on_register_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         SdUnitMachineCall *c = userdata;
-        const sd_bus_error *e = sd_bus_message_get_error(m);
+        const sd_bus_error *e = sym_sd_bus_message_get_error(m);
 
         c->done = true;
         c->r = 0;
         if (e) {
-                c->r = -sd_bus_error_get_errno(e) ?: -EIO;
-                (void) sd_bus_error_copy(&c->error, e);
+                c->r = -sym_sd_bus_error_get_errno(e) ?: -EIO;
+                (void) sym_sd_bus_error_copy(&c->error, e);
         }
         return 0;
 }
@@ -141,12 +144,12 @@ static int on_register_reply(sd_bus_message *m, void *userdata, sd_bus_error *re
 void sdunit_machine_call_free(SdUnitMachineCall *c) {
         if (!c)
                 return;
-        sd_bus_slot_unref(c->slot);
+        sym_sd_bus_slot_unref(c->slot);
         if (c->shared)
-                sd_bus_unref(c->bus);
+                sym_sd_bus_unref(c->bus);
         else
-                sd_bus_flush_close_unref(c->bus);
-        sd_bus_error_free(&c->error);
+                sym_sd_bus_flush_close_unref(c->bus);
+        sym_sd_bus_error_free(&c->error);
         free(c->name);
         free(c);
 }
@@ -172,17 +175,17 @@ int sdunit_register_machine_begin(bool user, const char *name, pid_t leader, con
         /* One connection for systemd and machined where there is one already (one Hello less). */
         c->bus = sdunit_bus_ref_system_broker();
         c->shared = c->bus;
-        r = c->bus ? 0 : sd_bus_open_system(&c->bus);
+        r = c->bus ? 0 : sym_sd_bus_open_system(&c->bus);
         if (r < 0) {
                 sdunit_machine_call_free(c);
                 return sdunit_fail(reterr, r, NULL, "connect to the system bus");
         }
-        r = sd_bus_call_method_async(c->bus, &c->slot, "org.freedesktop.machine1",
-                                     "/org/freedesktop/machine1", "org.freedesktop.machine1.Manager",
-                                     "RegisterMachine", on_register_reply, c, "sayssus", name, (size_t) 0,
-                                     "sdrun", "container", (uint32_t) leader, strempty(root_directory));
+        r = sym_sd_bus_call_method_async(
+                c->bus, &c->slot, "org.freedesktop.machine1", "/org/freedesktop/machine1",
+                "org.freedesktop.machine1.Manager", "RegisterMachine", on_register_reply, c, "sayssus", name,
+                (size_t) 0, "sdrun", "container", (uint32_t) leader, strempty(root_directory));
         if (r >= 0)
-                r = sd_bus_flush(c->bus); /* on its way: machined works while we do */
+                r = sym_sd_bus_flush(c->bus); /* on its way: machined works while we do */
         if (r < 0) {
                 sdunit_machine_call_free(c);
                 return sdunit_fail(reterr, r, NULL, "register machine \"%s\" with systemd-machined", name);
@@ -192,32 +195,32 @@ int sdunit_register_machine_begin(bool user, const char *name, pid_t leader, con
 }
 
 int sdunit_register_machine_end(SdUnitMachineCall *c, uint64_t timeout_usec, char **reterr) {
-        uint64_t deadline = sdunit_now_usec() + timeout_usec;
+        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + timeout_usec;
         int r;
 
         assert(c);
 
         while (!c->done) {
-                r = sd_bus_process(c->bus, NULL);
+                r = sym_sd_bus_process(c->bus, NULL);
                 if (r < 0)
                         return sdunit_fail(reterr, r, NULL, "register machine \"%s\" with systemd-machined",
                                            c->name);
                 if (r > 0)
                         continue;
-                uint64_t now = sdunit_now_usec();
+                uint64_t now = now_usec(CLOCK_MONOTONIC);
                 if (now >= deadline)
                         return sdunit_fail(reterr, -ETIMEDOUT, NULL,
                                            "register machine \"%s\" with systemd-machined", c->name);
-                r = sd_bus_wait(c->bus, deadline - now);
+                r = sym_sd_bus_wait(c->bus, deadline - now);
                 if (r < 0)
                         return sdunit_fail(reterr, r, NULL, "register machine \"%s\" with systemd-machined",
                                            c->name);
         }
         if (c->r < 0) {
-                if (sd_bus_error_has_names(&c->error, SD_BUS_ERROR_SERVICE_UNKNOWN,
-                                           SD_BUS_ERROR_NAME_HAS_NO_OWNER,
-                                           "org.freedesktop.systemd1.NoSuchUnit",
-                                           "org.freedesktop.DBus.Error.FileNotFound"))
+                if (sym_sd_bus_error_has_names(&c->error, SD_BUS_ERROR_SERVICE_UNKNOWN,
+                                               SD_BUS_ERROR_NAME_HAS_NO_OWNER,
+                                               "org.freedesktop.systemd1.NoSuchUnit",
+                                               "org.freedesktop.DBus.Error.FileNotFound"))
                         return sdunit_fail(reterr, -ENOTCONN, &c->error,
                                            "systemd-machined is not available");
                 return sdunit_fail(reterr, c->r, &c->error, "register machine \"%s\" with systemd-machined",

@@ -10,6 +10,7 @@
 
 #include "error-util.h"
 #include "macro.h"
+#include "process-util.h"
 #include "sdunit-internal.h"
 
 #define UNIT_NAME_MAX_LEN 255
@@ -244,7 +245,7 @@ static int job_result_to_errno(const char *result) {
 static int start_transient(SdUnitBus *b, const char *unit, const char *slice, const char *description,
                            pid_t pid, const UnitPropertyList *extra, uint64_t timeout_usec, sd_bus_error *e,
                            sd_bus_message **ret_reply, char **reterr) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *m = NULL;
         _cleanup_free_ char *desc = NULL;
         uint32_t upid = (uint32_t) pid;
         int r;
@@ -255,46 +256,46 @@ static int start_transient(SdUnitBus *b, const char *unit, const char *slice, co
                 description = desc;
         }
 
-        r = sd_bus_message_new_method_call(b->bus, &m, SD_DEST, SD_PATH, SD_IFACE_MANAGER,
-                                           "StartTransientUnit");
+        r = sym_sd_bus_message_new_method_call(b->bus, &m, SD_DEST, SD_PATH, SD_IFACE_MANAGER,
+                                               "StartTransientUnit");
         if (r < 0)
                 goto fail;
-        r = sd_bus_message_append(m, "ss", unit, "fail");
+        r = sym_sd_bus_message_append(m, "ss", unit, "fail");
         if (r < 0)
                 goto fail;
-        r = sd_bus_message_open_container(m, 'a', "(sv)");
+        r = sym_sd_bus_message_open_container(m, 'a', "(sv)");
         if (r < 0)
                 goto fail;
-        r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)", "Description", "s", description, "Slice", "s",
-                                  slice, "Delegate", "b", 1, "DefaultDependencies", "b", 0, "CollectMode",
-                                  "s", "inactive-or-failed");
+        r = sym_sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)", "Description", "s", description, "Slice",
+                                      "s", slice, "Delegate", "b", 1, "DefaultDependencies", "b", 0,
+                                      "CollectMode", "s", "inactive-or-failed");
         if (r < 0)
                 goto fail;
-        r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)", "MemoryAccounting", "b", 1, "TasksAccounting", "b",
-                                  1, "CPUAccounting", "b", 1, "IOAccounting", "b", 1);
+        r = sym_sd_bus_message_append(m, "(sv)(sv)(sv)(sv)", "MemoryAccounting", "b", 1, "TasksAccounting",
+                                      "b", 1, "CPUAccounting", "b", 1, "IOAccounting", "b", 1);
         if (r < 0)
                 goto fail;
-        r = sd_bus_message_append(m, "(sv)", "PIDs", "au", 1, upid);
+        r = sym_sd_bus_message_append(m, "(sv)", "PIDs", "au", 1, upid);
         if (r < 0)
                 goto fail;
         r = sdunit_append_properties(m, extra, reterr);
         if (r < 0)
                 return r;
-        r = sd_bus_message_close_container(m);
+        r = sym_sd_bus_message_close_container(m);
         if (r < 0)
                 goto fail;
-        r = sd_bus_message_append(m, "a(sa(sv))", 0);
+        r = sym_sd_bus_message_append(m, "a(sa(sv))", 0);
         if (r < 0)
                 goto fail;
 
-        return sd_bus_call(b->bus, m, timeout_usec, e, ret_reply);
+        return sym_sd_bus_call(b->bus, m, timeout_usec, e, ret_reply);
 fail:
         return sdunit_fail(reterr, r, NULL, "build StartTransientUnit message for %s", unit);
 }
 
 int sdunit_start_scope(SdUnitBus *b, const char *unit, const char *slice, const char *description, pid_t pid,
                        const UnitPropertyList *extra, uint64_t timeout_usec, char **reterr) {
-        uint64_t deadline = sdunit_now_usec() + timeout_usec;
+        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + timeout_usec;
         int r;
 
         assert(b);
@@ -307,10 +308,10 @@ int sdunit_start_scope(SdUnitBus *b, const char *unit, const char *slice, const 
                 return r;
 
         for (unsigned attempt = 0;; attempt++) {
-                _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-                _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+                _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
+                _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *reply = NULL;
                 _cleanup_(sdunit_job_wait_done) SdUnitJobWait w = {};
-                uint64_t now = sdunit_now_usec();
+                uint64_t now = now_usec(CLOCK_MONOTONIC);
 
                 if (now >= deadline)
                         return sdunit_fail(reterr, -ETIMEDOUT, NULL, "start transient scope %s", unit);
@@ -319,7 +320,7 @@ int sdunit_start_scope(SdUnitBus *b, const char *unit, const char *slice, const 
                  * for the reply are queued and only dispatched by sdunit_job_wait_run(). */
                 r = start_transient(b, unit, slice, description, pid, extra, deadline - now, &e, &reply,
                                     reterr);
-                if (r < 0 && sd_bus_error_has_name(&e, "org.freedesktop.systemd1.UnitExists") &&
+                if (r < 0 && sym_sd_bus_error_has_name(&e, "org.freedesktop.systemd1.UnitExists") &&
                     attempt == 0) {
                         _cleanup_free_ char *state = NULL;
                         _cleanup_free_ char *err2 = NULL;
@@ -340,9 +341,9 @@ int sdunit_start_scope(SdUnitBus *b, const char *unit, const char *slice, const 
                         continue;
                 }
                 if (r < 0) {
-                        if (reterr && *reterr && !sd_bus_error_is_set(&e))
+                        if (reterr && *reterr && !sym_sd_bus_error_is_set(&e))
                                 return r; /* message already filled while building the call */
-                        if (sd_bus_error_has_name(&e, "org.freedesktop.systemd1.UnitExists"))
+                        if (sym_sd_bus_error_has_name(&e, "org.freedesktop.systemd1.UnitExists"))
                                 r = -EEXIST;
                         return sdunit_fail(reterr, r, &e, "start transient scope %s in %s", unit, slice);
                 }

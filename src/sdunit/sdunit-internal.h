@@ -9,6 +9,7 @@
 
 #include <systemd/sd-bus.h>
 
+#include "libsystemd-dl.h"
 #include "macro.h"
 #include "sdunit.h"
 
@@ -64,8 +65,6 @@ int sdunit_unit_object_path(const char *unit, char **ret);
 
 /* Append the properties as "(sv)" entries of the currently open a(sv) container. */
 int sdunit_append_properties(sd_bus_message *m, const UnitPropertyList *l, char **reterr);
-
-uint64_t sdunit_now_usec(void);
 
 static inline void sdunit_job_wait_done(SdUnitJobWait *w) {
         free(w->job_path);

@@ -11,29 +11,31 @@
 #include <systemd/sd-bus.h>
 
 #include "macro.h"
+#include "process-util.h"
 #include "sdunit-internal.h"
 #include "string-util.h"
 
 static bool error_is_no_such_unit(const sd_bus_error *e) {
-        return sd_bus_error_has_names(e, "org.freedesktop.systemd1.NoSuchUnit",
-                                      "org.freedesktop.systemd1.LoadFailed");
+        return sym_sd_bus_error_has_names(e, "org.freedesktop.systemd1.NoSuchUnit",
+                                          "org.freedesktop.systemd1.LoadFailed");
 }
 
 /* GetUnit: the object path of a loaded unit, -ENOENT when it is not loaded. Unlike reading a property of
  * the path computed from the name, this does not make PID 1 load the unit. */
 static int get_loaded_unit_path(SdUnitBus *b, const char *unit, char **ret, char **reterr) {
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         const char *path;
         int r;
 
-        r = sd_bus_call_method(b->bus, SD_DEST, SD_PATH, SD_IFACE_MANAGER, "GetUnit", &e, &reply, "s", unit);
+        r = sym_sd_bus_call_method(b->bus, SD_DEST, SD_PATH, SD_IFACE_MANAGER, "GetUnit", &e, &reply, "s",
+                                   unit);
         if (r < 0) {
                 if (error_is_no_such_unit(&e))
                         r = -ENOENT;
                 return sdunit_fail(reterr, r, &e, "unit %s", unit);
         }
-        r = sd_bus_message_read(reply, "o", &path);
+        r = sym_sd_bus_message_read(reply, "o", &path);
         if (r < 0)
                 return sdunit_fail(reterr, r, NULL, "unit %s: read GetUnit reply", unit);
         if (ret) {
@@ -46,12 +48,12 @@ static int get_loaded_unit_path(SdUnitBus *b, const char *unit, char **ret, char
 
 static int get_string_at(SdUnitBus *b, const char *path, const char *unit, const char *iface,
                          const char *prop, char **ret, char **reterr) {
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
         int r;
 
-        r = sd_bus_get_property_string(b->bus, SD_DEST, path, iface, prop, &e, ret);
+        r = sym_sd_bus_get_property_string(b->bus, SD_DEST, path, iface, prop, &e, ret);
         if (r < 0) {
-                if (error_is_no_such_unit(&e) || sd_bus_error_has_name(&e, SD_BUS_ERROR_UNKNOWN_OBJECT))
+                if (error_is_no_such_unit(&e) || sym_sd_bus_error_has_name(&e, SD_BUS_ERROR_UNKNOWN_OBJECT))
                         r = -ENOENT;
                 return sdunit_fail(reterr, r, &e, "unit %s: read property %s.%s", unit, iface, prop);
         }
@@ -101,10 +103,11 @@ int sdunit_get_control_group(SdUnitBus *b, const char *unit, char **ret, char **
 }
 
 int sdunit_get_manager_control_group(SdUnitBus *b, char **ret, char **reterr) {
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
         int r;
 
-        r = sd_bus_get_property_string(b->bus, SD_DEST, SD_PATH, SD_IFACE_MANAGER, "ControlGroup", &e, ret);
+        r = sym_sd_bus_get_property_string(b->bus, SD_DEST, SD_PATH, SD_IFACE_MANAGER, "ControlGroup", &e,
+                                           ret);
         if (r < 0)
                 return sdunit_fail(reterr, r, &e, "read the manager's ControlGroup");
         return 0;
@@ -112,11 +115,11 @@ int sdunit_get_manager_control_group(SdUnitBus *b, char **ret, char **reterr) {
 
 int sdunit_attach_processes(SdUnitBus *b, const char *unit, const char *subcgroup, pid_t pid,
                             char **reterr) {
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
         int r;
 
-        r = sd_bus_call_method(b->bus, SD_DEST, SD_PATH, SD_IFACE_MANAGER, "AttachProcessesToUnit", &e, NULL,
-                               "ssau", unit, strempty(subcgroup), 1, (uint32_t) pid);
+        r = sym_sd_bus_call_method(b->bus, SD_DEST, SD_PATH, SD_IFACE_MANAGER, "AttachProcessesToUnit", &e,
+                                   NULL, "ssau", unit, strempty(subcgroup), 1, (uint32_t) pid);
         if (r < 0)
                 return sdunit_fail(reterr, r, &e, "attach process %d to unit %s", (int) pid, unit);
         return 0;
@@ -132,26 +135,26 @@ int sdunit_get_freezer_state(SdUnitBus *b, const char *unit, char **ret, char **
 
 static int simple_manager_call(SdUnitBus *b, const char *method, const char *what, const char *unit,
                                char **reterr, const char *types, ...) {
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
         va_list ap;
         int r;
 
-        r = sd_bus_message_new_method_call(b->bus, &m, SD_DEST, SD_PATH, SD_IFACE_MANAGER, method);
+        r = sym_sd_bus_message_new_method_call(b->bus, &m, SD_DEST, SD_PATH, SD_IFACE_MANAGER, method);
         if (r < 0)
                 return sdunit_fail(reterr, r, NULL, "%s %s", what, unit);
         va_start(ap, types);
-        r = sd_bus_message_appendv(m, types, ap);
+        r = sym_sd_bus_message_appendv(m, types, ap);
         va_end(ap);
         if (r < 0)
                 return sdunit_fail(reterr, r, NULL, "%s %s", what, unit);
-        r = sd_bus_call(b->bus, m, 0, &e, &reply);
+        r = sym_sd_bus_call(b->bus, m, 0, &e, &reply);
         if (r < 0) {
                 if (error_is_no_such_unit(&e))
                         r = -ENOENT;
-                else if (sd_bus_error_has_names(&e, SD_BUS_ERROR_NOT_SUPPORTED,
-                                                "org.freedesktop.systemd1.UnitInactive"))
-                        r = sd_bus_error_has_name(&e, SD_BUS_ERROR_NOT_SUPPORTED) ? -EOPNOTSUPP : -ESRCH;
+                else if (sym_sd_bus_error_has_names(&e, SD_BUS_ERROR_NOT_SUPPORTED,
+                                                    "org.freedesktop.systemd1.UnitInactive"))
+                        r = sym_sd_bus_error_has_name(&e, SD_BUS_ERROR_NOT_SUPPORTED) ? -EOPNOTSUPP : -ESRCH;
                 return sdunit_fail(reterr, r, &e, "%s %s", what, unit);
         }
         return 0;
@@ -187,28 +190,28 @@ int sdunit_reset_failed_unit(SdUnitBus *b, const char *unit, char **reterr) {
 }
 
 int sdunit_set_properties(SdUnitBus *b, const char *unit, const UnitPropertyList *props, char **reterr) {
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *m = NULL;
         int r;
 
         assert(b);
         assert(unit);
 
-        r = sd_bus_message_new_method_call(b->bus, &m, SD_DEST, SD_PATH, SD_IFACE_MANAGER,
-                                           "SetUnitProperties");
+        r = sym_sd_bus_message_new_method_call(b->bus, &m, SD_DEST, SD_PATH, SD_IFACE_MANAGER,
+                                               "SetUnitProperties");
         if (r >= 0)
-                r = sd_bus_message_append(m, "sb", unit, 1);
+                r = sym_sd_bus_message_append(m, "sb", unit, 1);
         if (r >= 0)
-                r = sd_bus_message_open_container(m, 'a', "(sv)");
+                r = sym_sd_bus_message_open_container(m, 'a', "(sv)");
         if (r < 0)
                 return sdunit_fail(reterr, r, NULL, "set properties of unit %s", unit);
         r = sdunit_append_properties(m, props, reterr);
         if (r < 0)
                 return r;
-        r = sd_bus_message_close_container(m);
+        r = sym_sd_bus_message_close_container(m);
         if (r < 0)
                 return sdunit_fail(reterr, r, NULL, "set properties of unit %s", unit);
-        r = sd_bus_call(b->bus, m, 0, &e, NULL);
+        r = sym_sd_bus_call(b->bus, m, 0, &e, NULL);
         if (r < 0) {
                 if (error_is_no_such_unit(&e))
                         r = -ENOENT;
@@ -222,10 +225,10 @@ static bool state_is_gone(const char *s) {
 }
 
 int sdunit_stop_unit(SdUnitBus *b, const char *unit, uint64_t timeout_usec, char **reterr) {
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(sdunit_job_wait_done) SdUnitJobWait w = {};
-        uint64_t deadline = sdunit_now_usec() + timeout_usec;
+        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + timeout_usec;
         int r;
 
         assert(b);
@@ -242,8 +245,8 @@ int sdunit_stop_unit(SdUnitBus *b, const char *unit, uint64_t timeout_usec, char
         if (r < 0)
                 return r;
 
-        r = sd_bus_call_method(b->bus, SD_DEST, SD_PATH, SD_IFACE_MANAGER, "StopUnit", &e, &reply, "ss",
-                               unit, "replace");
+        r = sym_sd_bus_call_method(b->bus, SD_DEST, SD_PATH, SD_IFACE_MANAGER, "StopUnit", &e, &reply, "ss",
+                                   unit, "replace");
         if (r < 0) {
                 if (error_is_no_such_unit(&e))
                         r = -ENOENT;
@@ -270,24 +273,25 @@ int sdunit_stop_unit(SdUnitBus *b, const char *unit, uint64_t timeout_usec, char
                 }
                 if (state_is_gone(state))
                         return 0;
-                if (sdunit_now_usec() >= deadline)
+                if (now_usec(CLOCK_MONOTONIC) >= deadline)
                         return sdunit_fail(reterr, -ETIMEDOUT, NULL,
                                            "stop unit %s: still %s after the stop job ended (%s)", unit,
                                            state, w.result);
                 /* The state changes are signalled as PropertiesChanged on the unit; a short wait on the bus
                  * wakes up as soon as anything arrives. */
-                r = sd_bus_wait(b->bus, MIN(10 * USEC_PER_MSEC << MIN(i, 5u), deadline - sdunit_now_usec()));
+                r = sym_sd_bus_wait(
+                        b->bus, MIN(10 * USEC_PER_MSEC << MIN(i, 5u), deadline - now_usec(CLOCK_MONOTONIC)));
                 if (r < 0)
                         return sdunit_fail(reterr, r, NULL, "stop unit %s: wait", unit);
-                while ((r = sd_bus_process(b->bus, NULL)) > 0)
+                while ((r = sym_sd_bus_process(b->bus, NULL)) > 0)
                         ;
         }
 }
 
 int sdunit_get_property_string(SdUnitBus *b, const char *unit, const char *interface, const char *property,
                                char **ret, char **reterr) {
-        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_free_ char *path = NULL;
         const char *contents;
         char type;
@@ -304,18 +308,18 @@ int sdunit_get_property_string(SdUnitBus *b, const char *unit, const char *inter
         if (r < 0)
                 return sdunit_fail(reterr, r, NULL, "unit %s: object path", unit);
 
-        r = sd_bus_call_method(b->bus, SD_DEST, path, "org.freedesktop.DBus.Properties", "Get", &e, &reply,
-                               "ss", interface, property);
+        r = sym_sd_bus_call_method(b->bus, SD_DEST, path, "org.freedesktop.DBus.Properties", "Get", &e,
+                                   &reply, "ss", interface, property);
         if (r < 0) {
                 if (error_is_no_such_unit(&e))
                         r = -ENOENT;
                 return sdunit_fail(reterr, r, &e, "unit %s: read property %s.%s", unit, interface, property);
         }
 
-        r = sd_bus_message_peek_type(reply, &type, &contents);
+        r = sym_sd_bus_message_peek_type(reply, &type, &contents);
         if (r < 0)
                 goto fail;
-        r = sd_bus_message_enter_container(reply, 'v', contents);
+        r = sym_sd_bus_message_enter_container(reply, 'v', contents);
         if (r < 0)
                 goto fail;
 
@@ -328,7 +332,7 @@ int sdunit_get_property_string(SdUnitBus *b, const char *unit, const char *inter
                         uint32_t u;
                         int32_t i;
                 } v;
-                r = sd_bus_message_read_basic(reply, contents[0], &v);
+                r = sym_sd_bus_message_read_basic(reply, contents[0], &v);
                 if (r >= 0) {
                         switch (contents[0]) {
                         case 'b':
@@ -351,7 +355,7 @@ int sdunit_get_property_string(SdUnitBus *b, const char *unit, const char *inter
         } else if (streq(contents, "as")) {
                 char **l = NULL;
                 size_t len = 0;
-                r = sd_bus_message_read_strv(reply, &l);
+                r = sym_sd_bus_message_read_strv(reply, &l);
                 if (r >= 0) {
                         for (char **i = l; i && *i; i++)
                                 len += strlen(*i) + 1;

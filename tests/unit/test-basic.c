@@ -35,6 +35,15 @@ static void test_fileio(void) {
         tap_ok(fstatat(dfd, "f", &st, 0) == 0 && (st.st_mode & 0777) == 0600, "mode");
         tap_ok(faccessat(dfd, "f.tmp", F_OK, 0) < 0, "no temporary file left");
         (void) unlinkat(dfd, "f", 0);
+
+        _cleanup_free_ char *pid_path = strdup_printf("%s/pid", dir);
+        tap_is_int(write_pid_file(pid_path, 4711), 0, "write_pid_file");
+        free(TAKE_PTR(buf));
+        tap_is_int(read_full_file_at(dfd, "pid", 1024, &buf, &size), 0, "read the pid file");
+        tap_is_str(buf, "4711", "pid file: the pid, no newline");
+        tap_is_int(write_pid_file("/nonexistent-sdrun-dir/pid", 1), -ENOENT,
+                   "pid file in a missing directory");
+        (void) unlinkat(dfd, "pid", 0);
         (void) rmdir(dir);
 }
 
@@ -107,7 +116,8 @@ static void test_strings(void) {
         tap_is_str(s, "x-42", "strdup_printf()");
 
         tap_ok(path_is_at_or_below("/a/b", "/a"), "path_is_at_or_below(): a child");
-        tap_ok(path_is_at_or_below("/a", "/a/"), "path_is_at_or_below(): the path itself, trailing slash ignored");
+        tap_ok(path_is_at_or_below("/a", "/a/"),
+               "path_is_at_or_below(): the path itself, trailing slash ignored");
         tap_ok(!path_is_at_or_below("/ab", "/a"), "path_is_at_or_below(): whole components only");
         tap_ok(path_is_at_or_below("/x", "/"), "path_is_at_or_below(): everything is below /");
 }
@@ -123,7 +133,8 @@ static void test_log_json(void) {
         log_error("q\"b\\n\nt\tc\001 \303\251");
         log_close();
         tap_is_int(read_full_file_at(AT_FDCWD, path, 4096, &buf, NULL), 0, "read it back");
-        tap_ok(buf && strstr(buf, "\"q\\\"b\\\\n\\nt\\tc\\u0001 \303\251\""), "the message is escaped: %s", strna(buf));
+        tap_ok(buf && strstr(buf, "\"q\\\"b\\\\n\\nt\\tc\\u0001 \303\251\""), "the message is escaped: %s",
+               strna(buf));
         (void) unlink(path);
 }
 

@@ -68,6 +68,10 @@ t grep -qE "list: $newer_msg" "$tmp/e"
 desc="state of a missing container exits 1"; rc=0; "$S" "${R[@]}" state nope 2>"$tmp/e" || rc=$?; t test "$rc" = 1
 desc="delete --force of a missing container succeeds (runc)"; rc=0; "$S" "${R[@]}" delete --force nope || rc=$?; t test "$rc" = 0
 desc="invalid container id is refused"; rc=0; "$S" "${R[@]}" state ../x 2>"$tmp/e" || rc=$?; t test "$rc" = 1
+# libsystemd is called only through src/sdunit's sym_ pointers (libsystemd-dl.h): sdrun neither defines its
+# functions nor needs them from a linked library, so nothing can go around the loader.
+desc="sdrun has a symbol table (for the next check)"; t bash -c 'nm "$1" | grep -q " T main$"' _ "$S"
+desc="sdrun defines and needs no sd_bus_* function"; t bash -c '! nm "$1" | grep -E " [TtWwUu] sd_bus_"' _ "$S"
 
 json_lines_ok() {
         python3 -c '

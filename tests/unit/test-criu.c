@@ -12,26 +12,36 @@
 static void test_explain(void) {
         CriuRun run = {
                 .status = 1,
-                .stderr_text = (char *) "Error (criu/vdso.c:381): vdso: Unexpected rt vDSO area bounds\n"
-                                        "Error (criu/vdso.c:613): vdso: Failed to fill self vdso symtable\n"
-                                        "Error (criu/kerndat.c:1615): kerndat_vdso_fill_symtable failed when initializing kerndat.\n"
-                                        "Error (criu/crtools.c:260): Could not initialize kernel features detection.\n",
+                .stderr_text =
+                        (char *) "Error (criu/vdso.c:381): vdso: Unexpected rt vDSO area bounds\n"
+                                 "Error (criu/vdso.c:613): vdso: Failed to fill self vdso symtable\n"
+                                 "Error (criu/kerndat.c:1615): kerndat_vdso_fill_symtable failed when initializing kerndat.\n"
+                                 "Error (criu/crtools.c:260): Could not initialize kernel features detection.\n",
         };
         _cleanup_free_ char *m = criu_explain_failure("3.17.1", &run, NULL);
-        tap_ok(m && strstr(m, "CRIU 3.17.1 cannot work on this kernel (Linux "), "kerndat failure: names CRIU and the kernel: %s", m);
-        tap_ok(m && strstr(m, "(vdso: Unexpected rt vDSO area bounds)"), "kerndat failure: names CRIU's first vdso error");
+        tap_ok(m && strstr(m, "CRIU 3.17.1 cannot work on this kernel (Linux "),
+               "kerndat failure: names CRIU and the kernel: %s", m);
+        tap_ok(m && strstr(m, "(vdso: Unexpected rt vDSO area bounds)"),
+               "kerndat failure: names CRIU's first vdso error");
 
-        CriuRun diag = { .status = 1, .stderr_text = (char *) "(00.1) Probing sock diag modules\n"
-                                                               "(00.2) Error (criu/sockets.c:1): Diag module missing (-2)\n" };
+        CriuRun diag = { .status = 1,
+                         .stderr_text =
+                                 (char *) "(00.1) Probing sock diag modules\n"
+                                          "(00.2) Error (criu/sockets.c:1): Diag module missing (-2)\n" };
         _cleanup_free_ char *d = criu_explain_failure("3.17.1", &diag, NULL);
         tap_ok(d && strstr(d, "socket diagnostic modules"), "a missing diag module is named: %s", d);
 
-        CriuRun other = { .status = 1, .stderr_text = (char *) "(00.1) Probing sock diag modules\n"
-                                                                "(13.8)      1: Error (criu/pagemap.c:557): Can't read\n"
-                                                                "(13.9) Error (criu/cr-restore.c:2): Restoring FAILED.\n" };
+        CriuRun other = { .status = 1,
+                          .stderr_text =
+                                  (char *) "(00.1) Probing sock diag modules\n"
+                                           "(13.8)      1: Error (criu/pagemap.c:557): Can't read\n"
+                                           "(13.9) Error (criu/cr-restore.c:2): Restoring FAILED.\n" };
         _cleanup_free_ char *o = criu_explain_failure("3.17.1", &other, "/x/restore.log");
-        tap_is_str(o, "criu failed: Error (criu/pagemap.c:557): Can't read; Error (criu/cr-restore.c:2): Restoring FAILED.; "
-                      "see /x/restore.log", "other failures quote CRIU's last errors and name the log");
+        tap_is_str(
+                o,
+                "criu failed: Error (criu/pagemap.c:557): Can't read; Error (criu/cr-restore.c:2): Restoring FAILED.; "
+                "see /x/restore.log",
+                "other failures quote CRIU's last errors and name the log");
 }
 
 static void test_external_mounts(void) {
@@ -48,7 +58,8 @@ static void test_external_mounts(void) {
         CriuExtMount *m = NULL;
         size_t n = 0;
 
-        tap_ok(oci_config_parse(json, sizeof json - 1, &c, &err) >= 0, "config parses%s%s", err ? ": " : "", strempty(err));
+        tap_ok(oci_config_parse(json, sizeof json - 1, &c, &err) >= 0, "config parses%s%s", err ? ": " : "",
+               strempty(err));
         if (!c)
                 return;
         tap_ok(criu_external_mounts(c, "/b", 0, &m, &n) >= 0, "external mounts computed");
@@ -66,19 +77,8 @@ static void test_external_mounts(void) {
         criu_external_mounts_free(m, n);
 }
 
-static void test_builder(void) {
-        _cleanup_(strv_builder_done) StrvBuilder b = {};
-        _cleanup_free_ char *j = NULL;
-
-        tap_ok(strv_builder_add(&b, "criu") && strv_builder_addf(&b, "--tree=%d", 42), "argv built");
-        j = strv_builder_join(&b);
-        tap_is_str(j, "criu --tree=42", "joined");
-        tap_ok(b.strv[2] == NULL, "NULL-terminated");
-}
-
 int main(void) {
         test_explain();
         test_external_mounts();
-        test_builder();
         return tap_done();
 }

@@ -28,6 +28,13 @@ static void test_errorf_first(void) {
         tap_is_int(errorf_first(&e, EPERM, "cleanup failed"), -EPERM, "errorf_first returns its own errno");
         tap_is_str(e, "root cause", "errorf_first keeps the first message");
         tap_is_int(errorf_first((char **) NULL, EPERM, "x"), -EPERM, "errorf_first(NULL)");
+
+        _cleanup_free_ char *w = NULL;
+        tap_is_int(errwrap_first(&w, -ENOENT, "mounts[%d]", 0), -ENOENT, "errwrap_first returns -errno");
+        tap_is_str(w, "mounts[0]: No such file or directory", "errwrap_first: the errno's text follows");
+        tap_is_int(errwrap_first(&w, -EPERM, "umount"), -EPERM, "errwrap_first returns its own errno");
+        tap_is_str(w, "mounts[0]: No such file or directory", "errwrap_first keeps the first message");
+        tap_is_int(errwrap_first((char **) NULL, -EIO, "x"), -EIO, "errwrap_first(NULL)");
 }
 
 static void test_errwrap(void) {
@@ -35,9 +42,11 @@ static void test_errwrap(void) {
 
         tap_is_int(errwrap(NULL, EINVAL, "p"), -EINVAL, "errwrap(NULL) returns -errno");
         tap_is_int(errwrap(&e, -ENOENT, "open \"%s\"", "/x"), -ENOENT, "errwrap with no inner message");
-        tap_is_str(e, "open \"/x\": No such file or directory", "the errno's text stands for the inner message");
+        tap_is_str(e, "open \"/x\": No such file or directory",
+                   "the errno's text stands for the inner message");
         (void) errwrap(&e, ENOENT, "step %d", 1);
-        tap_is_str(e, "step 1: open \"/x\": No such file or directory", "errwrap prefixes the lower layer's message");
+        tap_is_str(e, "step 1: open \"/x\": No such file or directory",
+                   "errwrap prefixes the lower layer's message");
         (void) errwrap(&e, ENOENT, "%s", "");
         tap_is_str(e, "step 1: open \"/x\": No such file or directory", "an empty prefix keeps the message");
 }

@@ -44,6 +44,18 @@ static void test_extend(void) {
         tap_ok(l[2] != add[1], "strv_extend_strv copies");
 }
 
+static void test_extendf_join(void) {
+        _cleanup_strv_free_ char **l = NULL;
+        _cleanup_free_ char *j = NULL, *e = NULL;
+
+        tap_ok(strv_extend(&l, "criu") >= 0 && strv_extendf(&l, "--tree=%d", 42) >= 0, "argv built");
+        tap_ok(l[2] == NULL, "NULL-terminated");
+        j = strv_join(l, " ");
+        tap_is_str(j, "criu --tree=42", "joined with a space");
+        e = strv_join(NULL, " ");
+        tap_is_str(e, "", "an empty list joins to \"\"");
+}
+
 static void test_env_set(void) {
         _cleanup_strv_free_ char **l = NULL;
 
@@ -64,6 +76,7 @@ int main(void) {
         test_length_contains();
         test_dup();
         test_extend();
+        test_extendf_join();
         test_env_set();
         return tap_done();
 }
