@@ -291,7 +291,8 @@ runpid=$!
 cleanup_add kill "$runpid"
 WAIT_FOR_TIMEOUT=8 wait_for grep -q "thread alive" "$TEST_TMPDIR/mt.out"
 pid=$(sd state "$id" 2>/dev/null | jq -r .pid)
-sleep 0.5
+# the leader's getppid comes after the thread's line: wait for it to be killed (a zombie), not a fixed time
+wait_for sh -c "awk '/^State:/ {print \$2}' /proc/$pid/status | grep -qx Z"
 leader=$(awk '/^State:/ {print $2}' "/proc/$pid/status" 2>/dev/null)
 threads=$(awk '/^Threads:/ {print $2}' "/proc/$pid/status" 2>/dev/null)
 is "$(status_of "$id"):$leader:$threads" "running:Z:2" \
