@@ -4,7 +4,9 @@
 # (sdrun; crun or runc as the control): `podman run --sdnotify=container` (the container's READY=1, sent after
 # a delay, reaches the caller's NOTIFY_SOCKET with MAINPID= of conmon), `--sdnotify=conmon` (READY=1 from
 # Podman, no socket in the container), and a unit from `podman generate systemd --new --sdnotify=container`
-# started with systemctl: active only after READY=1, its container in libpod-<id>.scope, stopped with it.
+# installed in /etc/systemd/system, enabled and started with systemctl: active only after READY=1, its container
+# on the runtime in libpod-<id>.scope, stopped with it, and on a second start a new container (issue 34,
+# item 5: what an enabled unit does at a reboot).
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/lib-podman.sh"
 
@@ -67,15 +69,19 @@ pm_out unitfile generate systemd --new --name "$c"
 is "$PM_RC" 0 "podman generate systemd --new" || diag "$PM_ERR"
 like "$unitfile" "Type=notify" "  the unit is Type=notify"
 pm_out out rm -f -t 0 "$c"
-printf '%s\n' "$unitfile" >"/run/systemd/system/$svc"
+# Installed where a user installs it, and enabled (issue 34, item 5).
+U=/etc/systemd/system
+printf '%s\n' "$unitfile" >"$U/$svc"
 # The unit's podman must see this test's storage and configuration.
-mkdir -p "/run/systemd/system/$svc.d"
-printf '[Service]\nEnvironment=CONTAINERS_CONF=%s CONTAINERS_STORAGE_CONF=%s\n' "$CONTAINERS_CONF" \
-        "$CONTAINERS_STORAGE_CONF" >"/run/systemd/system/$svc.d/env.conf"
+mkdir -p "$U/$svc.d"
+printf '[Service]\nEnvironment=CONTAINERS_STORAGE_CONF=%s\n' "$CONTAINERS_STORAGE_CONF" >"$U/$svc.d/env.conf"
 cleanup_add systemctl daemon-reload
-cleanup_add rm -rf "/run/systemd/system/$svc" "/run/systemd/system/$svc.d"
+cleanup_add rm -rf "$U/$svc" "$U/$svc.d"
+cleanup_add systemctl disable "$svc"
 cleanup_add systemctl stop "$svc"
 systemctl daemon-reload
+out=$(systemctl enable "$svc" 2>&1)
+is "$(systemctl is-enabled "$svc" 2>&1)" enabled "systemctl enable $svc (installed in $U)" || diag "$out"
 t0=$(date +%s%N)
 out=$(systemctl start "$svc" 2>&1)
 rc=$?
@@ -90,9 +96,27 @@ ok_desc "  the container runs in $scope" scope_holds "$scope" "$pid"
 like "$(systemctl status --no-pager -l "$scope" 2>&1)" "sleep 1000" "  systemctl status $scope shows its processes"
 is "$(systemctl show -p MainPID --value "$svc")" "$(podman inspect --format '{{.State.ConmonPid}}' "$c")" \
         "  the unit's main process is conmon"
+is "$(podman inspect --format '{{.OCIRuntime}}' "$c" 2>&1)" "$PODMAN_TEST_RUNTIME" \
+        "  the container's runtime is $PODMAN_TEST_RUNTIME (the drop-in's)"
 out=$(systemctl stop "$svc" 2>&1)
 is "$?" 0 "systemctl stop $svc" || diag "$out"
 ok_desc "  the container is gone" wait_for sh -c "! podman container exists $c"
 ok_desc "  its scope is gone" wait_for scope_gone "$scope"
+
+# Started again (what a reboot does to an enabled unit): a new container (--new), again after its READY=1.
+t0=$(date +%s%N)
+out=$(systemctl start "$svc" 2>&1)
+rc=$?
+t=$(ms_since "$t0")
+is "$rc" 0 "systemctl start $svc again: the service comes back" || diag "$out"
+ok_desc "  active only after the new container's READY=1 ($t ms)" test "$t" -ge 2000
+cid2=$(podman inspect --format '{{.Id}}' "$c" 2>/dev/null)
+ok_desc "  it runs a new container" test -n "$cid2" -a "$cid2" != "$cid"
+is "$(podman inspect --format '{{.OCIRuntime}}' "$c" 2>&1)" "$PODMAN_TEST_RUNTIME" "  on $PODMAN_TEST_RUNTIME"
+ok_desc "  in libpod-$cid2.scope" scope_holds "libpod-$cid2.scope" "$(pm_pid "$c" 2>/dev/null)"
+out=$(systemctl stop "$svc" 2>&1)
+is "$?" 0 "systemctl stop $svc" || diag "$out"
+ok_desc "  the container is gone" wait_for sh -c "! podman container exists $c"
+ok_desc "  its scope is gone" wait_for scope_gone "libpod-$cid2.scope"
 
 done_testing
