@@ -180,6 +180,16 @@ diag "Podman's system tests $(cat "$SUITE/.version" 2>/dev/null), runtime: $rt"
 W=$TEST_TMPDIR/podman
 mkdir -p "$W"
 cp -a "$SUITE/test" "$W/"
+# retry_passes FILE NAME: Podman's test NAME of FILE, run once more on its own, passes.
+retry_passes() {
+        local re
+        re=$(printf '%s' "$2" | sed 's/[][\\.*^$()+?{}|/]/\\&/g')
+        (cd "$W" && env PODMAN=/usr/bin/podman timeout -k 10 300 bats --tap --filter "^$re\$" "test/system/$1.bats") \
+                >"$TEST_TMPDIR/retry" 2>&1 </dev/null
+        grep -q '^ok 1 ' "$TEST_TMPDIR/retry" && ! grep -q '^not ok' "$TEST_TMPDIR/retry" &&
+                ! grep -q '^ok 1 .*# skip' "$TEST_TMPDIR/retry"
+}
+
 for f in "${files[@]}"; do
         [ -f "$W/test/system/$f.bats" ] || { fail "podman $f: the file is in the suite"; continue; }
         t0=$SECONDS
@@ -203,6 +213,11 @@ for f in "${files[@]}"; do
                         skip "podman $f: $name: differs on purpose: ${known[$f:$name]}"
                 elif [ -n "${environment[$f:$name]:-${environment[$f]:-}}" ]; then
                         skip "podman $f: $name: not on this machine: ${environment[$f:$name]:-${environment[$f]}}"
+                elif retry_passes "$f" "$name"; then
+                        # Some of Podman's tests race their own containers (a client that connects before
+                        # the `run -d` server listens): under load they fail once. Failing twice is a failure.
+                        pass "podman $f: $name (failed once, passed when run again alone)"
+                        diag "podman $f: $name: the first run failed: $(grep -E 'FAIL|expected|actual' <<<"$report" | head -5)"
                 else
                         fail "podman $f: $name"
                         diag "$(grep -v '^# # /usr/bin/podman \(rm\|ps\|images\|pod rm\|network prune\) ' <<<"$report" | tail -40)"
