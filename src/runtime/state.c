@@ -14,7 +14,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config.h"
 #include "cgroup-util.h"
 #include "config.h"
 #include "error-util.h"
@@ -357,7 +356,9 @@ static int check_state_format(const cJSON *j, const char *id, char **reterr) {
         v = cJSON_GetObjectItemCaseSensitive(sd, "stateFormat");
         if (!v)
                 return 0; /* format 1, from before the field */
-        if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble != (double) (unsigned) v->valuedouble)
+        /* (bounded before the cast: a double beyond UINT_MAX does not convert) */
+        if (!cJSON_IsNumber(v) || !(v->valuedouble >= 1 && v->valuedouble <= 1e6) ||
+            v->valuedouble != (double) (unsigned) v->valuedouble)
                 return -EBADMSG;
         if ((unsigned) v->valuedouble <= STATE_FORMAT)
                 return 0;
