@@ -427,6 +427,19 @@ wait_for() {
         "$@" >/dev/null 2>&1
 }
 
+# install_sdrun_template: units/sdrun@.service.in with this build's binary as /run/systemd/system/sdrun@.service
+# (removed on exit); sets UDIR. The unit uses the default state root, so the tests' root must be it.
+install_sdrun_template() {
+        local unit_in=$SDRUN_SRCDIR/units/sdrun@.service.in
+        [ -f "$unit_in" ] || bail "$unit_in is missing"
+        [ "$SDRUN_ROOT" = /run/sdrun ] || bail "the unit uses the default state root /run/sdrun, not $SDRUN_ROOT"
+        UDIR=/run/systemd/system
+        sed "s|@SDRUN@|$SDRUN|g" "$unit_in" >"$UDIR/sdrun@.service" || bail "cannot install sdrun@.service"
+        cleanup_add systemctl daemon-reload
+        cleanup_add rm -f "$UDIR/sdrun@.service"
+        systemctl daemon-reload
+}
+
 # no_leftovers ID: one test asserting that nothing of container ID remains: no state dir, no loaded
 # unit, no process in a cgroup naming it, no mount naming it.
 no_leftovers() {

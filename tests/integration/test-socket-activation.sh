@@ -11,15 +11,7 @@
 require_root
 require_systemd
 [ -n "${SD_LISTEN:-}" ] && [ -x "$SD_LISTEN" ] || bail "SD_LISTEN (the sd-listen helper) is not set or not executable"
-UNIT_IN=$SDRUN_SRCDIR/units/sdrun@.service.in
-[ -f "$UNIT_IN" ] || bail "$UNIT_IN is missing"
-[ "$SDRUN_ROOT" = /run/sdrun ] || bail "the unit uses the default state root /run/sdrun, not $SDRUN_ROOT"
-
-UDIR=/run/systemd/system
-sed "s|@SDRUN@|$SDRUN|g" "$UNIT_IN" >"$UDIR/sdrun@.service" || bail "cannot install sdrun@.service"
-cleanup_add systemctl daemon-reload
-cleanup_add rm -f "$UDIR/sdrun@.service"
-systemctl daemon-reload
+install_sdrun_template
 
 # instance ID-PREFIX: a fresh id whose service and sockets are stopped and removed on exit
 instance() {
