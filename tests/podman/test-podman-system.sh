@@ -40,6 +40,8 @@ done
 # The files run (the ones about the runtime; each takes 3 s to 3 min).
 files=(030-run 032-sig-proxy 045-start 050-stop 055-rm 075-exec 080-pause 130-kill 170-run-userns
         190-run-ipcns 200-pod 220-healthcheck 250-systemd 280-update 420-cgroups 450-interactive)
+# SDRUN_PODMAN_FILES="220-healthcheck ...": only these (to run one file again by hand).
+[ -n "${SDRUN_PODMAN_FILES:-}" ] && read -ra files <<<"$SDRUN_PODMAN_FILES"
 
 # FILE:TEST (or FILE) -> why it fails on this machine with crun as well
 declare -A environment=(
@@ -133,21 +135,6 @@ for prefix in quay.io k8s.gcr.io; do
         printf '\n[[registry]]\nprefix = "%s"\nlocation = "%s"\n[[registry.mirror]]\nlocation = "127.0.0.1:%s"\ninsecure = true\n' \
                 "$prefix" "$prefix" "$port" >>"$REG_DROPIN"
 done
-# Written by tests/podman/test-podman-system.sh for one test run (removed afterwards).
-[[registry]]
-prefix = "quay.io"
-location = "quay.io"
-[[registry.mirror]]
-location = "127.0.0.1:$port"
-insecure = true
-
-[[registry]]
-prefix = "k8s.gcr.io"
-location = "k8s.gcr.io"
-[[registry.mirror]]
-location = "127.0.0.1:$port"
-insecure = true
-EOF
 
 # --- the images, in the registry --------------------------------------------------------------------------
 podman system reset -f >/dev/null 2>&1
