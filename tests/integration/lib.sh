@@ -70,13 +70,19 @@ plan() {
         echo "1..$1"
 }
 
+# A failure and the diag lines after it also go to stderr: meson shows a failed test's stderr, and that is
+# what a CI log keeps.
+_tap_last_failed=0
 _tap_result() {   # _tap_result PASSED(0|1) DESC
         _tap_n=$((_tap_n + 1))
         if [ "$1" = 0 ]; then
+                _tap_last_failed=0
                 echo "ok $_tap_n - $(_tap_escape "$2")"
         else
+                _tap_last_failed=1
                 _tap_failed=$((_tap_failed + 1))
                 echo "not ok $_tap_n - $(_tap_escape "$2")"
+                echo "not ok $_tap_n - $(_tap_escape "$2")" >&2
         fi
 }
 
@@ -152,6 +158,7 @@ fail() {
 skip() {
         _tap_n=$((_tap_n + 1))
         _tap_skipped=$((_tap_skipped + 1))
+        _tap_last_failed=0
         echo "ok $_tap_n # SKIP $(_tap_escape "$1")"
 }
 
@@ -159,6 +166,7 @@ diag() {
         local line
         while IFS= read -r line; do
                 echo "# $line"
+                [ "$_tap_last_failed" = 0 ] || echo "# $line" >&2
         done <<<"$*"
 }
 

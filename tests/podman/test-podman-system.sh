@@ -208,6 +208,7 @@ for f in "${files[@]}"; do
                 else
                         fail "podman $f: $name"
                         diag "$(grep -v '^# # /usr/bin/podman \(rm\|ps\|images\|pod rm\|network prune\) ' <<<"$report" | tail -40)"
+                        diag "run again alone: $(grep -v '^# # /usr/bin/podman \(rm\|ps\|images\|pod rm\|network prune\) ' "$TEST_TMPDIR/retry" | tail -25)"
                 fi
                 name=""
         }
