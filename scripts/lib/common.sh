@@ -11,7 +11,7 @@ SDRUN_DEBS=(
         systemd systemd-container dbus dbus-user-session busybox-static
         scdoc mandoc python3 python3-jsonschema jq
         runc crun podman conmon uidmap
-        docker.io containerd python3-grpcio python3-protobuf protobuf-compiler
+        docker.io containerd containernetworking-plugins curl python3-grpcio python3-protobuf protobuf-compiler
         cpio iproute2 procps util-linux time libc6-dev
         criu kmod
         bats socat docker-registry

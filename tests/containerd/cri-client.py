@@ -9,16 +9,26 @@ protoc into a temporary directory), REQUEST-JSON the request in protobuf's JSON 
 the .proto or lowerCamelCase). Prints one JSON object: the response (default values included) and
 "seconds", the wall time of the call. Exits 0 on success; on a gRPC error prints
 {"error": CODE, "message": ...} and exits 3.
+
+    cri-client.py --stream URL
+
+connects to the streaming URL that Exec (or Attach) answered, as a WebSocket client speaking Kubernetes'
+"v4.channel.k8s.io" protocol (each message: a channel byte, then data; 1 stdout, 2 stderr, 3 the status),
+and prints {"stdout": ..., "stderr": ..., "status": ...} once the server closes the stream.
 """
 
+import base64
 import importlib
 import json
 import os
 import shutil
+import socket
+import struct
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROTO = "cri-subset.proto"
@@ -38,7 +48,65 @@ def load_messages():
         shutil.rmtree(out, ignore_errors=True)
 
 
+def recv_exact(sock, n):
+    buf = b""
+    while len(buf) < n:
+        chunk = sock.recv(n - len(buf))
+        if not chunk:
+            raise EOFError("the stream closed in the middle of a frame")
+        buf += chunk
+    return buf
+
+
+def stream(url):
+    """Read a streaming session to its end (RFC 6455 framing, server frames are never masked)."""
+    u = urllib.parse.urlsplit(url)
+    sock = socket.create_connection((u.hostname, u.port or 80), timeout=60)
+    key = base64.b64encode(os.urandom(16)).decode()
+    path = u.path + ("?" + u.query if u.query else "")
+    sock.sendall((f"GET {path} HTTP/1.1\r\nHost: {u.netloc}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                  f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+                  f"Sec-WebSocket-Protocol: v4.channel.k8s.io\r\n\r\n").encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        chunk = sock.recv(1)
+        if not chunk:
+            raise EOFError("the server closed the connection during the handshake")
+        head += chunk
+    status_line = head.split(b"\r\n", 1)[0].decode(errors="replace")
+    if " 101 " not in status_line + " ":
+        return {"error": "handshake", "message": status_line}
+    out = {1: b"", 2: b"", 3: b""}
+    message = b""
+    while True:
+        b0, b1 = recv_exact(sock, 2)
+        opcode, length = b0 & 0x0F, b1 & 0x7F
+        if length == 126:
+            length = struct.unpack("!H", recv_exact(sock, 2))[0]
+        elif length == 127:
+            length = struct.unpack("!Q", recv_exact(sock, 8))[0]
+        payload = recv_exact(sock, length) if length else b""
+        if opcode == 8:
+            break
+        if opcode in (0, 1, 2):
+            message += payload
+            if b0 & 0x80 and message:
+                if message[0] in out:
+                    out[message[0]] += message[1:]
+                message = b""
+    sock.close()
+    return {"stdout": out[1].decode(errors="replace"), "stderr": out[2].decode(errors="replace"),
+            "status": out[3].decode(errors="replace")}
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--stream":
+        try:
+            print(json.dumps(stream(sys.argv[2])))
+        except (OSError, EOFError) as e:
+            print(json.dumps({"error": "stream", "message": str(e)}))
+            return 3
+        return 0
     if len(sys.argv) not in (3, 4):
         sys.exit(__doc__)
     sock, method = sys.argv[1], sys.argv[2]

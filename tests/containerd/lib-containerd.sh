@@ -168,3 +168,104 @@ not_slower() {
                 return 1
         fi
 }
+
+# --- CRI: a private containerd driven through its CRI socket (tests/containerd/test-containerd-cri*.sh) ----------
+
+# cri_setup [EXTRA-TOML]: a containerd private to the test (own config, root, state and socket, in a transient
+# unit): the distribution's /etc/containerd/config.toml plus two keys of the runc runtime's options
+# (BinaryName = sdrun, SystemdCgroup = true) and a second handler "runc-control" with the real runc, the control.
+# EXTRA-TOML is appended too. The busybox image and the sandbox ("pause") image are imported. Bails out when
+# any of it fails.
+# Out: D (its directory), SOCK, UNIT, RROOT (the shim's --root in the k8s.io namespace), IDS (a file: every pod
+# and container id the test makes goes there, for the teardown), CTR_RUNC, CLIENT, PAUSE.
+cri_setup() {
+        local extra=${1:-} restrict_oom="" capeff o
+        command -v containerd >/dev/null || bail "containerd is not installed (Debian package containerd)"
+        command -v protoc >/dev/null || bail "protoc is not installed (Debian package protobuf-compiler)"
+        python3 -c 'import grpc, google.protobuf' 2>/dev/null || bail "python3-grpcio / python3-protobuf are not installed"
+        CTR_RUNC=$(command -v runc) || bail "runc is not installed (the control runtime)"
+        [ -r /etc/containerd/config.toml ] || bail "no /etc/containerd/config.toml (Debian's containerd ships one)"
+        CLIENT=$(dirname "${BASH_SOURCE[0]}")/cri-client.py
+        D=$TEST_TMPDIR/containerd
+        mkdir -p "$D/root" "$D/state" "$D/logs"
+        SOCK=$D/containerd.sock
+        # Without CAP_SYS_RESOURCE (these VMs), no runtime can lower oom_score_adj below containerd's own, as the
+        # CRI plugin does for the sandbox (-998): the CRI plugin's own switch for that case keeps it at containerd's.
+        capeff=$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status)
+        if (( (16#$capeff >> 24 & 1) == 0 )); then
+                restrict_oom='    restrict_oom_score_adj = true  # added by the test: no CAP_SYS_RESOURCE here'
+                diag "no CAP_SYS_RESOURCE: restrict_oom_score_adj = true"
+        fi
+        {
+                awk -v add="$restrict_oom" '{ print } add != "" && $0 ~ /^ *\[plugins\."io\.containerd\.grpc\.v1\.cri"\] *$/ { print add }' \
+                        /etc/containerd/config.toml
+                cat <<EOT
+
+# Added by tests/containerd/lib-containerd.sh: sdrun as the runc runtime's binary, with the systemd cgroup
+# driver (what a Kubernetes node with the systemd cgroup driver configures), and runc as a second handler for
+# the control.
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+  runtime_type = "io.containerd.runc.v2"
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+  BinaryName = "$SDRUN"
+  SystemdCgroup = true
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc-control]
+  runtime_type = "io.containerd.runc.v2"
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc-control.options]
+  BinaryName = "$CTR_RUNC"
+  SystemdCgroup = true
+$extra
+EOT
+        } >"$D/config.toml"
+        UNIT=sdrun-test-containerd-$$.service
+        o=$(systemd-run --unit "$UNIT" --collect -p Delegate=yes -p Type=notify \
+                containerd --config "$D/config.toml" --root "$D/root" --state "$D/state" --address "$SOCK" 2>&1) ||
+                bail "cannot start a private containerd: $o"
+        RROOT=/run/containerd/runc/k8s.io
+        IDS=$D/ids
+        cleanup_add _cri_teardown
+        wait_until 30 ctr --address "$SOCK" -n k8s.io version ||
+                bail "the private containerd does not answer: $(journalctl -u "$UNIT" --no-pager | tail -n 5)"
+
+        cri Version '{"version": "v1"}'
+        is "$RC|$(jf .runtime_name)|$(jf .runtime_api_version)" "0|containerd|v1" "CRI Version over $SOCK: containerd, API v1" || diag "$R"
+        diag "CRI: $(jf .runtime_name) $(jf .runtime_version)"
+
+        # The images: the busybox image for the containers, and the sandbox ("pause") image, which containerd
+        # would otherwise pull from registry.k8s.io: the same rootfs with a command that runs until killed.
+        PAUSE=$(containerd config default 2>/dev/null | sed -n 's/^ *sandbox_image = "\(.*\)"/\1/p')
+        [ -n "$PAUSE" ] || bail "cannot read containerd's default sandbox_image"
+        make_oci_archive "$CTR_IMAGE" "$TEST_TMPDIR/bb.tar" || bail "cannot make the busybox image"
+        make_oci_archive "$PAUSE" "$TEST_TMPDIR/pause.tar" 'CMD ["/bin/sleep", "2000000000"]' || bail "cannot make the pause image"
+        o=$(crin image import --base-name "${CTR_IMAGE%:*}" "$TEST_TMPDIR/bb.tar" 2>&1) || bail "ctr image import: $o"
+        o=$(crin image import --base-name "${PAUSE%:*}" "$TEST_TMPDIR/pause.tar" 2>&1) || bail "ctr image import (pause): $o"
+        cri ImageStatus "{\"image\": {\"image\": \"$CTR_IMAGE\"}}"
+        like "$(jf '.image.repo_tags[]?')" "$CTR_IMAGE" "CRI ImageStatus finds $CTR_IMAGE" || diag "$R"
+}
+
+# crin ARGS...: ctr on the private containerd, in the CRI's namespace.
+crin() { ctr --address "$SOCK" -n k8s.io "$@"; }
+
+# _cri_teardown: what the test left (a failed or interrupted run): pods removed through the CRI, containerd
+# stopped, then each container deleted by the runtime itself (its scope is not in containerd's unit), and the
+# mounts below the private state unmounted.
+_cri_teardown() {
+        local id m
+        [ -s "$IDS" ] && for id in $(cat "$IDS"); do
+                CRI_CLIENT_TIMEOUT=20 python3 "$CLIENT" "$SOCK" RemovePodSandbox "{\"pod_sandbox_id\": \"$id\"}"
+        done
+        systemctl stop "$UNIT"
+        [ -s "$IDS" ] && for id in $(cat "$IDS"); do
+                "$SDRUN" --root "$RROOT" delete --force "$id"
+                "$CTR_RUNC" --root "$RROOT" delete --force "$id"
+        done
+        grep -F " $D/" /proc/self/mountinfo | awk '{ print $5 }' | sort -r | while read -r m; do umount -l "$m"; done
+}
+
+# cri METHOD [JSON]: one CRI call; its JSON answer in $R, its exit status in $RC.
+cri() {
+        RC=0
+        R=$(python3 "$CLIENT" "$SOCK" "$@" 2>&1) || RC=$?
+}
+# jf EXPR: a field of $R (jq expression).
+jf() { jq -r "$1" <<<"$R" 2>/dev/null; }

@@ -62,6 +62,7 @@ _tap_diag_stream() {
         local line
         while IFS= read -r line || [ -n "$line" ]; do
                 printf '#   %s\n' "$line"
+                [ "${_tap_last_failed:-0}" = 0 ] || printf '#   %s\n' "$line" >&2
         done
 }
 
