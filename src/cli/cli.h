@@ -13,7 +13,8 @@ extern LogFormat arg_log_format;
 extern bool arg_debug;
 extern bool arg_systemd_cgroup;
 extern bool arg_rootless;
-extern char *arg_criu; /* --criu PATH: the criu binary for checkpoint/restore (NULL: "criu" in PATH) */
+extern bool arg_keep_unit; /* --keep-unit: create/run in the caller's service (keep-unit.h) */
+extern char *arg_criu;     /* --criu PATH: the criu binary for checkpoint/restore (NULL: "criu" in PATH) */
 
 /* A verb's option: getopt_long()'s name (NULL: a short option only), has_arg and val (the short option's
  * letter, or 0x100 and up), and where a plain one is stored: optarg in *string, or true in *flag. */

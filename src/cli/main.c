@@ -25,6 +25,7 @@ LogFormat arg_log_format = LOG_FORMAT_TEXT;
 bool arg_debug = false;
 bool arg_systemd_cgroup = false;
 bool arg_rootless = false;
+bool arg_keep_unit = false;
 char *arg_criu = NULL;
 
 typedef struct Verb {
@@ -175,6 +176,8 @@ static void print_help(void) {
                "  --cgroup-manager NAME  crun's: systemd, cgroupfs or disabled; sdrun always uses systemd\n"
                "  --rootless VALUE       true|false|auto: run as an unprivileged user (user manager, user\n"
                "                         namespace; auto: when not root or in a user namespace)\n"
+               "  --keep-unit            create/run: the container in the service sdrun runs in (its\n"
+               "                         ExecStart=, Delegate=yes), not in a scope of its own\n"
                "  -h, --help             this help\n"
                "  -v, --version          version information\n");
 }
@@ -230,6 +233,7 @@ static int parse_global(int argc, char *argv[]) {
                 ARG_ROOTLESS,
                 ARG_CRIU,
                 ARG_CGROUP_MANAGER,
+                ARG_KEEP_UNIT,
         };
         static const struct option options[] = {
                 { "root", required_argument, NULL, ARG_ROOT },
@@ -240,6 +244,7 @@ static int parse_global(int argc, char *argv[]) {
                 { "rootless", required_argument, NULL, ARG_ROOTLESS },
                 { "criu", required_argument, NULL, ARG_CRIU },
                 { "cgroup-manager", required_argument, NULL, ARG_CGROUP_MANAGER },
+                { "keep-unit", no_argument, NULL, ARG_KEEP_UNIT },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'v' },
                 {},
@@ -273,6 +278,9 @@ static int parse_global(int argc, char *argv[]) {
                         break;
                 case ARG_SYSTEMD_CGROUP:
                         arg_systemd_cgroup = true;
+                        break;
+                case ARG_KEEP_UNIT:
+                        arg_keep_unit = true;
                         break;
                 case ARG_ROOTLESS:
                         if (!streq(optarg, "true") && !streq(optarg, "false") && !streq(optarg, "auto"))

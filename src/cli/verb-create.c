@@ -68,6 +68,7 @@ int cli_parse_create_options(const char *verb, int argc, char *argv[], CreateOpt
         if (cli_expect_id(verb, argc, argv, &o->id) < 0)
                 return -EINVAL;
         o->root = arg_root;
+        o->keep_unit = arg_keep_unit;
         return 0;
 }
 

@@ -26,6 +26,7 @@
 #include "criu.h"
 #include "fileio.h"
 #include "hooks.h"
+#include "keep-unit.h"
 #include "log.h"
 #include "error-util.h"
 #include "host-credentials.h"
@@ -566,6 +567,7 @@ typedef struct CreateRun {
         char *cgroup, *scope_dir;
         InitProcess ip;
         SdUnitMachineCall *machine_call;
+        KeepUnit keep;           /* --keep-unit: the service, and the payload cgroup made in it */
         SeccompProgram *seccomp; /* linux.seccomp compiled, for the init to load */
         Credentials credentials; /* CREDENTIALS_DIRECTORY read, for the init; wiped once it is cloned */
 } CreateRun;
@@ -575,6 +577,9 @@ static void create_run_done(CreateRun *cr) {
                 init_process_kill(&cr->ip);
                 if (cr->in_scope)
                         (void) cgroup_leave_unit(getpid(), cr->orig, cr->n_orig, cr->cgroup);
+                (void) keep_unit_leave(&cr->keep, NULL);
+                if (cr->keep.made)
+                        keep_unit_remove_payload(cr->keep.payload);
                 if (cr->ct->machine)
                         (void) sdunit_unregister_machine(cr->ct->machine, NULL);
                 if (cr->unit_started)
@@ -588,6 +593,7 @@ static void create_run_done(CreateRun *cr) {
         init_process_done(&cr->ip);
         cgroup_memberships_free(cr->orig, cr->n_orig);
         sdunit_machine_call_freep(&cr->machine_call);
+        keep_unit_done(&cr->keep);
         seccomp_program_free(cr->seccomp);
         credentials_done(&cr->credentials);
         free(cr->se.cgroup);
@@ -749,10 +755,11 @@ static int create_state(CreateRun *cr, char **reterr) {
         ct = cr->ct;
         ct->bundle = strdup(cr->bundle);
         ct->rootfs = strdup(cr->rootfs);
-        ct->unit = strdup(cr->unit);
+        /* --keep-unit: the unit is the service's, which no verb on the container may stop, kill or freeze. */
+        ct->unit = o->keep_unit ? NULL : strdup(cr->unit);
         ct->slice = strdup(cr->slice);
         ct->user_bus = cr->rootless;
-        if (!ct->bundle || !ct->rootfs || !ct->unit || !ct->slice)
+        if (!ct->bundle || !ct->rootfs || (!ct->unit && !o->keep_unit) || !ct->slice)
                 return -ENOMEM;
         container_record_owner_and_annotations(ct, cr->c);
         r = container_save_config(ct, cr->raw, cr->raw_len);
@@ -800,6 +807,12 @@ static int create_connect(CreateRun *cr, char **reterr) {
         } else if (cr->layout == CGROUP_LAYOUT_UNIFIED)
                 cgroup_check_host_controllers(&cr->props, "/sys/fs/cgroup");
         cr->subgroup = oci_config_annotation(cr->c, SUBGROUP_ANNOTATION);
+        if (o->keep_unit && (cr->rootless || cr->subgroup))
+                return errorf(reterr, EOPNOTSUPP, "--keep-unit: %s",
+                              cr->rootless
+                                      ? "not for a rootless container (the system manager's services only)"
+                                      : "annotations[\"" SUBGROUP_ANNOTATION
+                                        "\"]: the init's sub-cgroup is the service's \"payload\"");
         cr->se = (ScopeEntry){
                 .bus = cr->bus,
                 .unit = cr->unit,
@@ -821,6 +834,18 @@ static int create_enter_scope(CreateRun *cr, char **reterr) {
 
         if (cr->rootless)
                 return 0;
+        if (cr->o->keep_unit) {
+                /* The service's cgroup instead of a scope: the init is born in SERVICE/payload. */
+                r = keep_unit_find(cr->bus, cr->layout, &cr->keep, reterr);
+                if (r < 0)
+                        return r;
+                log_set_context(cr->o->id, cr->keep.unit);
+                r = keep_unit_enter(&cr->keep, cr->layout, &cr->props, &cr->writes, reterr);
+                if (r >= 0 && (free_and_strdup(&cr->unit, cr->keep.unit) < 0 ||
+                               !(cr->cgroup = strdup(cr->keep.payload))))
+                        r = -ENOMEM;
+                return r;
+        }
         r = cgroup_read_memberships(0, &cr->orig, &cr->n_orig);
         if (r < 0)
                 return errorf(reterr, r, "read /proc/self/cgroup: %s", strerror(-r));
@@ -871,6 +896,11 @@ static int create_clone_init(CreateRun *cr, char **reterr) {
         };
         r = bootstrap_clone_init(&bp, &cr->ip, reterr);
         credentials_done(&cr->credentials); /* the init has its copy */
+        if (cr->keep.in_payload) {
+                int k = keep_unit_leave(&cr->keep, r < 0 ? NULL : reterr);
+                if (k < 0 && r >= 0)
+                        return k;
+        }
         if (cr->rootless) {
                 cr->unit_started = cr->se.started;
                 cr->cgroup = TAKE_PTR(cr->se.cgroup);
@@ -1477,6 +1507,11 @@ int container_delete(const char *root, const char *id, bool force, char **reterr
                 /* A container that stopped on its own has left an empty cgroup: no KillUnit for it. */
                 if (r >= 0)
                         teardown_unit(bus, ct->unit, cgroup_may_be_populated(ct->cgroup));
+        } else if (!isempty(ct->cgroup) && !ct->user_bus) {
+                /* --keep-unit: the payload cgroup in the service, which stays (it is the service's to stop). */
+                if (ct->machine)
+                        (void) sdunit_unregister_machine(ct->machine, NULL);
+                keep_unit_remove_payload(ct->cgroup);
         }
         /* A create killed before it recorded the cgroup: the path systemd gives the unit. */
         _cleanup_free_ char *unit_cg = NULL;

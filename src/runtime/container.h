@@ -24,6 +24,8 @@ typedef struct CreateOptions {
         int *ret_console_master;
         bool no_pivot;
         bool no_new_keyring;
+        /* --keep-unit: in the service this process runs in, below its cgroup (keep-unit.h), not a scope */
+        bool keep_unit;
         unsigned preserve_fds;
 } CreateOptions;
 

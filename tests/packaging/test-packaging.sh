@@ -96,7 +96,7 @@ diag "installed in $((SECONDS - t0)) s"
 is "$(in_box sh -c 'command -v sdrun')" /usr/bin/sdrun "sdrun is /usr/bin/sdrun on the PATH"
 like "$(in_box sdrun --version 2>&1)" $'\nlibsystemd: [^ ]+ \\(LIBSYSTEMD_[0-9]+, /' "/usr/bin/sdrun --version names the libsystemd it loads"
 like "$(in_box sdrun --version 2>&1)" $'\nbuild options: prefix=/usr .*test_injection=false' "the package's build has no test injection"
-like "$(in_box systemctl cat sdrun@web.service 2>&1)" 'ExecStart=/usr/bin/sdrun run --bundle \$\{SDRUN_BUNDLE\} %i' \
+like "$(in_box systemctl cat sdrun@web.service 2>&1)" 'ExecStart=/usr/bin/sdrun --keep-unit run --bundle \$\{SDRUN_BUNDLE\} %i' \
         "systemd finds sdrun@.service, which runs /usr/bin/sdrun"
 is "$(in_box systemctl is-enabled sdrun@web.service 2>&1)" disabled "sdrun@.service is not enabled by the installation"
 ok_desc "/var/lib/sdrun/bundles exists" in_box test -d /var/lib/sdrun/bundles

@@ -15,6 +15,7 @@
 
 #include "cgroup-props.h"
 #include "fileio.h"
+#include "keep-unit.h"
 #include "macro.h"
 #include "oci-config.h"
 #include "tap.h"
@@ -42,8 +43,8 @@ static char *join_writes(const CgroupFileWrites *w) {
         char *out = strdup("");
         for (size_t i = 0; out && i < w->n_items; i++) {
                 char *n = NULL;
-                if (asprintf(&n, "%s%s%s:%s=%s", out, i > 0 ? "; " : "", w->items[i].controller, w->items[i].file,
-                             w->items[i].value) < 0)
+                if (asprintf(&n, "%s%s%s:%s=%s", out, i > 0 ? "; " : "", w->items[i].controller,
+                             w->items[i].file, w->items[i].value) < 0)
                         n = NULL;
                 free(out);
                 out = n;
@@ -53,8 +54,8 @@ static char *join_writes(const CgroupFileWrites *w) {
 
 /* Map r for layout and compare the joined properties and writes; on an expected error (exp_r < 0),
  * check the message contains exp_props. */
-static void check(const char *desc, const OciResources *r, CgroupLayout layout, int exp_r, const char *exp_props,
-                  const char *exp_writes) {
+static void check(const char *desc, const OciResources *r, CgroupLayout layout, int exp_r,
+                  const char *exp_props, const char *exp_writes) {
         _cleanup_(unit_property_list_done) UnitPropertyList props = {};
         _cleanup_(cgroup_file_writes_done) CgroupFileWrites w = {};
         _cleanup_free_ char *err = NULL, *p = NULL, *ws = NULL;
@@ -63,7 +64,8 @@ static void check(const char *desc, const OciResources *r, CgroupLayout layout, 
         int k = cgroup_props_from_resources(r, layout, &props, &w, &err);
         if (exp_r < 0) {
                 tap_is_int(k, exp_r, "%s (%s): fails", desc, lname);
-                if (!tap_ok(err && strstr(err, exp_props), "%s (%s): message contains \"%s\"", desc, lname, exp_props))
+                if (!tap_ok(err && strstr(err, exp_props), "%s (%s): message contains \"%s\"", desc, lname,
+                            exp_props))
                         printf("#   got: %s\n", strna(err));
                 return;
         }
@@ -76,7 +78,7 @@ static void check(const char *desc, const OciResources *r, CgroupLayout layout, 
 }
 
 static OciResources res(void) {
-        return (OciResources) { .present = true };
+        return (OciResources){ .present = true };
 }
 
 static void test_memory(void) {
@@ -122,8 +124,10 @@ static void test_memory(void) {
         r.memory.present = r.memory.has_limit = r.memory.has_swap = true;
         r.memory.limit = 200;
         r.memory.swap = 100;
-        check("swap below limit", &r, U, -EINVAL, "linux.resources.memory.swap: memory+swap limit 100 is lower", NULL);
-        check("swap below limit", &r, H, -EINVAL, "linux.resources.memory.swap: memory+swap limit 100 is lower", NULL);
+        check("swap below limit", &r, U, -EINVAL,
+              "linux.resources.memory.swap: memory+swap limit 100 is lower", NULL);
+        check("swap below limit", &r, H, -EINVAL,
+              "linux.resources.memory.swap: memory+swap limit 100 is lower", NULL);
         r.memory.has_limit = false;
         check("swap without limit", &r, U, -EINVAL, "needs linux.resources.memory.limit on cgroup v2", NULL);
 
@@ -138,7 +142,8 @@ static void test_memory(void) {
               "memory:memory.kmem.tcp.limit_in_bytes=2000; memory:memory.swappiness=60; memory:memory.oom_control=1");
         check("v1 memory knobs are ignored on v2", &r, U, 0, "", NULL);
         r.memory.swappiness = 101;
-        check("swappiness 101", &r, H, -EINVAL, "linux.resources.memory.swappiness: 101 is out of range", NULL);
+        check("swappiness 101", &r, H, -EINVAL, "linux.resources.memory.swappiness: 101 is out of range",
+              NULL);
 }
 
 static void test_cpu(void) {
@@ -280,7 +285,8 @@ static void test_pids_blockio(void) {
         r.block_io.present = true;
         r.block_io.weight_device = &bad;
         r.block_io.n_weight_device = 1;
-        check("weightDevice 2000", &r, U, -EINVAL, "linux.resources.blockIO.weightDevice[0].weight: 2000", NULL);
+        check("weightDevice 2000", &r, U, -EINVAL, "linux.resources.blockIO.weightDevice[0].weight: 2000",
+              NULL);
 }
 
 static OciDeviceCgroup dev(bool allow, char type, int64_t major, int64_t minor, const char *access) {
@@ -293,7 +299,7 @@ static void test_devices(void) {
         OciResources r = res();
         OciDeviceCgroup runc_default[] = {
                 dev(false, 'a', -1, -1, "rwm"), dev(true, 'c', 1, 3, "rwm"), dev(true, 'c', 1, 5, "rwm"),
-                dev(true, 'c', 1, -1, "rwm"),   dev(true, 'c', -1, -1, "m"),  dev(true, 'b', -1, -1, "m"),
+                dev(true, 'c', 1, -1, "rwm"),   dev(true, 'c', -1, -1, "m"), dev(true, 'b', -1, -1, "m"),
         };
         r.devices = runc_default;
         r.n_devices = ELEMENTSOF(runc_default);
@@ -326,7 +332,8 @@ static void test_devices(void) {
         r.n_devices = ELEMENTSOF(allow_then_deny);
         check("allow all then deny", &r, U, -EOPNOTSUPP,
               "linux.resources.devices[1]: this deny rule narrows an earlier allow", NULL);
-        check("allow all then deny", &r, H, 0, "", "devices:devices.allow=a; devices:devices.deny=c 1:3 rwm");
+        check("allow all then deny", &r, H, 0, "",
+              "devices:devices.allow=a; devices:devices.deny=c 1:3 rwm");
 
         OciDeviceCgroup partial[] = { dev(false, 'a', -1, -1, "rwm"), dev(true, 'c', 1, -1, "rwm"),
                                       dev(false, 'c', 1, 3, "rwm") };
@@ -339,8 +346,10 @@ static void test_devices(void) {
         OciDeviceCgroup unnamed[] = { dev(false, 'a', -1, -1, "rwm"), dev(true, 'c', 4, -1, "rwm") };
         r.devices = unnamed;
         r.n_devices = ELEMENTSOF(unnamed);
-        check("major without a name of its own", &r, U, -EOPNOTSUPP, "linux.resources.devices[1]: c 4:*", NULL);
-        check("major without a name of its own", &r, H, 0, "", "devices:devices.deny=a; devices:devices.allow=c 4:* rwm");
+        check("major without a name of its own", &r, U, -EOPNOTSUPP, "linux.resources.devices[1]: c 4:*",
+              NULL);
+        check("major without a name of its own", &r, H, 0, "",
+              "devices:devices.deny=a; devices:devices.allow=c 4:* rwm");
 
         OciDeviceCgroup badtype[] = { dev(true, 'x', 1, 3, "rwm") };
         r.devices = badtype;
@@ -364,8 +373,10 @@ static void test_misc(void) {
         r.network.class_id = 0x100001;
         r.network.priorities = prio;
         r.network.n_priorities = 1;
-        check("network", &r, H, 0, "", "net_cls:net_cls.classid=1048577; net_prio:net_prio.ifpriomap=eth0 5");
-        check("network", &r, U, -EOPNOTSUPP, "linux.resources.network: net_cls and net_prio are cgroup v1", NULL);
+        check("network", &r, H, 0, "",
+              "net_cls:net_cls.classid=1048577; net_prio:net_prio.ifpriomap=eth0 5");
+        check("network", &r, U, -EOPNOTSUPP, "linux.resources.network: net_cls and net_prio are cgroup v1",
+              NULL);
 
         OciRdma rdma[] = { { .device = (char *) "mlx5_1", .has_hca_handles = true, .hca_handles = 3 } };
         r = res();
@@ -375,9 +386,12 @@ static void test_misc(void) {
         check("rdma", &r, H, 0, "", "rdma:rdma.max=mlx5_1 hca_handle=3 hca_object=max");
 
         OciKeyValue uni[] = {
-                { (char *) "memory.high", (char *) "1073741824" }, { (char *) "memory.min", (char *) "max" },
-                { (char *) "pids.max", (char *) "max" },           { (char *) "cpu.max", (char *) "50000 100000" },
-                { (char *) "cpu.weight", (char *) "200" },         { (char *) "io.max", (char *) "8:0 rbps=1000" },
+                { (char *) "memory.high", (char *) "1073741824" },
+                { (char *) "memory.min", (char *) "max" },
+                { (char *) "pids.max", (char *) "max" },
+                { (char *) "cpu.max", (char *) "50000 100000" },
+                { (char *) "cpu.weight", (char *) "200" },
+                { (char *) "io.max", (char *) "8:0 rbps=1000" },
                 { (char *) "cpuset.cpus", (char *) "1" },
         };
         r = res();
@@ -389,8 +403,8 @@ static void test_misc(void) {
               "TasksMax=infinity; MemoryHigh=1073741824; MemoryMin=infinity; CPUQuotaPerSecUSec=500000; "
               "CPUQuotaPeriodUSec=100000; CPUWeight=200; AllowedCPUs=02",
               ":io.max=8:0 rbps=1000");
-        check("unified on hybrid", &r, H, -EOPNOTSUPP, "linux.resources.unified: \"memory.high\": invalid configuration: unified keys need",
-              NULL);
+        check("unified on hybrid", &r, H, -EOPNOTSUPP,
+              "linux.resources.unified: \"memory.high\": invalid configuration: unified keys need", NULL);
         OciKeyValue bad[] = { { (char *) "cgroup.procs", (char *) "1" } };
         r.unified = bad;
         r.n_unified = 1;
@@ -400,9 +414,10 @@ static void test_misc(void) {
         check("unified ../", &r, U, -EINVAL, "is not a cgroup file", NULL);
         OciKeyValue bad3[] = { { (char *) "memory.high", (char *) "lots" } };
         r.unified = bad3;
-        check("unified memory.high=lots", &r, U, -EINVAL, "linux.resources.unified.memory.high: \"lots\"", NULL);
+        check("unified memory.high=lots", &r, U, -EINVAL, "linux.resources.unified.memory.high: \"lots\"",
+              NULL);
 
-        r = (OciResources) {};
+        r = (OciResources){};
         check("no resources", &r, U, 0, "", NULL);
 }
 
@@ -487,7 +502,8 @@ static void test_cpu_quota_rounding(void) {
 static char *annot(const char *key, const char *value, int *ret_r) {
         _cleanup_(unit_property_list_done) UnitPropertyList props = {};
         _cleanup_free_ char *err = NULL;
-        OciKeyValue a[] = { { (char *) "other.annotation", (char *) "x" }, { (char *) key, (char *) value } };
+        OciKeyValue a[] = { { (char *) "other.annotation", (char *) "x" },
+                            { (char *) key, (char *) value } };
 
         *ret_r = cgroup_props_from_annotations(a, ELEMENTSOF(a), &props, &err);
         if (*ret_r < 0)
@@ -495,21 +511,21 @@ static char *annot(const char *key, const char *value, int *ret_r) {
         return join_props(&props);
 }
 
-#define check_annot(key, value, expected)                                                                      \
-        ({                                                                                                     \
-                int _ar_;                                                                                      \
-                char *_s_ = annot(key, value, &_ar_);                                                           \
-                tap_is_str(_s_, expected, "annotation %s=%s", key, value);                                     \
-                free(_s_);                                                                                     \
+#define check_annot(key, value, expected)                                  \
+        ({                                                                 \
+                int _ar_;                                                  \
+                char *_s_ = annot(key, value, &_ar_);                      \
+                tap_is_str(_s_, expected, "annotation %s=%s", key, value); \
+                free(_s_);                                                 \
         })
-#define check_annot_fails(key, value, part)                                                                    \
-        ({                                                                                                     \
-                int _ar_;                                                                                      \
-                char *_s_ = annot(key, value, &_ar_);                                                           \
-                tap_is_int(_ar_, -EINVAL, "annotation %s=%s fails", key, value);                                \
-                if (!tap_ok(_s_ && strstr(_s_, part), "... message contains \"%s\"", part))                    \
-                        printf("#   got: %s\n", strna(_s_));                                                   \
-                free(_s_);                                                                                     \
+#define check_annot_fails(key, value, part)                                                 \
+        ({                                                                                  \
+                int _ar_;                                                                   \
+                char *_s_ = annot(key, value, &_ar_);                                       \
+                tap_is_int(_ar_, -EINVAL, "annotation %s=%s fails", key, value);            \
+                if (!tap_ok(_s_ && strstr(_s_, part), "... message contains \"%s\"", part)) \
+                        printf("#   got: %s\n", strna(_s_));                                \
+                free(_s_);                                                                  \
         })
 
 static void test_annotations(void) {
@@ -524,14 +540,17 @@ static void test_annotations(void) {
         check_annot("org.systemd.property.Foo", "@u 7", "Foo=7");
         check_annot("org.systemd.property.Foo", "@x -7", "Foo=-7");
         check_annot("org.systemd.property.Foo", "double 0.5", "Foo=0.5");
-        check_annot("org.systemd.property.CollectMode", "'inactive-or-failed'", "CollectMode=inactive-or-failed");
-        check_annot("org.systemd.property.Description", "\"it's \\\"quoted\\\"\"", "Description=it's \"quoted\"");
+        check_annot("org.systemd.property.CollectMode", "'inactive-or-failed'",
+                    "CollectMode=inactive-or-failed");
+        check_annot("org.systemd.property.Description", "\"it's \\\"quoted\\\"\"",
+                    "Description=it's \"quoted\"");
         check_annot("org.systemd.property.Delegate", "true", "Delegate=yes");
         check_annot("org.systemd.property.Delegate", "false", "Delegate=no");
         check_annot("org.systemd.property.After", "['a.service', 'b.service']", "After=a.service b.service");
         check_annot("org.systemd.property.After", "@as []", "After=");
         check_annot("org.other.Foo", "x y", "");
-        check_annot_fails("org.systemd.property.Foo", "some words", "annotations.org.systemd.property.Foo: \"some words\"");
+        check_annot_fails("org.systemd.property.Foo", "some words",
+                          "annotations.org.systemd.property.Foo: \"some words\"");
         check_annot_fails("org.systemd.property.Foo", "'unterminated", "is not a GVariant value");
         check_annot_fails("org.systemd.property.Foo", "uint32 99999999999", "is not a GVariant value");
         check_annot_fails("org.systemd.property.Foo", "['a' 'b']", "is not a GVariant value");
@@ -565,7 +584,8 @@ static void test_apply(void) {
                 tap_ok(false, "mkdtemp");
                 return;
         }
-        snprintf(p, sizeof(p), "mkdir -p %s/unified/machine.slice/x.scope %s/memory/machine.slice/x.scope", root, root);
+        snprintf(p, sizeof(p), "mkdir -p %s/unified/machine.slice/x.scope %s/memory/machine.slice/x.scope",
+                 root, root);
         tap_is_int(system(p), 0, "fake cgroupfs");
         snprintf(p, sizeof(p), "%s/unified/machine.slice/x.scope/hugetlb.2MB.max", root);
         write_file(p, "");
@@ -574,7 +594,8 @@ static void test_apply(void) {
 
         tap_is_int(cgroup_file_writes_add(&w, "", "hugetlb.2MB.max", "1024"), 0, "add a v2 write");
         tap_is_int(cgroup_file_writes_add(&w, "memory", "memory.swappiness", "10"), 0, "add a v1 write");
-        tap_is_int(cgroup_apply_file_writes_at(root, &w, "/machine.slice/x.scope", H, &err), 0, "apply on hybrid");
+        tap_is_int(cgroup_apply_file_writes_at(root, &w, "/machine.slice/x.scope", H, &err), 0,
+                   "apply on hybrid");
         snprintf(p, sizeof(p), "%s/unified/machine.slice/x.scope/hugetlb.2MB.max", root);
         _cleanup_free_ char *a = read_file(p);
         tap_is_str(a, "1024", "v2 file written below unified/");
@@ -584,7 +605,8 @@ static void test_apply(void) {
 
         tap_is_int(cgroup_apply_file_writes_at(root, &w, "/machine.slice/x.scope", U, &err), -EOPNOTSUPP,
                    "a v1 write on the unified layout fails");
-        tap_ok(err && strstr(err, "memory.swappiness: the memory controller is cgroup v1"), "... naming the file");
+        tap_ok(err && strstr(err, "memory.swappiness: the memory controller is cgroup v1"),
+               "... naming the file");
 
         cgroup_file_writes_done(&w);
         tap_is_int(cgroup_file_writes_add(&w, "", "nosuch.file", "1"), 0, "add a write to a missing file");
@@ -614,6 +636,46 @@ static void test_apply(void) {
         tap_ok(asprintf(&cmd, "rm -rf %s", root) >= 0 && system(cmd) == 0, "remove the fake cgroupfs");
 }
 
+/* --keep-unit: the properties of linux.resources as the payload's files, both layouts. */
+static void check_keep(const char *desc, const OciResources *r, CgroupLayout layout, int exp_r,
+                       const char *exp) {
+        _cleanup_(unit_property_list_done) UnitPropertyList props = {};
+        _cleanup_(cgroup_file_writes_done) CgroupFileWrites w = {}, files = {};
+        _cleanup_free_ char *err = NULL, *got = NULL;
+        const char *lname = layout == U ? "unified" : "hybrid";
+
+        if (!tap_is_int(cgroup_props_from_resources(r, layout, &props, &w, &err), 0, "%s (%s): mapped", desc,
+                        lname))
+                return;
+        (void) unit_property_add_u64(&props, "TimeoutStopUSec", 10000000);
+        int k = keep_unit_props_to_writes(&props, layout, "sdrun@web.service", &files, &err);
+        tap_is_int(k, exp_r, "%s (%s): keep-unit %s", desc, lname, exp_r < 0 ? "refuses" : "maps");
+        got = exp_r < 0 ? strdup(strempty(err)) : join_writes(&files);
+        if (!tap_ok(got && strstr(got, exp), "%s (%s): \"%s\"", desc, lname, exp))
+                printf("#   got: %s\n", strna(got));
+}
+
+static void test_keep_unit(void) {
+        OciResources r = { .present = true };
+        r.memory.present = true;
+        r.memory.has_limit = true;
+        r.memory.limit = 100663296;
+        r.pids.present = r.pids.has_limit = true;
+        r.pids.limit = 77;
+        check_keep("memory and pids limits", &r, U, 0, ":memory.max=100663296; :pids.max=77");
+        check_keep("memory and pids limits", &r, H, 0,
+                   "memory:memory.limit_in_bytes=100663296; pids:pids.max=77");
+
+        OciResources q = { .present = true };
+        q.cpu.present = true;
+        q.cpu.has_quota = true;
+        q.cpu.quota = 50000;
+        q.cpu.has_period = true;
+        q.cpu.period = 100000;
+        check_keep("cpu quota", &q, U, 0, ":cpu.max=50000 100000");
+        check_keep("cpu quota", &q, H, 0, "cpu:cpu.cfs_period_us=100000; cpu:cpu.cfs_quota_us=50000");
+}
+
 int main(void) {
         test_memory();
         test_cpu();
@@ -624,5 +686,6 @@ int main(void) {
         test_cpu_quota_rounding();
         test_annotations();
         test_apply();
+        test_keep_unit();
         return tap_done();
 }

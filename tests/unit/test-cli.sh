@@ -108,6 +108,9 @@ t grep -qF -- '--cgroup-manager: unknown manager "bogus"' "$tmp/e"
 desc="--cgroup-manager: an unknown manager exits 1"; t test "$rc" = 1
 desc="--cgroup-manager disabled: a warning, not silence"; "$S" --cgroup-manager disabled "${R[@]}" list >/dev/null 2>"$tmp/e"
 t grep -q 'cgroup-manager=disabled: ignored' "$tmp/e"
+desc="--keep-unit is a global option (the template's): accepted before the verb"; rc=0
+"$S" --keep-unit "${R[@]}" list >/dev/null 2>"$tmp/e" || rc=$?; t test "$rc" = 0
+desc="--help lists --keep-unit"; t sh -c "'$S' --help | grep -q -- '--keep-unit'"
 # Options after the id, as runc takes them (its update.bats: `runc update ID --cpuset-cpus 1`); not for exec
 desc="options may follow the id: delete nope --force succeeds (a missing container with --force)"; rc=0
 "$S" "${R[@]}" delete nope --force 2>"$tmp/e" || rc=$?; t test "$rc" = 0
