@@ -369,7 +369,7 @@ static int restore_load(RestoreRun *rr, char **reterr) {
         r = bundle_load(o->bundle, NULL, o->id, &rr->b, reterr);
         if (r < 0)
                 return r;
-        /* A terminal: a new one, its master to --console-socket (as runc). */
+        /* process.terminal wants --console-socket: the restored terminal is a new one, its master sent there. */
         BundleChecks k = { .root = o->root,
                            .console_socket = o->console_socket,
                            .rootless = rootless_detect() };
