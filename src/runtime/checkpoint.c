@@ -23,11 +23,11 @@
 #include "json-util.h"
 #include "log.h"
 #include "macro.h"
+#include "pipeline.h"
 #include "sdunit.h"
 #include "state.h"
+#include "string-util.h"
 #include "strv.h"
-
-#define UNIT_STOP_TIMEOUT_USEC (30 * USEC_PER_SEC)
 
 static int mkdir_and_resolve(const char *what, const char *path, char **ret, char **reterr) {
         if (mkdir(path, 0700) < 0 && errno != EEXIST)
@@ -167,183 +167,258 @@ static int build_state_json(Container *ct, ContainerStatus st, char **ret) {
         return *ret ? 0 : -ENOMEM;
 }
 
-int container_checkpoint(const CheckpointOptions *o, char **reterr) {
-        _cleanup_(container_freep) Container *ct = NULL;
-        _cleanup_(oci_config_freep) OciConfig *c = NULL;
-        _cleanup_free_ char *raw = NULL, *criu = NULL, *version = NULL, *image = NULL, *work = NULL,
-                            *log_path = NULL;
-        _cleanup_strv_free_ char **args = NULL;
-        _cleanup_(criu_run_done) CriuRun run = {};
-        _cleanup_close_ int errfd = -EBADF;
-        CriuExtMount *ext = NULL;
-        size_t raw_len = 0, n_ext = 0;
+/* What container_checkpoint() holds while it runs. Nothing it makes is undone: the images stay for the
+ * caller to look at (and CRIU's log names what failed). */
+typedef struct CheckpointRun {
+        const CheckpointOptions *o;
+        Container *ct;
+        OciConfig *c;
+        char *criu, *version, *image, *work, *log_path;
+        char **args;
+        int errfd;
+        CriuRun run;
+} CheckpointRun;
+
+static void checkpoint_run_done(CheckpointRun *cr) {
+        criu_run_done(&cr->run);
+        cr->errfd = safe_close(cr->errfd);
+        strv_free(cr->args);
+        free(cr->log_path);
+        free(cr->work);
+        free(cr->image);
+        free(cr->version);
+        free(cr->criu);
+        oci_config_freep(&cr->c);
+        container_freep(&cr->ct);
+}
+
+/* The container, running (or paused), and its config. */
+static int checkpoint_load(CheckpointRun *cr, char **reterr) {
+        const CheckpointOptions *o = cr->o;
+        _cleanup_free_ char *raw = NULL;
+        size_t raw_len = 0;
         ContainerStatus st;
-        CgroupLayout layout;
-        pid_t pid;
         int r;
 
-        assert(o);
         if (o->common.lazy_pages)
                 return errorf(reterr, EOPNOTSUPP,
                               "--lazy-pages: not supported by sdrun (see sdrun-checkpoint(8))");
-
-        r = container_load_status(o->root, o->id, CONTAINER_LOCK_EXCLUSIVE, &ct, &st, reterr);
+        r = container_load_status(o->root, o->id, CONTAINER_LOCK_EXCLUSIVE, &cr->ct, &st, reterr);
         if (r < 0)
                 return r;
         if (st != CONTAINER_RUNNING && st != CONTAINER_PAUSED)
                 return errorf(reterr, EINVAL, "cannot checkpoint container \"%s\": it is %s, not running",
                               o->id, container_status_to_string(st));
-        r = container_read_config(ct, &raw, &raw_len);
+        r = container_read_config(cr->ct, &raw, &raw_len);
         if (r >= 0)
-                r = oci_config_reparse(raw, raw_len, &c, NULL);
+                r = oci_config_reparse(raw, raw_len, &cr->c, NULL);
         if (r < 0)
                 return errorf(reterr, r, "cannot read the config of container \"%s\"", o->id);
+        return 0;
+}
 
-        r = criu_require(o->common.criu, &criu, &version, reterr);
+/* criu, and the directories of the images, of an earlier pre-dump (--parent-path) and of criu's work. */
+static int checkpoint_image(CheckpointRun *cr, char **reterr) {
+        const CheckpointOptions *o = cr->o;
+        int r;
+
+        r = criu_require(o->common.criu, &cr->criu, &cr->version, reterr);
         if (r < 0)
                 return errwrap(reterr, r, "cannot checkpoint container \"%s\"", o->id);
-
-        r = criu_resolve_dirs(&o->common, true, &image, &work, reterr);
+        r = criu_resolve_dirs(&o->common, true, &cr->image, &cr->work, reterr);
         if (r < 0)
                 return r;
-        r = check_parent_path(o->parent_path, image, reterr);
+        r = check_parent_path(o->parent_path, cr->image, reterr);
         if (r < 0)
                 return r;
-        if (asprintf(&log_path, "%s/%s", work, o->pre_dump ? "pre-dump.log" : "dump.log") < 0)
+        cr->log_path = strdup_printf("%s/%s", cr->work, o->pre_dump ? "pre-dump.log" : "dump.log");
+        if (!cr->log_path)
                 return -ENOMEM;
-        (void) unlink(log_path);
+        (void) unlink(cr->log_path);
+        return 0;
+}
 
-        r = criu_external_mounts(c, ct->bundle, ct->pid, &ext, &n_ext);
+/* --page-server ADDRESS:PORT, as CRIU's --address and --port. */
+static int checkpoint_args_page_server(CheckpointRun *cr, char **reterr) {
+        const char *ps = cr->o->page_server, *colon;
+
+        if (!ps)
+                return 0;
+        colon = strrchr(ps, ':');
+        if (!colon || colon == ps || !colon[1])
+                return errorf(reterr, EINVAL, "--page-server: expected ADDRESS:PORT, got \"%s\"", ps);
+        if (strv_extend(&cr->args, "--page-server") < 0 || strv_extend(&cr->args, "--address") < 0 ||
+            strv_extendf(&cr->args, "%.*s", (int) (colon - ps), ps) < 0 ||
+            strv_extend(&cr->args, "--port") < 0 || strv_extend(&cr->args, colon + 1) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+/* criu's command line from the options: the dump, the container's external mounts, and runc's flags. */
+static int checkpoint_args(CheckpointRun *cr, char **reterr) {
+        const CheckpointOptions *o = cr->o;
+        CriuExtMount *ext = NULL;
+        size_t n_ext = 0;
+        int r;
+
+        r = criu_external_mounts(cr->c, cr->ct->bundle, cr->ct->pid, &ext, &n_ext);
         if (r < 0)
                 return errorf(reterr, r, "read the mounts of container \"%s\": %s", o->id, strerror(-r));
-
-        if (strv_extend(&args, criu) < 0 || strv_extend(&args, o->pre_dump ? "pre-dump" : "dump") < 0 ||
-            strv_extend(&args, "--tree") < 0 || strv_extendf(&args, "%d", (int) ct->pid) < 0 ||
-            strv_extend(&args, "--images-dir") < 0 || strv_extend(&args, image) < 0 ||
-            strv_extend(&args, "--work-dir") < 0 || strv_extend(&args, work) < 0 ||
-            strv_extend(&args, "--log-file") < 0 || strv_extend(&args, log_path) < 0 ||
-            strv_extend(&args, "-v4") < 0)
+        if (strv_extend(&cr->args, cr->criu) < 0 ||
+            strv_extend(&cr->args, o->pre_dump ? "pre-dump" : "dump") < 0 ||
+            strv_extend(&cr->args, "--tree") < 0 || strv_extendf(&cr->args, "%d", (int) cr->ct->pid) < 0 ||
+            strv_extend_strv(&cr->args, (char *const[]){ "--images-dir", cr->image, "--work-dir", cr->work,
+                                                         "--log-file", cr->log_path, "-v4", NULL }) < 0)
                 r = -ENOMEM;
         for (size_t i = 0; r >= 0 && i < n_ext; i++)
-                if (strv_extend(&args, "--ext-mount-map") < 0 ||
-                    strv_extendf(&args, "%s:%s", ext[i].mountpoint, ext[i].cookie) < 0)
+                if (strv_extend(&cr->args, "--ext-mount-map") < 0 ||
+                    strv_extendf(&cr->args, "%s:%s", ext[i].mountpoint, ext[i].cookie) < 0)
                         r = -ENOMEM;
         criu_external_mounts_free(ext, n_ext);
+        if (r >= 0)
+                r = criu_add_common_args(&cr->args, &o->common);
         if (r < 0)
                 return r;
-        r = criu_add_common_args(&args, &o->common);
-        if (r < 0)
-                return r;
-        if ((o->leave_running && !o->pre_dump && strv_extend(&args, "--leave-running") < 0) ||
-            (o->parent_path &&
-             (strv_extend(&args, "--prev-images-dir") < 0 || strv_extend(&args, o->parent_path) < 0)) ||
-            ((o->parent_path || o->pre_dump) && strv_extend(&args, "--track-mem") < 0) ||
-            (o->auto_dedup && strv_extend(&args, "--auto-dedup") < 0) ||
-            (o->empty_ns_network && (strv_extend(&args, "--empty-ns") < 0 || strv_extend(&args, "net") < 0)))
+        if ((o->leave_running && !o->pre_dump && strv_extend(&cr->args, "--leave-running") < 0) ||
+            (o->parent_path && (strv_extend(&cr->args, "--prev-images-dir") < 0 ||
+                                strv_extend(&cr->args, o->parent_path) < 0)) ||
+            ((o->parent_path || o->pre_dump) && strv_extend(&cr->args, "--track-mem") < 0) ||
+            (o->auto_dedup && strv_extend(&cr->args, "--auto-dedup") < 0) ||
+            (o->empty_ns_network &&
+             (strv_extend(&cr->args, "--empty-ns") < 0 || strv_extend(&cr->args, "net") < 0)))
                 return -ENOMEM;
-        if (o->page_server) {
-                const char *colon = strrchr(o->page_server, ':');
-                if (!colon || colon == o->page_server || !colon[1])
-                        return errorf(reterr, EINVAL, "--page-server: expected ADDRESS:PORT, got \"%s\"",
-                                      o->page_server);
-                if (strv_extend(&args, "--page-server") < 0 || strv_extend(&args, "--address") < 0 ||
-                    strv_extendf(&args, "%.*s", (int) (colon - o->page_server), o->page_server) < 0 ||
-                    strv_extend(&args, "--port") < 0 || strv_extend(&args, colon + 1) < 0)
-                        return -ENOMEM;
-        }
+        return checkpoint_args_page_server(cr, reterr);
+}
+
+/* What the host holds of the container: a joined network namespace (external), its cgroup (frozen). */
+static int checkpoint_args_host(CheckpointRun *cr, char **reterr) {
+        const char *netns_path = NULL;
+        CgroupLayout layout;
+        struct stat st;
+
         /* A network namespace the container joined (linux.namespaces[].path, e.g. Podman's) is not the
          * container's to dump: declared external under runc's key, `restore` hands it back. */
-        {
-                const char *netns_path = NULL;
-                struct stat sst;
-                if (oci_config_has_namespace(c, OCI_NS_NETWORK, &netns_path) && netns_path &&
-                    !o->empty_ns_network) {
-                        if (stat(netns_path, &sst) < 0)
-                                return errorf(reterr, -errno,
-                                              "linux.namespaces: network namespace \"%s\": %s", netns_path,
-                                              strerror(errno));
-                        if (strv_extend(&args, "--external") < 0 ||
-                            strv_extendf(&args, "net[%" PRIu64 "]:extRootNetNS", (uint64_t) sst.st_ino) < 0)
-                                return -ENOMEM;
-                }
+        if (oci_config_has_namespace(cr->c, OCI_NS_NETWORK, &netns_path) && netns_path &&
+            !cr->o->empty_ns_network) {
+                if (stat(netns_path, &st) < 0)
+                        return errorf(reterr, -errno, "linux.namespaces: network namespace \"%s\": %s",
+                                      netns_path, strerror(errno));
+                if (strv_extend(&cr->args, "--external") < 0 ||
+                    strv_extendf(&cr->args, "net[%" PRIu64 "]:extRootNetNS", (uint64_t) st.st_ino) < 0)
+                        return -ENOMEM;
         }
         /* Freeze through the cgroup (consistent, and what a paused container already is) where it is the
          * unified hierarchy; elsewhere CRIU seizes the tasks one by one. */
-        if (cgroup_detect_layout(&layout) >= 0 && layout == CGROUP_LAYOUT_UNIFIED && !isempty(ct->cgroup)) {
+        if (cgroup_detect_layout(&layout) >= 0 && layout == CGROUP_LAYOUT_UNIFIED &&
+            !isempty(cr->ct->cgroup)) {
                 _cleanup_free_ char *dir = NULL;
-                if (cgroup_unified_dir(ct->cgroup, &dir) >= 0 &&
-                    (strv_extend(&args, "--freeze-cgroup") < 0 || strv_extend(&args, dir) < 0))
+                if (cgroup_unified_dir(cr->ct->cgroup, &dir) >= 0 &&
+                    (strv_extend(&cr->args, "--freeze-cgroup") < 0 || strv_extend(&cr->args, dir) < 0))
                         return -ENOMEM;
         }
+        return 0;
+}
 
-        if (c->has_process && c->process.terminal) {
-                _cleanup_free_ char *key = NULL;
-                _cleanup_close_ int dfd = -EBADF;
-                r = terminal_key(ct->pid, &key);
+/* process.terminal: the terminal as CRIU's external tty, its name kept in the images for `restore`; and
+ * where the init's stdio pointed (descriptors.json). */
+static int checkpoint_stdio(CheckpointRun *cr, char **reterr) {
+        _cleanup_free_ char *key = NULL;
+        _cleanup_close_ int dfd = -EBADF;
+        int r;
+
+        if (cr->c->has_process && cr->c->process.terminal) {
+                r = terminal_key(cr->ct->pid, &key);
                 if (r < 0)
                         return r;
-                dfd = open(image, O_DIRECTORY | O_CLOEXEC | O_RDONLY);
+                dfd = open(cr->image, O_DIRECTORY | O_CLOEXEC | O_RDONLY);
                 if (dfd < 0)
-                        return errorf(reterr, -errno, "--image-path: \"%s\": %s", image, strerror(errno));
+                        return errorf(reterr, -errno, "--image-path: \"%s\": %s", cr->image,
+                                      strerror(errno));
                 (void) unlinkat(dfd, CRIU_TERMINAL_FILE, 0);
-                if (key) {
-                        r = write_file_atomic_at(dfd, CRIU_TERMINAL_FILE, key, strlen(key), 0600);
-                        if (r < 0)
-                                return errorf(reterr, r, "--image-path: write \"%s/%s\": %s", image,
-                                              CRIU_TERMINAL_FILE, strerror(-r));
-                        if (strv_extend(&args, "--external") < 0 || strv_extend(&args, key) < 0)
-                                return -ENOMEM;
-                } else
+                if (!key)
                         log_debug(
                                 "checkpoint %s: process.terminal, but no standard stream of the init is a pty",
-                                o->id);
+                                cr->o->id);
         }
-
-        r = write_descriptors(ct->pid, image);
+        if (key) {
+                r = write_file_atomic_at(dfd, CRIU_TERMINAL_FILE, key, strlen(key), 0600);
+                if (r < 0)
+                        return errorf(reterr, r, "--image-path: write \"%s/%s\": %s", cr->image,
+                                      CRIU_TERMINAL_FILE, strerror(-r));
+                if (strv_extend(&cr->args, "--external") < 0 || strv_extend(&cr->args, key) < 0)
+                        return -ENOMEM;
+        }
+        r = write_descriptors(cr->ct->pid, cr->image);
         if (r < 0)
-                return errorf(reterr, r, "--image-path: write \"%s/descriptors.json\": %s", image,
+                return errorf(reterr, r, "--image-path: write \"%s/descriptors.json\": %s", cr->image,
                               strerror(-r));
+        return 0;
+}
+
+/* criu dump (or pre-dump), to its end. */
+static int checkpoint_dump(CheckpointRun *cr, char **reterr) {
+        pid_t pid;
+        int r;
 
         if (log_get_max_level() >= LOG_LEVEL_DEBUG) {
-                _cleanup_free_ char *line = strv_join(args, " ");
-                log_debug("checkpoint %s: %s", o->id, strempty(line));
+                _cleanup_free_ char *line = strv_join(cr->args, " ");
+                log_debug("checkpoint %s: %s", cr->o->id, strempty(line));
         }
-        r = criu_spawn(args, -EBADF, -EBADF, NULL, NULL, &pid, &errfd);
+        r = criu_spawn(cr->args, -EBADF, -EBADF, NULL, NULL, &pid, &cr->errfd);
         if (r < 0)
-                return errorf(reterr, r, "cannot run %s: %s", criu, strerror(-r));
-        r = criu_wait(pid, errfd, &run);
+                return errorf(reterr, r, "cannot run %s: %s", cr->criu, strerror(-r));
+        r = criu_wait(pid, cr->errfd, &cr->run);
         if (r < 0)
                 return errorf(reterr, r, "wait for criu: %s", strerror(-r));
-        if (run.status != 0) {
-                _cleanup_free_ char *why = criu_explain_failure(version, &run, log_path);
+        if (cr->run.status != 0) {
+                _cleanup_free_ char *why = criu_explain_failure(cr->version, &cr->run, cr->log_path);
                 return errorf(reterr, EIO, "%s", why ?: "criu failed");
         }
-        log_info("%s container %s to %s (criu %s)", o->pre_dump ? "pre-dumped" : "checkpointed", o->id,
-                 image, version);
-        if (o->pre_dump || o->leave_running)
-                return 0;
+        log_info("%s container %s to %s (criu %s)", cr->o->pre_dump ? "pre-dumped" : "checkpointed",
+                 cr->o->id, cr->image, cr->version);
+        return 0;
+}
 
-        /* CRIU has killed the container's processes: the container is stopped. As a container that stopped
-         * and is deleted: its scope stopped, its poststop hooks run, now (the marker keeps `delete` from running
-         * them twice). */
+/* CRIU has killed the container's processes (unless --pre-dump or --leave-running): the container is
+ * stopped. As a container that stopped and is deleted: its scope stopped, its poststop hooks run, now (the
+ * marker keeps `delete` from running them twice). */
+static int checkpoint_stop(CheckpointRun *cr, char **reterr) {
+        Container *ct = cr->ct;
+        int r;
+
+        if (cr->o->pre_dump || cr->o->leave_running)
+                return 0;
         if (ct->unit) {
                 _cleanup_(sdunit_bus_closep) SdUnitBus *bus = NULL;
-                _cleanup_free_ char *err = NULL;
-                if (sdunit_bus_open(ct->user_bus, &bus, NULL) >= 0) {
-                        (void) sdunit_kill_unit(bus, ct->unit, SIGKILL, NULL);
-                        r = sdunit_stop_unit(bus, ct->unit, UNIT_STOP_TIMEOUT_USEC, &err);
-                        if (r < 0 && r != -ENOENT)
-                                log_warning("checkpoint %s: stop unit %s: %s", o->id, ct->unit,
-                                            err ?: strerror(-r));
-                }
+                if (sdunit_bus_open(ct->user_bus, &bus, NULL) >= 0)
+                        unit_teardown(bus, ct->unit, true, LOG_LEVEL_WARNING);
         }
-        r = write_file_atomic_at(ct->dir_fd, CHECKPOINTED_MARKER, image, strlen(image), 0600);
+        r = write_file_atomic_at(ct->dir_fd, CHECKPOINTED_MARKER, cr->image, strlen(cr->image), 0600);
         if (r < 0)
-                log_warning_errno(r, "checkpoint %s: cannot write the checkpointed marker: %m", o->id);
-        if (c->hooks.n_hooks[OCI_HOOK_POSTSTOP] > 0) {
+                log_warning_errno(r, "checkpoint %s: cannot write the checkpointed marker: %m", cr->o->id);
+        if (cr->c->hooks.n_hooks[OCI_HOOK_POSTSTOP] > 0) {
                 _cleanup_free_ char *state_json = NULL;
                 if (build_state_json(ct, CONTAINER_STOPPED, &state_json) >= 0)
-                        (void) hooks_run_all_warn(c, OCI_HOOK_POSTSTOP, state_json, ct->bundle ?: "/");
+                        (void) hooks_run_all_warn(cr->c, OCI_HOOK_POSTSTOP, state_json, ct->bundle ?: "/");
+        }
+        return 0;
+}
+
+/* The steps of checkpoint, in order. */
+static int (*const checkpoint_steps[])(CheckpointRun *cr, char **reterr) = {
+        checkpoint_load,  checkpoint_image, checkpoint_args, checkpoint_args_host,
+        checkpoint_stdio, checkpoint_dump,  checkpoint_stop,
+};
+
+int container_checkpoint(const CheckpointOptions *o, char **reterr) {
+        _cleanup_(checkpoint_run_done) CheckpointRun cr = { .o = o, .errfd = -EBADF };
+        int r;
+
+        assert(o);
+        FOREACH_ARRAY(step, checkpoint_steps, ELEMENTSOF(checkpoint_steps)) {
+                r = (*step)(&cr, reterr);
+                if (r < 0)
+                        return r;
         }
         return 0;
 }

@@ -34,6 +34,7 @@
 #include "netdev.h"
 #include "notify.h"
 #include "oci-config.h"
+#include "pipeline.h"
 #include "process-util.h"
 #include "rootless.h"
 #include "sdunit.h"
@@ -45,14 +46,7 @@
 #include "sync.h"
 
 #define START_SOCKET START_SOCKET_NAME
-#define MACHINE_ANNOTATION "io.github.sdrun.machine"
-/* The smallest linux.resources.memory.limit a container can start with (the engines' own floors are 4-6 MiB). */
-#define MEMORY_LIMIT_MIN (4 << 20)
-/* crun's name: the init runs in this sub-cgroup of the scope, which then has no processes of its own. */
-#define SUBGROUP_ANNOTATION "run.oci.systemd.subgroup"
-#define SCOPE_JOB_TIMEOUT_USEC (30 * USEC_PER_SEC)
 #define SETUP_TIMEOUT_USEC (5 * 60 * USEC_PER_SEC)
-#define UNIT_STOP_TIMEOUT_USEC (30 * USEC_PER_SEC)
 
 void test_stop_at(const char *step) {
 #if ENABLE_TEST_INJECTION
@@ -66,170 +60,8 @@ void test_stop_at(const char *step) {
 #endif
 }
 
-/* Whether the container has a namespace of type t of its own: a new one, or one joined by path that is not
- * the runtime's own (runc compares the joined namespace with its own the same way). Podman, CNI/netavark
- * and Kubernetes pods join a network namespace they prepared by path; joining the host's is what the
- * checks below must catch. A path that cannot be opened is not judged here: joining it fails later with
- * its own message. */
-static bool has_own_namespace(const OciConfig *c, OciNamespaceType t, const char *proc_name) {
-        struct stat a, b;
-        const char *path = NULL;
-        char self[64];
-
-        if (!oci_config_has_namespace(c, t, &path))
-                return false;
-        if (!path)
-                return true;
-        snprintf(self, sizeof self, "/proc/self/ns/%s", proc_name);
-        if (stat(path, &a) < 0 || stat(self, &b) < 0)
-                return true;
-        return a.st_dev != b.st_dev || a.st_ino != b.st_ino;
-}
-
-static bool is_paths_ns_sysctl_ok(const OciConfig *c, const char *key, char **reterr) {
-        if (strneq(key, "net.", 4)) {
-                if (!has_own_namespace(c, OCI_NS_NETWORK, "net")) {
-                        errorf(reterr, EINVAL,
-                               "linux.sysctl: \"%s\" needs a network namespace of the container's own (the container shares the host's)",
-                               key);
-                        return false;
-                }
-                return true;
-        }
-        /* runc and crun refuse kernel.hostname whether "hostname" is set or not; crun also refuses
-         * kernel.domainname next to "domainname". */
-        if (streq(key, "kernel.hostname")) {
-                errorf(reterr, EINVAL,
-                       "linux.sysctl: \"%s\" conflicts with the \"hostname\" field: set the hostname there",
-                       key);
-                return false;
-        }
-        if (streq(key, "kernel.domainname") && !isempty(c->domainname)) {
-                errorf(reterr, EINVAL, "linux.sysctl: \"%s\" conflicts with the \"domainname\" field", key);
-                return false;
-        }
-        if (streq(key, "kernel.domainname")) {
-                if (!has_own_namespace(c, OCI_NS_UTS, "uts")) {
-                        errorf(reterr, EINVAL,
-                               "linux.sysctl: \"%s\" needs a uts namespace of the container's own", key);
-                        return false;
-                }
-                return true;
-        }
-        if (strneq(key, "kernel.msg", 10) || strneq(key, "kernel.sem", 10) ||
-            strneq(key, "kernel.shm", 10) || strneq(key, "fs.mqueue.", 10)) {
-                if (!has_own_namespace(c, OCI_NS_IPC, "ipc")) {
-                        errorf(reterr, EINVAL,
-                               "linux.sysctl: \"%s\" needs an ipc namespace of the container's own", key);
-                        return false;
-                }
-                return true;
-        }
-        errorf(reterr, EINVAL, "linux.sysctl: \"%s\" is not namespaced: setting it would change the host",
-               key);
-        return false;
-}
-
-/* A container without a mount namespace of its own (none in linux.namespaces, or the runtime's own joined by
- * path) shares the runtime's mount tree, the host's: it runs only when it asks for nothing to be mounted or
- * created there, as host-level agents do (root.path the host's "/", no mounts); the init then skips every
- * rootfs step. runc 1.1 and crun 1.8 run any such config: both make mounts[] in the runtime's mount
- * namespace and leave them there, create the default devices, linux.devices and the /dev links in the root's
- * /dev and replace its /dev/ptmx with a symlink (with root "/", the host's), and chroot into root.path; runc
- * also makes the host's mount tree rslave (its shared mounts propagate no more) and binds root.path onto
- * itself (with root "/", a second copy of every host mount, left behind). What would change the host's
- * mounts or /dev is refused, naming the field. */
-static int validate_without_mount_namespace(const OciConfig *c, const char *rootfs, char **reterr) {
-        const OciLinux *l = &c->linux_;
-        const char *why;
-
-        if (has_own_namespace(c, OCI_NS_MOUNT, "mnt"))
-                return 0;
-        why = oci_config_has_namespace(c, OCI_NS_MOUNT, NULL)
-                      ? "needs a mount namespace of the container's own (the one linux.namespaces joins by "
-                        "path is the runtime's)"
-                      : "needs a mount namespace (linux.namespaces has no \"mount\")";
-        if (!streq(rootfs, "/"))
-                return errorf(reterr, EINVAL,
-                              "root.path: \"%s\" is not the host's \"/\": a root of the container's own %s",
-                              rootfs, why);
-        if (c->root_readonly)
-                return errorf(reterr, EINVAL, "root.readonly: a read-only root %s", why);
-        if (c->n_mounts > 0) {
-                const OciMount *m = &c->mounts[0];
-                return errorf(reterr, EINVAL, "mounts[0]: mount \"%s\" on \"%s\"%s%s%s %s",
-                              strempty(m->source), strempty(m->destination),
-                              isempty(m->type) ? "" : " (type ", strempty(m->type),
-                              isempty(m->type) ? "" : ")", why);
-        }
-        if (l->masked_paths && l->masked_paths[0])
-                return errorf(reterr, EINVAL, "linux.maskedPaths[0]: masking \"%s\" %s", l->masked_paths[0],
-                              why);
-        if (l->readonly_paths && l->readonly_paths[0])
-                return errorf(reterr, EINVAL, "linux.readonlyPaths[0]: making \"%s\" read-only %s",
-                              l->readonly_paths[0], why);
-        if (!isempty(l->rootfs_propagation))
-                return errorf(reterr, EINVAL, "linux.rootfsPropagation: \"%s\" %s", l->rootfs_propagation,
-                              why);
-        if (l->n_devices > 0)
-                return errorf(reterr, EINVAL, "linux.devices[0]: creating \"%s\" %s", l->devices[0].path,
-                              why);
-        return 0;
-}
-
-/* Everything that can be refused from config.json alone is refused here, before any state, unit, process
- * or mount exists. */
 /* How long start waits for an init that hung up without exec'ing to show its exit. */
 #define INIT_EXIT_GRACE_USEC (2 * USEC_PER_SEC)
-
-static int validate_config(const OciConfig *c, const CreateOptions *o, char **reterr) {
-        if (c->has_process && c->process.terminal && !o->console_socket && !o->ret_console_master)
-                return errorf(reterr, EINVAL, "process.terminal is true: --console-socket is required");
-        if (o->console_socket && !(c->has_process && c->process.terminal))
-                return errorf(reterr, EINVAL, "--console-socket given but process.terminal is false");
-        for (size_t i = 0; i < c->linux_.n_sysctl; i++)
-                if (!is_paths_ns_sysctl_ok(c, c->linux_.sysctl[i].key, reterr))
-                        return -EINVAL;
-        /* hostname/domainname are set in the container's uts namespace, new or joined by path (a pod's);
-         * never in the runtime's own, which would rename the host. */
-        if ((!isempty(c->hostname) || !isempty(c->domainname)) && !has_own_namespace(c, OCI_NS_UTS, "uts"))
-                return errorf(reterr, EINVAL,
-                              "%s: the uts namespace joined by path is the host's: setting it would "
-                              "rename the host",
-                              !isempty(c->hostname) ? "hostname" : "domainname");
-        /* (uid_t) -1 means "leave unchanged" to setresuid()/setresgid(): the process would keep running as
-         * root. Never a valid id for the container's process. */
-        if (c->has_process) {
-                if (c->process.user.uid == UINT32_MAX)
-                        return errorf(reterr, EINVAL, "process.user.uid: %" PRIu32 " is not a valid user id",
-                                      UINT32_MAX);
-                if (c->process.user.gid == UINT32_MAX)
-                        return errorf(reterr, EINVAL,
-                                      "process.user.gid: %" PRIu32 " is not a valid group id", UINT32_MAX);
-                for (size_t i = 0; i < c->process.user.n_additional_gids; i++)
-                        if (c->process.user.additional_gids[i] == UINT32_MAX)
-                                return errorf(reterr, EINVAL,
-                                              "process.user.additionalGids[%zu]: %" PRIu32
-                                              " is not a valid group id",
-                                              i, UINT32_MAX);
-        }
-        const char *subgroup = oci_config_annotation(c, SUBGROUP_ANNOTATION);
-        if (subgroup && (isempty(subgroup) || strchr(subgroup, '/') || streq(subgroup, ".") ||
-                         streq(subgroup, "..") || strneq(subgroup, "cgroup.", 7) || strlen(subgroup) > 255))
-                return errorf(reterr, EINVAL,
-                              "annotations[\"" SUBGROUP_ANNOTATION "\"]: invalid sub-cgroup name \"%s\"",
-                              subgroup);
-        /* The init is a clone of the runtime that is born in the container's cgroup and charged there: below
-         * this, the kernel OOM-kills it (and sdrun create with it) without a word. 0 means "not set" (runc). */
-        if (c->linux_.resources.memory.has_limit && c->linux_.resources.memory.limit > 0 &&
-            c->linux_.resources.memory.limit < MEMORY_LIMIT_MIN)
-                return errorf(reterr, EINVAL,
-                              "linux.resources.memory.limit: %" PRIi64
-                              " bytes is too low: a container needs at least %d "
-                              "(%d MiB) to start",
-                              c->linux_.resources.memory.limit, MEMORY_LIMIT_MIN, MEMORY_LIMIT_MIN >> 20);
-        return become_check_lsm(c->has_process ? &c->process : NULL, &c->linux_, reterr);
-}
 
 /* The start socket in the container's state dir: bound and listening (create), or connected to (start). */
 static int start_socket(Container *ct, bool server, int *ret, char **reterr) {
@@ -325,218 +157,6 @@ static bool cgroup_may_be_populated(const char *path) {
         return true;
 }
 
-/* Stop the unit and wait until it is gone. kill: SIGKILL whatever is left in it first (one more round trip,
- * worth it only when the cgroup may hold processes: StopUnit would SIGTERM them and wait TimeoutStopUSec). */
-static void teardown_unit(SdUnitBus *bus, const char *unit, bool kill) {
-        _cleanup_free_ char *err = NULL;
-        int r;
-
-        if (!bus || !unit)
-                return;
-        if (kill)
-                (void) sdunit_kill_unit(bus, unit, SIGKILL, NULL);
-        r = sdunit_stop_unit(bus, unit, UNIT_STOP_TIMEOUT_USEC, &err);
-        if (r < 0 && r != -ENOENT)
-                log_debug("stop unit %s: %s", unit, err ?: strerror(-r));
-}
-
-/* Register the container with systemd-machined (machinectl list/status/terminate), unless the annotation
- * MACHINE_ANNOTATION is "false". Skipped quietly where machined is not available; other failures are
- * warnings: the container works without it. */
-static void register_machine_report(int r, const char *err) {
-        if (r == -ENOTCONN)
-                log_debug("%s", err ?: "systemd-machined is not available");
-        else if (r < 0)
-                log_warning("%s", err ?: "cannot register with systemd-machined");
-}
-
-/* Sent as soon as the init exists (in the scope), answered by the time the init is set up: machined's work
- * (it asks systemd for the leader's unit) overlaps with the container's setup. NULL: nothing to wait for. */
-static SdUnitMachineCall *register_machine_begin(const OciConfig *c, const char *id, pid_t leader,
-                                                 const char *rootfs) {
-        _cleanup_free_ char *name = NULL, *err = NULL;
-        const char *a = oci_config_annotation(c, MACHINE_ANNOTATION);
-        SdUnitMachineCall *call = NULL;
-        int r;
-
-        if (a && streq(a, "false")) {
-                log_debug("not registering %s with systemd-machined: %s=false", id, MACHINE_ANNOTATION);
-                return NULL;
-        }
-        /* machined is system-wide and refuses unprivileged registrations: rootless containers have none. */
-        if (rootless_detect() || sdunit_machine_name(id, &name) < 0)
-                return NULL;
-        r = sdunit_register_machine_begin(false, name, leader, rootfs, &call, &err);
-        if (r < 0)
-                register_machine_report(r, err);
-        return call;
-}
-
-/* Whether the container is now registered. */
-static bool register_machine_end(SdUnitMachineCall *call) {
-        _cleanup_free_ char *err = NULL;
-        int r;
-
-        if (!call)
-                return false;
-        r = sdunit_register_machine_end(call, 25 * USEC_PER_SEC, &err);
-        register_machine_report(r, err);
-        return r >= 0;
-}
-
-/* The container's scope, holding pid, before the init exists; its resources files written and the
- * sub-cgroup for the init made when asked. The init is then born in the scope's cgroup (or in the sub-cgroup
- * *ret_subgroup_fd). pid is the runtime itself (root), or stage1 (rootless: we could not move back out). */
-typedef struct ScopeEntry {
-        SdUnitBus *bus;
-        const char *unit, *slice, *description, *subgroup;
-        const char *cgroups_path; /* linux.cgroupsPath, for the message when the unit exists already */
-        const UnitPropertyList *props;
-        const CgroupFileWrites *writes;
-        CgroupLayout layout;
-        bool started;    /* the unit exists: tear it down on failure */
-        char *cgroup;    /* its ControlGroup */
-        char *scope_dir; /* its cgroupfs directory, when there is a sub-cgroup */
-} ScopeEntry;
-
-/* One systemd scope is one container: a unit that exists already (a second container given the first one's
- * cgroupsPath) is not shared, where runc warns and runs the second in the first one's non-empty cgroup. The
- * message says whose the unit is and what to do instead. */
-static int scope_exists_error(const ScopeEntry *s, char **reterr) {
-        static const char prefix[] = "sdrun container ";
-        _cleanup_free_ char *desc = NULL, *state = NULL, *path = NULL, *owner = NULL, *e1 = NULL, *e2 = NULL;
-
-        (void) sdunit_get_property_string(s->bus, s->unit, "org.freedesktop.systemd1.Unit", "Description",
-                                          &desc, &e1);
-        (void) sdunit_get_active_state(s->bus, s->unit, &state, &e2);
-        if (desc && strneq(desc, prefix, strlen(prefix))) {
-                const char *id = desc + strlen(prefix);
-                owner = strdup_printf(": the scope of container \"%.*s\"", (int) strcspn(id, " "), id);
-        } else
-                owner = strdup_printf(" (\"%s\")", strna(desc));
-        if (isempty(s->cgroups_path))
-                path = strdup(" (absent: named for the container id)");
-        else
-                path = strdup_printf(" \"%s\"", s->cgroups_path);
-        if (!owner || !path)
-                return -ENOMEM;
-        return errorf(
-                reterr, EEXIST,
-                "config.json: linux.cgroupsPath%s: unit %s already exists, %s%s. One systemd scope holds "
-                "one container: give this container a cgroupsPath of its own; containers that belong "
-                "together share a parent slice instead (systemd form \"SLICE:PREFIX:NAME\" with the same "
-                "SLICE, a pod's, and a NAME of their own: \"machine-pod1.slice:sdrun:NAME\")",
-                path, s->unit, state ?: "loaded", owner);
-}
-
-static int scope_enter(ScopeEntry *s, pid_t pid, int *ret_subgroup_fd, char **reterr) {
-        int r;
-
-        r = sdunit_start_scope(s->bus, s->unit, s->slice, s->description, pid, s->props,
-                               SCOPE_JOB_TIMEOUT_USEC, reterr);
-        if (r == -EEXIST)
-                return scope_exists_error(s, reterr);
-        if (r < 0)
-                return errwrap(reterr, r, "%s", "");
-        s->started = true;
-        log_debug("create: scope %s started", s->unit);
-        test_stop_at("scope");
-
-        {
-                CgroupMembership *now = NULL;
-                size_t n_now = 0;
-                r = cgroup_read_memberships(pid == getpid() ? 0 : pid, &now, &n_now);
-                if (r >= 0) {
-                        const char *want = s->layout == CGROUP_LAYOUT_LEGACY ? "name=systemd" : "";
-                        for (size_t i = 0; i < n_now; i++)
-                                if (streq(now[i].controllers, want)) {
-                                        free(s->cgroup);
-                                        s->cgroup = strdup(now[i].path);
-                                }
-                        cgroup_memberships_free(now, n_now);
-                }
-                if (!s->cgroup)
-                        return errorf(reterr, EIO, "cannot find the cgroup of unit %s", s->unit);
-        }
-        if (pid == getpid()) {
-                /* The v1 hierarchies systemd trims (cpu, memory, pids, ...): the unit's path there too. */
-                r = cgroup_join_v1_accounting(s->cgroup, s->layout, reterr);
-                if (r < 0)
-                        return errwrap(reterr, r, "join the v1 cgroup hierarchies");
-                /* And those it does not manage (freezer, cpuset, a cpuacct of its own): before the init and
-                 * its cgroup namespace exist, whose root there is then the unit's path, not the host's. */
-                _cleanup_free_ char *err = NULL;
-                if (cgroup_join_v1_untrimmed(s->cgroup, s->layout, &err) < 0)
-                        log_warning("%s: the container stays in the root cgroup of that v1 hierarchy",
-                                    err ?: "cannot join the v1 hierarchies systemd does not manage");
-        }
-        if (s->writes->n_items > 0) {
-                r = cgroup_apply_file_writes(s->writes, s->cgroup, s->layout, reterr);
-                if (r < 0)
-                        return errwrap(reterr, r, "config.json: linux.resources");
-        }
-
-        /* A sub-cgroup for the init where nested cgroup management needs it (cgroup v2 does not allow
-         * controllers below a cgroup that has processes): the init is born in it (CLONE_INTO_CGROUP). */
-        if (s->subgroup) {
-                if (s->layout == CGROUP_LAYOUT_LEGACY)
-                        return errorf(reterr, EOPNOTSUPP,
-                                      "annotations[\"" SUBGROUP_ANNOTATION
-                                      "\"]: needs a unified (cgroup v2) hierarchy");
-                r = cgroup_unified_dir(s->cgroup, &s->scope_dir);
-                if (r >= 0) {
-                        _cleanup_close_ int dfd = open(s->scope_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-                        if (dfd < 0 || (mkdirat(dfd, s->subgroup, 0755) < 0 && errno != EEXIST))
-                                r = -errno;
-                        else if ((*ret_subgroup_fd =
-                                          openat(dfd, s->subgroup, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
-                                r = -errno;
-                }
-                if (r < 0)
-                        return errorf(reterr, r, "create the sub-cgroup \"%s\" of %s: %s", s->subgroup,
-                                      s->unit, strerror(-r));
-        }
-        return 0;
-}
-
-/* Rootless: stage1 is the scope's first process; the init is born in the cgroup whose fd we pass back (the
- * scope's own, or the sub-cgroup), which it also binds where it cannot mount a fresh cgroup2. */
-static int scope_place_stage1(pid_t stage1_pid, void *userdata, int *ret_cgroup_fd, char **reterr) {
-        ScopeEntry *s = userdata;
-        _cleanup_free_ char *dir = NULL;
-        int r;
-
-        r = scope_enter(s, stage1_pid, ret_cgroup_fd, reterr);
-        if (r < 0 || *ret_cgroup_fd >= 0 || s->layout != CGROUP_LAYOUT_UNIFIED)
-                return r;
-        r = cgroup_unified_dir(s->cgroup, &dir);
-        if (r < 0)
-                return r;
-        *ret_cgroup_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (*ret_cgroup_fd < 0)
-                return errorf(reterr, -errno, "open the cgroup of %s (\"%s\"): %s", s->unit, dir,
-                              strerror(errno));
-        return 0;
-}
-
-/* What `state` reports besides the lifecycle: runc's "owner" (the user who created the container) and the
- * config's annotations. Shared by create and restore; an allocation failure leaves the field unset. */
-void container_record_owner_and_annotations(Container *ct, const OciConfig *c) {
-        struct passwd pw, *res = NULL;
-        char pwbuf[4096];
-
-        if (getpwuid_r(geteuid(), &pw, pwbuf, sizeof pwbuf, &res) == 0 && res)
-                ct->owner = strdup(res->pw_name);
-        else if (asprintf(&ct->owner, "%u", (unsigned) geteuid()) < 0)
-                ct->owner = NULL;
-        if (c->n_annotations > 0) {
-                ct->annotations = cJSON_CreateObject();
-                for (size_t i = 0; ct->annotations && i < c->n_annotations; i++)
-                        cJSON_AddStringToObject(ct->annotations, c->annotations[i].key,
-                                                c->annotations[i].value);
-        }
-}
-
 /* What container_create() holds while it runs. Everything from the state directory on is undone by
  * create_run_done() unless create got to its end: the init killed, the runtime out of the scope again, the
  * machine unregistered, the unit stopped, the --pid-file and the state directory removed, in that order. */
@@ -545,13 +165,10 @@ typedef struct CreateRun {
         bool rootless;
         bool succeeded;
         /* config.json and what is derived from it */
-        char *bundle, *rootfs, *raw;
-        size_t raw_len;
-        OciConfig *c;
-        char *slice, *unit;
-        CgroupLayout layout;
-        UnitPropertyList props;
-        CgroupFileWrites writes;
+        Bundle b;
+        const char *bundle, *rootfs; /* b.path, b.rootfs */
+        OciConfig *c;                /* b.c */
+        ScopePlan plan;
         NotifyReady notify_ready;
         /* what exists, undone on failure */
         Container *ct;
@@ -583,9 +200,9 @@ static void create_run_done(CreateRun *cr) {
                 if (cr->ct->machine)
                         (void) sdunit_unregister_machine(cr->ct->machine, NULL);
                 if (cr->unit_started)
-                        teardown_unit(cr->bus, cr->unit, true);
+                        unit_teardown(cr->bus, cr->plan.unit, true, LOG_LEVEL_DEBUG);
                 if (cr->unit_started && !cr->rootless && cr->cgroup)
-                        cgroup_remove_v1_accounting(cr->cgroup, cr->layout);
+                        cgroup_remove_v1_accounting(cr->cgroup, cr->plan.layout);
                 if (cr->o->pid_file)
                         (void) unlink(cr->o->pid_file);
                 (void) container_remove(cr->ct);
@@ -605,60 +222,20 @@ static void create_run_done(CreateRun *cr) {
         sdunit_bus_closep(&cr->bus);
         cr->listen_fd = safe_close(cr->listen_fd);
         container_freep(&cr->ct);
-        cgroup_file_writes_done(&cr->writes);
-        unit_property_list_done(&cr->props);
-        free(cr->slice);
-        free(cr->unit);
-        oci_config_freep(&cr->c);
-        free(cr->raw);
-        free(cr->rootfs);
-        free(cr->bundle);
+        scope_plan_done(&cr->plan);
+        bundle_done(&cr->b);
 }
 
 /* The bundle, the id and config.json, parsed, with its root.path resolved. */
 static int create_load(CreateRun *cr, char **reterr) {
-        const CreateOptions *o = cr->o;
-        _cleanup_close_ int bundle_fd = -EBADF;
         int r;
 
-        cr->bundle = realpath(o->bundle ?: ".", NULL);
-        if (!cr->bundle)
-                return errorf(reterr, -errno, "--bundle: \"%s\": %s", o->bundle ?: ".", strerror(errno));
-        bundle_fd = open(cr->bundle, O_DIRECTORY | O_CLOEXEC | O_RDONLY);
-        if (bundle_fd < 0)
-                return errorf(reterr, -errno, "--bundle: \"%s\": %s", cr->bundle, strerror(errno));
-        r = container_id_validate(o->id, reterr);
+        r = bundle_load(cr->o->bundle, cr->o->config_file, cr->o->id, &cr->b, reterr);
         if (r < 0)
                 return r;
-
-        const char *file = o->config_file ?: "config.json";
-        r = read_full_file_at(bundle_fd, file, 16U << 20, &cr->raw, &cr->raw_len);
-        if (r < 0)
-                return errorf(reterr, r, "config.json: cannot read \"%s%s%s\": %s",
-                              file[0] == '/' ? "" : cr->bundle, file[0] == '/' ? "" : "/", file,
-                              r == -EFBIG ? "file too large" : strerror(-r));
-        {
-                _cleanup_free_ char *perr = NULL;
-                r = oci_config_parse(cr->raw, cr->raw_len, &cr->c, &perr);
-                if (r < 0)
-                        return errorf(reterr, r, "config.json: %s", perr ?: strerror(-r));
-        }
-
-        if (!cr->c->root_path)
-                return errorf(reterr, EINVAL, "config.json: root.path: required");
-        _cleanup_free_ char *joined = NULL;
-        if (cr->c->root_path[0] == '/')
-                joined = strdup(cr->c->root_path);
-        else if (asprintf(&joined, "%s/%s", cr->bundle, cr->c->root_path) < 0)
-                joined = NULL;
-        if (!joined)
-                return -ENOMEM;
-        cr->rootfs = realpath(joined, NULL);
-        struct stat st;
-        if (!cr->rootfs || stat(cr->rootfs, &st) < 0)
-                return errorf(reterr, -errno, "config.json: root.path: \"%s\": %s", joined, strerror(errno));
-        if (!S_ISDIR(st.st_mode))
-                return errorf(reterr, ENOTDIR, "config.json: root.path: \"%s\" is not a directory", joined);
+        cr->bundle = cr->b.path;
+        cr->rootfs = cr->b.rootfs;
+        cr->c = cr->b.c;
         return 0;
 }
 
@@ -668,56 +245,19 @@ static int create_validate(CreateRun *cr, char **reterr) {
         const OciConfig *c = cr->c;
         int r;
 
-        r = validate_config(c, o, reterr);
-        if (r >= 0)
-                r = validate_without_mount_namespace(c, cr->rootfs, reterr);
-        if (r >= 0 && cr->rootless)
-                r = rootless_validate_config(c, reterr);
-        if (r >= 0)
-                r = netdev_check(c, has_own_namespace(c, OCI_NS_NETWORK, "net"), cr->rootless, reterr);
-        if (r < 0)
-                return errwrap(reterr, r, "config.json");
-
-        r = sdunit_scope_name_from_cgroups_path(c->linux_.cgroups_path, o->id, &cr->slice, &cr->unit,
-                                                reterr);
-        if (r < 0)
-                return errwrap(reterr, r, "config.json");
-
-        log_set_context(o->id, cr->unit);
-        r = cgroup_detect_layout(&cr->layout);
-        if (r < 0)
-                return errorf(reterr, r, "cannot determine the cgroup layout of /sys/fs/cgroup: %s",
-                              strerror(-r));
-        if (c->linux_.resources.present) {
-                r = cgroup_props_from_resources(&c->linux_.resources, cr->layout, &cr->props, &cr->writes,
-                                                reterr);
-                if (r < 0)
-                        return errwrap(reterr, r, "config.json");
-                r = cgroup_check_block_devices(&c->linux_.resources, reterr);
-                if (r < 0)
-                        return errwrap(reterr, r, "config.json");
-                r = cgroup_props_add_default_devices(&cr->props, &cr->writes);
-                if (r < 0)
-                        return r;
-        }
-        /* `systemctl stop` and `machinectl terminate` send SIGTERM, which a container's pid 1 ignores unless it
-         * handles it: escalate to SIGKILL after 10 s, as `docker stop` does (an annotation may override). */
-        r = unit_property_add_u64(&cr->props, "TimeoutStopUSec", 10 * USEC_PER_SEC);
+        BundleChecks k = {
+                .root = o->root,
+                .console_socket = o->console_socket,
+                .console_master = o->ret_console_master,
+                .rootless = cr->rootless,
+        };
+        r = bundle_validate(&cr->b, &k, &cr->seccomp, reterr);
         if (r < 0)
                 return r;
-        /* IOAccounting=yes (sdunit_start_scope) on a v1 layout means the blkio hierarchy, which no unit uses by
-         * default: systemd then creates blkio cgroups for every sibling of the scope and of its slices when the
-         * first such scope appears and removes them when the last goes, ~3 ms of PID 1 per container (see
-         * bench/README.md). Turned off there unless linux.resources.blockIO asks for blkio anyway; an annotation
-         * org.systemd.property.IOAccounting=true turns it back on. */
-        if (cr->layout != CGROUP_LAYOUT_UNIFIED && !c->linux_.resources.block_io.present) {
-                r = unit_property_add_bool(&cr->props, "IOAccounting", false);
-                if (r < 0)
-                        return r;
-        }
-        r = cgroup_props_from_annotations(c->annotations, c->n_annotations, &cr->props, reterr);
+        r = scope_plan(c, o->id, &cr->plan, reterr);
         if (r < 0)
-                return errwrap(reterr, r, "config.json: annotations");
+                return r;
+        cr->plan.service_owned = o->keep_unit;
 
         cr->notify_ready = NOTIFY_READY_CONTAINER;
         if (notify_host_socket() && (r = notify_ready_mode(c, &cr->notify_ready, reterr)) < 0)
@@ -727,15 +267,6 @@ static int create_validate(CreateRun *cr, char **reterr) {
                 r = notify_timeout_from_config(c, &usec, reterr);
                 if (r < 0)
                         return r;
-        }
-
-        /* linux.seccomp compiled here, not in the init: a bad filter fails before anything exists, and the
-         * init (a copy-on-write clone of this process) only has to load the program. */
-        if (c->linux_.seccomp.present) {
-                r = seccomp_program_get(o->root, cr->raw, cr->raw_len, &c->linux_.seccomp, &cr->seccomp,
-                                        reterr);
-                if (r < 0)
-                        return errwrap(reterr, r, "config.json");
         }
 
         log_debug("create %s: config parsed and validated", o->id);
@@ -749,24 +280,10 @@ static int create_state(CreateRun *cr, char **reterr) {
         Container *ct;
         int r;
 
-        r = container_new(o->root, o->id, &cr->ct, reterr);
+        r = container_state_new(o->root, o->id, &cr->b, &cr->plan, cr->rootless, &cr->ct, reterr);
         if (r < 0)
                 return r;
         ct = cr->ct;
-        ct->bundle = strdup(cr->bundle);
-        ct->rootfs = strdup(cr->rootfs);
-        /* --keep-unit: the unit is the service's, which no verb on the container may stop, kill or freeze. */
-        ct->unit = o->keep_unit ? NULL : strdup(cr->unit);
-        ct->slice = strdup(cr->slice);
-        ct->user_bus = cr->rootless;
-        if (!ct->bundle || !ct->rootfs || (!ct->unit && !o->keep_unit) || !ct->slice)
-                return -ENOMEM;
-        container_record_owner_and_annotations(ct, cr->c);
-        r = container_save_config(ct, cr->raw, cr->raw_len);
-        if (r >= 0)
-                r = container_save(ct);
-        if (r < 0)
-                return errorf(reterr, r, "write state of \"%s\": %s", o->id, strerror(-r));
         test_stop_at("state");
 
         /* NOTIFY_SOCKET (as runc): the container gets a directory of its state dir on /run/notify; whoever
@@ -800,12 +317,12 @@ static int create_connect(CreateRun *cr, char **reterr) {
                 return -ENOMEM;
         }
         if (cr->rootless) {
-                r = rootless_filter_resources(cr->bus, cr->layout, &cr->props, reterr);
+                r = rootless_filter_resources(cr->bus, cr->plan.layout, &cr->plan.props, reterr);
                 if (r < 0)
                         return r;
-                rootless_filter_writes(&cr->writes, cr->layout);
-        } else if (cr->layout == CGROUP_LAYOUT_UNIFIED)
-                cgroup_check_host_controllers(&cr->props, "/sys/fs/cgroup");
+                rootless_filter_writes(&cr->plan.writes, cr->plan.layout);
+        } else if (cr->plan.layout == CGROUP_LAYOUT_UNIFIED)
+                cgroup_check_host_controllers(&cr->plan.props, "/sys/fs/cgroup");
         cr->subgroup = oci_config_annotation(cr->c, SUBGROUP_ANNOTATION);
         if (o->keep_unit && (cr->rootless || cr->subgroup))
                 return errorf(reterr, EOPNOTSUPP, "--keep-unit: %s",
@@ -815,14 +332,14 @@ static int create_connect(CreateRun *cr, char **reterr) {
                                         "\"]: the init's sub-cgroup is the service's \"payload\"");
         cr->se = (ScopeEntry){
                 .bus = cr->bus,
-                .unit = cr->unit,
-                .slice = cr->slice,
+                .unit = cr->plan.unit,
+                .slice = cr->plan.slice,
                 .description = cr->description,
                 .subgroup = cr->subgroup,
                 .cgroups_path = cr->c->linux_.cgroups_path,
-                .props = &cr->props,
-                .writes = &cr->writes,
-                .layout = cr->layout,
+                .props = &cr->plan.props,
+                .writes = &cr->plan.writes,
+                .layout = cr->plan.layout,
         };
         return 0;
 }
@@ -836,12 +353,12 @@ static int create_enter_scope(CreateRun *cr, char **reterr) {
                 return 0;
         if (cr->o->keep_unit) {
                 /* The service's cgroup instead of a scope: the init is born in SERVICE/payload. */
-                r = keep_unit_find(cr->bus, cr->layout, &cr->keep, reterr);
+                r = keep_unit_find(cr->bus, cr->plan.layout, &cr->keep, reterr);
                 if (r < 0)
                         return r;
                 log_set_context(cr->o->id, cr->keep.unit);
-                r = keep_unit_enter(&cr->keep, cr->layout, &cr->props, &cr->writes, reterr);
-                if (r >= 0 && (free_and_strdup(&cr->unit, cr->keep.unit) < 0 ||
+                r = keep_unit_enter(&cr->keep, cr->plan.layout, &cr->plan.props, &cr->plan.writes, reterr);
+                if (r >= 0 && (free_and_strdup(&cr->plan.unit, cr->keep.unit) < 0 ||
                                !(cr->cgroup = strdup(cr->keep.payload))))
                         r = -ENOMEM;
                 return r;
@@ -849,7 +366,7 @@ static int create_enter_scope(CreateRun *cr, char **reterr) {
         r = cgroup_read_memberships(0, &cr->orig, &cr->n_orig);
         if (r < 0)
                 return errorf(reterr, r, "read /proc/self/cgroup: %s", strerror(-r));
-        r = cgroup_check_unit_not_frozen(cr->slice, cr->unit, cr->layout, reterr);
+        r = cgroup_check_unit_not_frozen(cr->plan.slice, cr->plan.unit, cr->plan.layout, reterr);
         if (r < 0)
                 return r;
         r = scope_enter(&cr->se, getpid(), &cr->subgroup_fd, reterr);
@@ -884,8 +401,8 @@ static int create_clone_init(CreateRun *cr, char **reterr) {
                         .start_listen_fd = cr->listen_fd,
                         .close_in_init_fd = ct->lock_fd,
                         .has_console_socket = o->console_socket || o->ret_console_master,
-                        .own_cgroupns = has_own_namespace(cr->c, OCI_NS_CGROUP, "cgroup"),
-                        .own_mountns = has_own_namespace(cr->c, OCI_NS_MOUNT, "mnt"),
+                        .own_cgroupns = config_has_own_namespace(cr->c, OCI_NS_CGROUP, "cgroup"),
+                        .own_mountns = config_has_own_namespace(cr->c, OCI_NS_MOUNT, "mnt"),
                         .seccomp = cr->seccomp,
                         .credentials = &cr->credentials,
                 },
@@ -906,7 +423,7 @@ static int create_clone_init(CreateRun *cr, char **reterr) {
                 cr->cgroup = TAKE_PTR(cr->se.cgroup);
                 cr->scope_dir = TAKE_PTR(cr->se.scope_dir);
                 if (r >= 0 && !cr->cgroup)
-                        r = errorf(reterr, EIO, "cannot find the cgroup of unit %s", cr->unit);
+                        r = errorf(reterr, EIO, "cannot find the cgroup of unit %s", cr->plan.unit);
         }
         if (cr->cgroup && !ct->cgroup && !(ct->cgroup = strdup(cr->cgroup)) && r >= 0)
                 r = -ENOMEM;
@@ -915,17 +432,17 @@ static int create_clone_init(CreateRun *cr, char **reterr) {
         if (r < 0)
                 return errwrap(reterr, r, "start the container init");
         if (cr->in_scope)
-                return errorf(reterr, EIO, "cannot leave the cgroup of unit %s", cr->unit);
+                return errorf(reterr, EIO, "cannot leave the cgroup of unit %s", cr->plan.unit);
         cr->listen_fd = safe_close(cr->listen_fd);
-        if (cr->subgroup && cr->layout == CGROUP_LAYOUT_UNIFIED) {
+        if (cr->subgroup && cr->plan.layout == CGROUP_LAYOUT_UNIFIED) {
                 /* The scope holds no process now: hand its controllers down to the container's subtree. */
                 r = cgroup_enable_subtree_controllers(cr->scope_dir);
                 if (r < 0)
                         return errorf(reterr, r, "enable the controllers of %s for its sub-cgroups: %s",
-                                      cr->unit, strerror(-r));
+                                      cr->plan.unit, strerror(-r));
         }
         log_debug("create %s: init %d cloned, runtime back in its own cgroup", o->id, (int) cr->ip.pid);
-        cr->machine_call = register_machine_begin(cr->c, o->id, cr->ip.pid, cr->rootfs);
+        cr->machine_call = machine_register_begin(cr->c, o->id, cr->ip.pid, cr->rootfs);
         test_stop_at("clone");
         return 0;
 }
@@ -1025,15 +542,16 @@ static int create_commit(CreateRun *cr, char **reterr) {
         ct->pid = cr->ip.pid;
         ct->recorded = CONTAINER_CREATED;
         /* Recorded so that delete unregisters exactly what was registered (see sdunit_unregister_machine). */
-        if (register_machine_end(cr->machine_call) && sdunit_machine_name(o->id, &ct->machine) < 0)
-                return -ENOMEM;
+        r = machine_register_end(cr->machine_call, o->id, &ct->machine);
+        if (r < 0)
+                return r;
         r = container_save(ct);
         if (r < 0)
                 return errorf(reterr, r, "write state of \"%s\": %s", o->id, strerror(-r));
         if (o->pid_file) {
-                r = write_pid_file(o->pid_file, cr->ip.pid);
+                r = pid_file_write(o->pid_file, cr->ip.pid, reterr);
                 if (r < 0)
-                        return errorf(reterr, r, "--pid-file: write \"%s\": %s", o->pid_file, strerror(-r));
+                        return r;
         }
         if (o->pidfd_socket) {
                 r = unix_send_fd("--pidfd-socket", o->pidfd_socket, "pidfd", cr->ip.pidfd, reterr);
@@ -1083,8 +601,8 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
         }
 
         cr.ip.sync_fd = safe_close(cr.ip.sync_fd);
-        log_info("created container %s in %s (init pid %d, bundle %s)", o->id, cr.unit, (int) cr.ct->pid,
-                 cr.bundle);
+        log_info("created container %s in %s (init pid %d, bundle %s)", o->id, cr.plan.unit,
+                 (int) cr.ct->pid, cr.bundle);
         if (ret_pid)
                 *ret_pid = cr.ip.pid;
         if (ret_pidfd)
@@ -1448,7 +966,7 @@ static int delete_corrupt(Container *ct, bool force, char **reterr) {
                 return -ENOMEM;
         r = sdunit_bus_open(geteuid() != 0, &bus, NULL);
         if (r >= 0)
-                teardown_unit(bus, unit, true);
+                unit_teardown(bus, unit, true, LOG_LEVEL_DEBUG);
         else
                 log_warning("delete %s: cannot connect to systemd to stop %s: %s", ct->id, unit,
                             strerror(-r));
@@ -1506,7 +1024,7 @@ int container_delete(const char *root, const char *id, bool force, char **reterr
                 }
                 /* A container that stopped on its own has left an empty cgroup: no KillUnit for it. */
                 if (r >= 0)
-                        teardown_unit(bus, ct->unit, cgroup_may_be_populated(ct->cgroup));
+                        unit_teardown(bus, ct->unit, cgroup_may_be_populated(ct->cgroup), LOG_LEVEL_DEBUG);
         } else if (!isempty(ct->cgroup) && !ct->user_bus) {
                 /* --keep-unit: the payload cgroup in the service, which stays (it is the service's to stop). */
                 if (ct->machine)

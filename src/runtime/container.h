@@ -32,8 +32,6 @@ typedef struct CreateOptions {
 /* On success the init is blocked before exec and the state says created. ret_pid/ret_pidfd (optional) give
  * the init to a caller that waits for it (`run`); else the init is left to be reparented. */
 int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, char **reterr);
-/* runc's "owner" and the config's annotations into ct (create and restore). */
-void container_record_owner_and_annotations(Container *ct, const OciConfig *c);
 int container_start(const char *root, const char *id, char **reterr);
 typedef struct StartOptions {
         /* NOTIFY_SOCKET: the MAINPID= sent with READY=1 (0: the container's init, as runc). */

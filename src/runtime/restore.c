@@ -32,15 +32,15 @@
 #include "log.h"
 #include "macro.h"
 #include "mount.h"
+#include "pipeline.h"
 #include "process-util.h"
+#include "rootless.h"
 #include "socket-util.h"
 #include "sdunit.h"
 #include "state.h"
+#include "string-util.h"
 #include "strv.h"
 
-#define MACHINE_ANNOTATION "io.github.sdrun.machine"
-#define SCOPE_JOB_TIMEOUT_USEC (30 * USEC_PER_SEC)
-#define UNIT_STOP_TIMEOUT_USEC (30 * USEC_PER_SEC)
 /* criu gets the caller's stdio at these numbers, named by --inherit-fd (its own stdio is our capture). */
 #define INHERIT_FD_BASE 100
 #define NETNS_FD (INHERIT_FD_BASE + 3)
@@ -50,36 +50,6 @@
 #define HOOK_SCRIPT "criu-hook.sh"
 #define HOOK_REQ "criu-hook.req"
 #define HOOK_ACK "criu-hook.ack"
-
-/* The unit properties of the scope, exactly as `create` builds them. */
-static int build_scope_properties(const OciConfig *c, CgroupLayout layout, UnitPropertyList *props,
-                                  CgroupFileWrites *writes, char **reterr) {
-        int r;
-
-        if (c->linux_.resources.present) {
-                r = cgroup_props_from_resources(&c->linux_.resources, layout, props, writes, reterr);
-                if (r < 0)
-                        return r;
-                r = cgroup_check_block_devices(&c->linux_.resources, reterr);
-                if (r < 0)
-                        return r;
-                r = cgroup_props_add_default_devices(props, writes);
-                if (r < 0)
-                        return r;
-        }
-        r = unit_property_add_u64(props, "TimeoutStopUSec", 10 * USEC_PER_SEC);
-        if (r < 0)
-                return r;
-        if (layout != CGROUP_LAYOUT_UNIFIED && !c->linux_.resources.block_io.present) {
-                r = unit_property_add_bool(props, "IOAccounting", false);
-                if (r < 0)
-                        return r;
-        }
-        r = cgroup_props_from_annotations(c->annotations, c->n_annotations, props, reterr);
-        if (r < 0)
-                return errorf(reterr, r, "annotations: %s", reterr && *reterr ? *reterr : strerror(-r));
-        return 0;
-}
 
 typedef struct ChildSetup {
         const char *rootfs;
@@ -212,18 +182,6 @@ static int wait_criu_with_hooks(Container *ct, const OciConfig *c, pid_t criu_pi
         return hook_r;
 }
 
-static void teardown_scope(SdUnitBus *bus, const char *unit) {
-        _cleanup_free_ char *err = NULL;
-        int r;
-
-        if (!bus || !unit)
-                return;
-        (void) sdunit_kill_unit(bus, unit, SIGKILL, NULL);
-        r = sdunit_stop_unit(bus, unit, UNIT_STOP_TIMEOUT_USEC, &err);
-        if (r < 0 && r != -ENOENT)
-                log_debug("stop unit %s: %s", unit, err ?: strerror(-r));
-}
-
 /* An existing container with this id: a stopped one that `checkpoint` stopped is replaced (runc removes
  * those at once); anything else is refused. */
 static int check_existing(const RestoreOptions *o, char **reterr) {
@@ -245,26 +203,6 @@ static int check_existing(const RestoreOptions *o, char **reterr) {
         }
         return errorf(reterr, EEXIST, "container \"%s\" already exists (%s)", o->id,
                       container_status_to_string(st));
-}
-
-static int resolve_rootfs(const char *bundle, const OciConfig *c, char **ret, char **reterr) {
-        _cleanup_free_ char *joined = NULL;
-        struct stat st;
-
-        if (!c->root_path)
-                return errorf(reterr, EINVAL, "config.json: root.path: required");
-        if (c->root_path[0] == '/')
-                joined = strdup(c->root_path);
-        else if (asprintf(&joined, "%s/%s", bundle, c->root_path) < 0)
-                joined = NULL;
-        if (!joined)
-                return -ENOMEM;
-        *ret = realpath(joined, NULL);
-        if (!*ret || stat(*ret, &st) < 0)
-                return errorf(reterr, -errno, "config.json: root.path: \"%s\": %s", joined, strerror(errno));
-        if (!S_ISDIR(st.st_mode))
-                return errorf(reterr, ENOTDIR, "config.json: root.path: \"%s\" is not a directory", joined);
-        return 0;
 }
 
 /* The mount points of the bind mounts must exist in the rootfs (a fresh one, e.g. Podman's, may lack them):
@@ -337,422 +275,455 @@ static int go_message(char **argv, char **ret, size_t *ret_len) {
         return 0;
 }
 
-int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, char **reterr) {
-        _cleanup_(oci_config_freep) OciConfig *c = NULL;
-        _cleanup_(container_freep) Container *ct = NULL;
-        _cleanup_(sdunit_bus_closep) SdUnitBus *bus = NULL;
-        _cleanup_free_ char *bundle = NULL, *rootfs = NULL, *raw = NULL, *slice = NULL, *unit = NULL,
-                            *description = NULL, *cgroup = NULL, *criu = NULL, *version = NULL,
-                            *image = NULL, *work = NULL, *log_path = NULL, *criu_root = NULL,
-                            *pid_path = NULL, *hook_script = NULL, *pidtext = NULL, *tty_key = NULL,
-                            *devpts_dir = NULL;
-        _cleanup_(unit_property_list_done) UnitPropertyList props = {};
-        _cleanup_(cgroup_file_writes_done) CgroupFileWrites writes = {};
-        _cleanup_strv_free_ char **args = NULL;
-        _cleanup_(criu_run_done) CriuRun run = {};
-        _cleanup_close_ int bundle_fd = -EBADF, errfd = -EBADF, netns_fd = -EBADF, tty_master = -EBADF,
-                            tty_slave = -EBADF, devpts_fd = -EBADF;
-        _cleanup_close_pair_ int go[2] = { -EBADF, -EBADF };
-        char *descriptors[3] = {};
-        CriuExtMount *ext = NULL;
-        size_t raw_len = 0, n_ext = 0;
-        bool unit_started = false;
-        pid_t criu_pid = 0, pid = 0;
-        CgroupLayout layout;
+/* What container_restore() holds while it runs. Everything from the state directory on is undone by
+ * restore_run_done() unless restore got to its end: criu killed, the machine unregistered, the unit stopped
+ * (with what CRIU restored into it), the --pid-file and the state directory removed, in that order. */
+typedef struct RestoreRun {
+        const RestoreOptions *o;
+        bool user_bus; /* the scope is the caller's user manager's (not root) */
+        bool succeeded;
+        /* config.json, the checkpoint, and what is derived from them */
+        Bundle b;
+        ScopePlan plan;
+        char *criu, *version, *image, *work;
+        char *tty_key; /* the checkpointed terminal's name (CRIU_TERMINAL_FILE), for process.terminal */
+        char *descriptors[3];
+        CriuExtMount *ext;
+        size_t n_ext;
+        int netns_fd; /* the network namespace the container joins by path */
+        /* what exists, undone on failure */
+        Container *ct;
+        char *criu_root, *pid_path, *log_path, *hook_script, *devpts_dir;
+        int devpts_fd, tty_master, tty_slave, pty_index;
+        char **args;
+        ChildSetup cs;
+        SdUnitBus *bus;
+        int go[2];
+        pid_t criu_pid;
+        int errfd;
+        char *description;
+        ScopeEntry se;
+        CriuRun run;
+        pid_t pid; /* the restored init */
+        SdUnitMachineCall *machine_call;
+} RestoreRun;
+
+static void restore_run_done(RestoreRun *rr) {
+        if (rr->criu_pid > 0) {
+                (void) kill(rr->criu_pid, SIGKILL);
+                (void) waitpid(rr->criu_pid, NULL, 0);
+        }
+        if (rr->ct && !rr->succeeded) {
+                if (rr->ct->machine)
+                        (void) sdunit_unregister_machine(rr->ct->machine, NULL);
+                if (rr->se.started)
+                        unit_teardown(rr->bus, rr->plan.unit, true, LOG_LEVEL_DEBUG);
+                /* Restored, then a later step failed: the scope's teardown killed it; reap it if it is ours. */
+                if (rr->pid > 0)
+                        (void) waitpid(rr->pid, NULL, WNOHANG);
+                if (rr->o->pid_file && rr->pid > 0)
+                        (void) unlink(rr->o->pid_file);
+                (void) unlinkat(rr->ct->dir_fd, CRIU_ROOT, AT_REMOVEDIR);
+                (void) unlinkat(rr->ct->dir_fd, CRIU_DEVPTS, AT_REMOVEDIR);
+                (void) container_remove(rr->ct);
+        }
+        sdunit_machine_call_freep(&rr->machine_call);
+        criu_run_done(&rr->run);
+        free(rr->se.cgroup);
+        free(rr->se.scope_dir);
+        free(rr->description);
+        rr->errfd = safe_close(rr->errfd);
+        close_pairp(&rr->go);
+        sdunit_bus_closep(&rr->bus);
+        strv_free(rr->args);
+        rr->devpts_fd = safe_close(rr->devpts_fd);
+        rr->tty_master = safe_close(rr->tty_master);
+        rr->tty_slave = safe_close(rr->tty_slave);
+        free(rr->devpts_dir);
+        free(rr->hook_script);
+        free(rr->log_path);
+        free(rr->pid_path);
+        free(rr->criu_root);
+        container_freep(&rr->ct);
+        rr->netns_fd = safe_close(rr->netns_fd);
+        criu_external_mounts_free(rr->ext, rr->n_ext);
+        for (int i = 0; i < 3; i++)
+                free(rr->descriptors[i]);
+        free(rr->tty_key);
+        free(rr->work);
+        free(rr->image);
+        free(rr->version);
+        free(rr->criu);
+        scope_plan_done(&rr->plan);
+        bundle_done(&rr->b);
+}
+
+/* The bundle and config.json, refused exactly as `create` refuses them. */
+static int restore_load(RestoreRun *rr, char **reterr) {
+        const RestoreOptions *o = rr->o;
         int r;
 
-        assert(o);
         if (o->common.lazy_pages)
                 return errorf(reterr, EOPNOTSUPP,
                               "--lazy-pages: not supported by sdrun (see sdrun-restore(8))");
-        r = container_id_validate(o->id, reterr);
+        r = bundle_load(o->bundle, NULL, o->id, &rr->b, reterr);
         if (r < 0)
                 return r;
-        bundle = realpath(o->bundle ?: ".", NULL);
-        if (!bundle)
-                return errorf(reterr, -errno, "--bundle: \"%s\": %s", o->bundle ?: ".", strerror(errno));
-        bundle_fd = open(bundle, O_DIRECTORY | O_CLOEXEC | O_RDONLY);
-        if (bundle_fd < 0)
-                return errorf(reterr, -errno, "--bundle: \"%s\": %s", bundle, strerror(errno));
-        r = read_full_file_at(bundle_fd, "config.json", 16U << 20, &raw, &raw_len);
-        if (r < 0)
-                return errorf(reterr, r, "config.json: cannot read \"%s/config.json\": %s", bundle,
-                              strerror(-r));
-        {
-                _cleanup_free_ char *perr = NULL;
-                r = oci_config_parse(raw, raw_len, &c, &perr);
-                if (r < 0)
-                        return errorf(reterr, r, "config.json: %s", perr ?: strerror(-r));
-        }
-        r = resolve_rootfs(bundle, c, &rootfs, reterr);
-        if (r < 0)
-                return r;
-        bool terminal = c->has_process && c->process.terminal;
-        if (o->console_socket && !terminal)
-                return errorf(reterr, EINVAL, "--console-socket given but process.terminal is false");
-        /* A terminal: a new one, its master to --console-socket (as runc). */
-        if (terminal && !o->console_socket)
-                return errorf(reterr, EINVAL, "process.terminal is true: --console-socket is required");
+        /* process.terminal wants --console-socket: the restored terminal is a new one, its master sent there. */
+        BundleChecks k = { .root = o->root,
+                           .console_socket = o->console_socket,
+                           .rootless = rootless_detect() };
+        return bundle_validate(&rr->b, &k, NULL, reterr);
+}
 
-        r = criu_resolve_dirs(&o->common, false, &image, &work, reterr);
+/* The checkpoint: its images, the terminal it records, and the criu to restore it with. */
+static int restore_image(RestoreRun *rr, char **reterr) {
+        const RestoreOptions *o = rr->o;
+        _cleanup_free_ char *inventory = NULL;
+        int r;
+
+        r = criu_resolve_dirs(&o->common, false, &rr->image, &rr->work, reterr);
         if (r < 0)
                 return r;
-        if (faccessat(AT_FDCWD, image, F_OK, 0) < 0 || !({
-                    _cleanup_free_ char *inv = NULL;
-                    asprintf(&inv, "%s/inventory.img", image) >= 0 && access(inv, F_OK) >= 0;
-            }))
+        inventory = strdup_printf("%s/inventory.img", rr->image);
+        if (!inventory)
+                return -ENOMEM;
+        if (access(inventory, F_OK) < 0)
                 return errorf(reterr, ENOENT, "--image-path: \"%s\" holds no checkpoint (no inventory.img)",
-                              image);
-        if (terminal) {
-                r = read_full_file_in(image, CRIU_TERMINAL_FILE, 256, &tty_key);
+                              rr->image);
+        if (rr->b.c->has_process && rr->b.c->process.terminal) {
+                r = read_full_file_in(rr->image, CRIU_TERMINAL_FILE, 256, &rr->tty_key);
                 if (r < 0)
                         return errorf(
                                 reterr, r,
                                 "--console-socket: the checkpoint in \"%s\" records no terminal (no %s: not "
                                 "made by sdrun checkpoint of a container with process.terminal)",
-                                image, CRIU_TERMINAL_FILE);
-                tty_key[strcspn(tty_key, "\n")] = 0;
-                if (!strneq(tty_key, "tty[", 4))
+                                rr->image, CRIU_TERMINAL_FILE);
+                rr->tty_key[strcspn(rr->tty_key, "\n")] = 0;
+                if (!strneq(rr->tty_key, "tty[", 4))
                         return errorf(reterr, EBADMSG, "--image-path: \"%s/%s\": not a terminal's name",
-                                      image, CRIU_TERMINAL_FILE);
+                                      rr->image, CRIU_TERMINAL_FILE);
         }
-        r = criu_require(o->common.criu, &criu, &version, reterr);
-        if (r < 0)
-                return r;
+        if (read_descriptors(rr->image, rr->descriptors) < 0)
+                log_debug("restore %s: no usable descriptors.json in %s", o->id, rr->image);
+        return criu_require(o->common.criu, &rr->criu, &rr->version, reterr);
+}
 
-        r = sdunit_scope_name_from_cgroups_path(c->linux_.cgroups_path, o->id, &slice, &unit, reterr);
-        if (r < 0)
-                return errorf(reterr, r, "config.json: %s", reterr && *reterr ? *reterr : strerror(-r));
-        log_set_context(o->id, unit);
-        r = cgroup_detect_layout(&layout);
-        if (r < 0)
-                return errorf(reterr, r, "cannot determine the cgroup layout of /sys/fs/cgroup: %s",
-                              strerror(-r));
-        r = build_scope_properties(c, layout, &props, &writes, reterr);
-        if (r < 0)
-                return errorf(reterr, r, "config.json: %s", reterr && *reterr ? *reterr : strerror(-r));
-        {
-                const char *netns_path = NULL;
-                if (oci_config_has_namespace(c, OCI_NS_NETWORK, &netns_path) && netns_path) {
-                        netns_fd = open(netns_path, O_RDONLY | O_CLOEXEC);
-                        if (netns_fd < 0)
-                                return errorf(reterr, -errno,
-                                              "linux.namespaces: network namespace \"%s\": %s", netns_path,
-                                              strerror(errno));
-                }
-        }
-        r = criu_external_mounts(c, bundle, 0, &ext, &n_ext);
+/* The scope as `create` plans it, and what CRIU needs from the host: the joined network namespace, the
+ * external mounts and their mount points in the rootfs. */
+static int restore_plan(RestoreRun *rr, char **reterr) {
+        const OciConfig *c = rr->b.c;
+        const char *netns_path = NULL;
+        int r;
+
+        r = scope_plan(c, rr->o->id, &rr->plan, reterr);
         if (r < 0)
                 return r;
-        r = prepare_mount_points(rootfs, ext, n_ext, reterr);
-        if (r < 0) {
-                criu_external_mounts_free(ext, n_ext);
-                return r;
+        if (oci_config_has_namespace(c, OCI_NS_NETWORK, &netns_path) && netns_path) {
+                rr->netns_fd = open(netns_path, O_RDONLY | O_CLOEXEC);
+                if (rr->netns_fd < 0)
+                        return errorf(reterr, -errno, "linux.namespaces: network namespace \"%s\": %s",
+                                      netns_path, strerror(errno));
         }
+        r = criu_external_mounts(c, rr->b.path, 0, &rr->ext, &rr->n_ext);
+        if (r < 0)
+                return r;
+        return prepare_mount_points(rr->b.rootfs, rr->ext, rr->n_ext, reterr);
+}
+
+/* The state directory (from here on, everything created is undone on failure), CRIU's root mount point in it
+ * and the hook script. */
+static int restore_state(RestoreRun *rr, char **reterr) {
+        const RestoreOptions *o = rr->o;
+        int r;
 
         r = check_existing(o, reterr);
-        if (r < 0) {
-                criu_external_mounts_free(ext, n_ext);
+        if (r < 0)
                 return r;
-        }
-
-        /* From here on, everything created is undone on failure. */
-        r = container_new(o->root, o->id, &ct, reterr);
-        if (r < 0) {
-                criu_external_mounts_free(ext, n_ext);
+        r = container_state_new(o->root, o->id, &rr->b, &rr->plan, rr->user_bus, &rr->ct, reterr);
+        if (r < 0)
                 return r;
-        }
-        ct->bundle = strdup(bundle);
-        ct->rootfs = strdup(rootfs);
-        ct->unit = strdup(unit);
-        ct->slice = strdup(slice);
-        container_record_owner_and_annotations(ct, c);
-        if (!ct->bundle || !ct->rootfs || !ct->unit || !ct->slice ||
-            container_path(ct, CRIU_ROOT, &criu_root) < 0 ||
-            container_path(ct, "restore.pid", &pid_path) < 0 ||
-            asprintf(&log_path, "%s/restore.log", work) < 0) {
-                r = -ENOMEM;
-                goto fail;
-        }
-        r = container_save_config(ct, raw, raw_len);
-        if (r >= 0)
-                r = container_save(ct);
-        if (r < 0) {
-                errorf(reterr, r, "write state of \"%s\": %s", o->id, strerror(-r));
-                goto fail;
-        }
-        if (mkdirat(ct->dir_fd, CRIU_ROOT, 0700) < 0) {
-                r = errorf(reterr, -errno, "create %s: %s", criu_root, strerror(errno));
-                goto fail;
-        }
-        if (c->hooks.n_hooks[OCI_HOOK_PRESTART] + c->hooks.n_hooks[OCI_HOOK_CREATE_RUNTIME] > 0) {
-                r = write_hook_script(ct, &hook_script);
-                if (r < 0) {
-                        errorf(reterr, r, "write the hook script for criu: %s", strerror(-r));
-                        goto fail;
-                }
-        }
-        (void) unlink(log_path);
-
-        int pty_index = -1;
-        if (tty_key) {
-                r = open_terminal(&devpts_fd, &tty_master, &tty_slave, reterr);
+        if (container_path(rr->ct, CRIU_ROOT, &rr->criu_root) < 0 ||
+            container_path(rr->ct, "restore.pid", &rr->pid_path) < 0 ||
+            !(rr->log_path = strdup_printf("%s/restore.log", rr->work)))
+                return -ENOMEM;
+        if (mkdirat(rr->ct->dir_fd, CRIU_ROOT, 0700) < 0)
+                return errorf(reterr, -errno, "create %s: %s", rr->criu_root, strerror(errno));
+        if (rr->b.c->hooks.n_hooks[OCI_HOOK_PRESTART] + rr->b.c->hooks.n_hooks[OCI_HOOK_CREATE_RUNTIME] >
+            0) {
+                r = write_hook_script(rr->ct, &rr->hook_script);
                 if (r < 0)
-                        goto fail;
-                if (ioctl(tty_master, TIOCGPTN, &pty_index) < 0) {
-                        r = errorf(reterr, -errno, "the terminal's pty: %s", strerror(errno));
-                        goto fail;
-                }
-                if (container_path(ct, CRIU_DEVPTS, &devpts_dir) < 0) {
-                        r = -ENOMEM;
-                        goto fail;
-                }
-                if (mkdirat(ct->dir_fd, CRIU_DEVPTS, 0700) < 0) {
-                        r = errorf(reterr, -errno, "create %s: %s", devpts_dir, strerror(errno));
-                        goto fail;
-                }
+                        return errorf(reterr, r, "write the hook script for criu: %s", strerror(-r));
         }
-        ChildSetup cs = { .rootfs = rootfs,
-                          .criu_root = criu_root,
-                          .netns_fd = netns_fd,
-                          .tty_fd = tty_slave,
-                          .devpts_fd = devpts_fd,
-                          .devpts_dir = devpts_dir };
-        if (read_descriptors(image, descriptors) < 0)
-                log_debug("restore %s: no usable descriptors.json in %s", o->id, image);
+        (void) unlink(rr->log_path);
+        return 0;
+}
 
-        if (strv_extend(&args, criu) < 0 || strv_extend(&args, "restore") < 0 ||
-            strv_extend(&args, "--images-dir") < 0 || strv_extend(&args, image) < 0 ||
-            strv_extend(&args, "--work-dir") < 0 || strv_extend(&args, work) < 0 ||
-            strv_extend(&args, "--log-file") < 0 || strv_extend(&args, log_path) < 0 ||
-            strv_extend(&args, "-v4") < 0 || strv_extend(&args, "--restore-detached") < 0 ||
-            strv_extend(&args, "--restore-sibling") < 0 || strv_extend(&args, "--pidfile") < 0 ||
-            strv_extend(&args, pid_path) < 0 || strv_extend(&args, "--root") < 0 ||
-            strv_extend(&args, criu_root) < 0)
-                r = -ENOMEM;
-        /* Each cookie once: every mask of linux.maskedPaths shares "/dev/null". /dev/console: the new pty. The
-         * own cgroup's source, the new scope, comes with the go. */
-        for (size_t i = 0; r >= 0 && i < n_ext; i++) {
-                bool dup = ext[i].own_cgroup || (ext[i].terminal && !devpts_dir);
+/* process.terminal: a new pty, its slave in place of the checkpointed terminal. */
+static int restore_terminal(RestoreRun *rr, char **reterr) {
+        int r;
+
+        if (!rr->tty_key)
+                return 0;
+        r = open_terminal(&rr->devpts_fd, &rr->tty_master, &rr->tty_slave, reterr);
+        if (r < 0)
+                return r;
+        if (ioctl(rr->tty_master, TIOCGPTN, &rr->pty_index) < 0)
+                return errorf(reterr, -errno, "the terminal's pty: %s", strerror(errno));
+        if (container_path(rr->ct, CRIU_DEVPTS, &rr->devpts_dir) < 0)
+                return -ENOMEM;
+        if (mkdirat(rr->ct->dir_fd, CRIU_DEVPTS, 0700) < 0)
+                return errorf(reterr, -errno, "create %s: %s", rr->devpts_dir, strerror(errno));
+        return 0;
+}
+
+/* CRIU's external mounts, each cookie once: every mask of linux.maskedPaths shares "/dev/null".
+ * /dev/console: the new pty. The own cgroup's source, the new scope, comes with the go. */
+static int restore_args_mounts(RestoreRun *rr) {
+        const CriuExtMount *ext = rr->ext;
+
+        for (size_t i = 0; i < rr->n_ext; i++) {
+                bool dup = ext[i].own_cgroup || (ext[i].terminal && !rr->devpts_dir);
                 for (size_t k = 0; k < i; k++)
                         dup = dup || streq(ext[k].cookie, ext[i].cookie);
                 if (dup)
                         continue;
-                if (strv_extend(&args, "--ext-mount-map") < 0)
-                        r = -ENOMEM;
-                else if (ext[i].terminal)
-                        r = strv_extendf(&args, "%s:%s/%d", ext[i].cookie, devpts_dir, pty_index) < 0
-                                    ? -ENOMEM
-                                    : 0;
-                else
-                        r = strv_extendf(&args, "%s:%s", ext[i].cookie, ext[i].source) < 0 ? -ENOMEM : 0;
+                if (strv_extend(&rr->args, "--ext-mount-map") < 0)
+                        return -ENOMEM;
+                if (ext[i].terminal) {
+                        if (strv_extendf(&rr->args, "%s:%s/%d", ext[i].cookie, rr->devpts_dir,
+                                         rr->pty_index) < 0)
+                                return -ENOMEM;
+                } else if (strv_extendf(&rr->args, "%s:%s", ext[i].cookie, ext[i].source) < 0)
+                        return -ENOMEM;
         }
-        for (int i = 0; r >= 0 && i < 3; i++)
-                if (descriptors[i] && strneq(descriptors[i], "pipe:", 5)) {
-                        cs.inherit[i] = true;
-                        if (strv_extend(&args, "--inherit-fd") < 0 ||
-                            strv_extendf(&args, "fd[%d]:%s", INHERIT_FD_BASE + i, descriptors[i]) < 0)
-                                r = -ENOMEM;
+        return 0;
+}
+
+/* What criu inherits from us (set up by child_setup()): the caller's stdio in place of the checkpointed
+ * pipes, the terminal's pty slave, the joined network namespace. */
+static int restore_args_inherit(RestoreRun *rr) {
+        for (int i = 0; i < 3; i++)
+                if (rr->descriptors[i] && strneq(rr->descriptors[i], "pipe:", 5)) {
+                        rr->cs.inherit[i] = true;
+                        if (strv_extend(&rr->args, "--inherit-fd") < 0 ||
+                            strv_extendf(&rr->args, "fd[%d]:%s", INHERIT_FD_BASE + i, rr->descriptors[i]) <
+                                    0)
+                                return -ENOMEM;
                 }
-        if (r >= 0 && tty_key &&
-            (strv_extend(&args, "--inherit-fd") < 0 ||
-             strv_extendf(&args, "fd[%d]:%s", TTY_FD, tty_key) < 0))
-                r = -ENOMEM;
-        if (r >= 0 && netns_fd >= 0 &&
-            (strv_extend(&args, "--inherit-fd") < 0 ||
-             strv_extendf(&args, "fd[%d]:extRootNetNS", NETNS_FD) < 0))
-                r = -ENOMEM;
-        if (r >= 0 && hook_script &&
-            (strv_extend(&args, "--action-script") < 0 || strv_extend(&args, hook_script) < 0))
+        if (rr->tty_key && (strv_extend(&rr->args, "--inherit-fd") < 0 ||
+                            strv_extendf(&rr->args, "fd[%d]:%s", TTY_FD, rr->tty_key) < 0))
+                return -ENOMEM;
+        if (rr->netns_fd >= 0 && (strv_extend(&rr->args, "--inherit-fd") < 0 ||
+                                  strv_extendf(&rr->args, "fd[%d]:extRootNetNS", NETNS_FD) < 0))
+                return -ENOMEM;
+        return 0;
+}
+
+/* criu's command line, all but what only the scope tells (see restore_go()). */
+static int restore_args(RestoreRun *rr, char **reterr) {
+        int r;
+
+        rr->cs = (ChildSetup){
+                .rootfs = rr->b.rootfs,
+                .criu_root = rr->criu_root,
+                .netns_fd = rr->netns_fd,
+                .tty_fd = rr->tty_slave,
+                .devpts_fd = rr->devpts_fd,
+                .devpts_dir = rr->devpts_dir,
+        };
+        r = strv_extend_strv(&rr->args,
+                             (char *const[]){ rr->criu, "restore", "--images-dir", rr->image, "--work-dir",
+                                              rr->work, "--log-file", rr->log_path, "-v4",
+                                              "--restore-detached", "--restore-sibling", "--pidfile",
+                                              rr->pid_path, "--root", rr->criu_root, NULL });
+        if (r >= 0)
+                r = restore_args_mounts(rr);
+        if (r >= 0)
+                r = restore_args_inherit(rr);
+        if (r >= 0 && rr->hook_script &&
+            (strv_extend(&rr->args, "--action-script") < 0 || strv_extend(&rr->args, rr->hook_script) < 0))
                 r = -ENOMEM;
         if (r >= 0)
-                r = criu_add_common_args(&args, &o->common);
-        if (r < 0)
-                goto fail;
+                r = criu_add_common_args(&rr->args, &rr->o->common);
+        return r;
+}
 
-        r = sdunit_bus_open(geteuid() != 0, &bus, reterr);
-        if (r < 0) {
-                errorf(reterr, r, "connect to systemd: %s", reterr && *reterr ? *reterr : strerror(-r));
-                goto fail;
-        }
-        if (pipe2(go, O_CLOEXEC) < 0) {
-                r = -errno;
-                goto fail;
-        }
+/* criu, forked and held before its exec until the scope holds it. */
+static int restore_spawn(RestoreRun *rr, char **reterr) {
+        const RestoreOptions *o = rr->o;
+        int r;
+
+        r = sdunit_bus_open(rr->user_bus, &rr->bus, reterr);
+        if (r < 0)
+                return errwrap(reterr, r, "connect to systemd");
+        if (pipe2(rr->go, O_CLOEXEC) < 0)
+                return -errno;
         /* A foreground restore waits for the restored init: as runc, be the subreaper that gets it. */
         if (!o->detach && !o->no_subreaper)
                 (void) prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-        r = criu_spawn(args, go[0], go[1], child_setup, &cs, &criu_pid, &errfd);
-        if (r < 0) {
-                errorf(reterr, r, "cannot run %s: %s", criu, strerror(-r));
-                goto fail;
-        }
-        go[0] = safe_close(go[0]);
-
-        /* The scope first, holding criu (blocked before exec): CRIU restores the process tree below it. */
-        if (asprintf(&description, "sdrun container %s (bundle %s, restored)", o->id, bundle) < 0) {
-                r = -ENOMEM;
-                goto fail;
-        }
-        r = sdunit_start_scope(bus, unit, slice, description, criu_pid, &props, SCOPE_JOB_TIMEOUT_USEC,
-                               reterr);
+        r = criu_spawn(rr->args, rr->go[0], rr->go[1], child_setup, &rr->cs, &rr->criu_pid, &rr->errfd);
         if (r < 0)
-                goto fail;
-        unit_started = true;
-        r = sdunit_get_control_group(bus, unit, &cgroup, reterr);
-        if (r >= 0 && isempty(cgroup))
-                r = errorf(reterr, EIO, "cannot find the cgroup of unit %s", unit);
+                return errorf(reterr, r, "cannot run %s: %s", rr->criu, strerror(-r));
+        rr->go[0] = safe_close(rr->go[0]);
+        return 0;
+}
+
+/* The scope, holding criu (blocked before exec), as `create` starts it: CRIU restores the process tree
+ * below it. */
+static int restore_enter_scope(RestoreRun *rr, char **reterr) {
+        _cleanup_close_ int subgroup_fd = -EBADF;
+
+        rr->description = strdup_printf("sdrun container %s (bundle %s, restored)", rr->o->id, rr->b.path);
+        if (!rr->description)
+                return -ENOMEM;
+        rr->se = (ScopeEntry){
+                .bus = rr->bus,
+                .unit = rr->plan.unit,
+                .slice = rr->plan.slice,
+                .description = rr->description,
+                .cgroups_path = rr->b.c->linux_.cgroups_path,
+                .props = &rr->plan.props,
+                .writes = &rr->plan.writes,
+                .layout = rr->plan.layout,
+        };
+        return scope_enter(&rr->se, rr->criu_pid, &subgroup_fd, reterr);
+}
+
+/* Go, with the cgroup root CRIU restores the tree into: the scope's cgroup; and that cgroup's directory as
+ * the source of the container's cgroup mount where it is a bind of its own cgroup. */
+static int restore_go(RestoreRun *rr, char **reterr) {
+        _cleanup_strv_free_ char **extra = NULL;
+        _cleanup_free_ char *msg = NULL;
+        const char *cgroup = rr->se.cgroup;
+        size_t len = 0;
+        int r;
+
+        if (strv_extend(&extra, "--cgroup-root") < 0 || strv_extend(&extra, cgroup) < 0)
+                return -ENOMEM;
+        for (size_t i = 0; i < rr->n_ext; i++)
+                if (rr->ext[i].own_cgroup &&
+                    (strv_extend(&extra, "--ext-mount-map") < 0 ||
+                     strv_extendf(&extra, "%s:/sys/fs/cgroup%s", rr->ext[i].cookie, cgroup) < 0))
+                        return -ENOMEM;
+        r = go_message(extra, &msg, &len);
         if (r < 0)
-                goto fail;
-        ct->cgroup = strdup(cgroup);
-        if (writes.n_items > 0) {
-                r = cgroup_apply_file_writes(&writes, cgroup, layout, reterr);
-                if (r < 0) {
-                        errorf(reterr, r, "config.json: linux.resources: %s",
-                               reterr && *reterr ? *reterr : strerror(-r));
-                        goto fail;
-                }
+                return r;
+        if (log_get_max_level() >= LOG_LEVEL_DEBUG) {
+                _cleanup_free_ char *line = strv_join(rr->args, " "), *more = strv_join(extra, " ");
+                log_debug("restore %s: %s %s", rr->o->id, strempty(line), strempty(more));
         }
-        log_debug("restore %s: scope %s started", o->id, unit);
+        r = loop_write(rr->go[1], msg, len);
+        rr->go[1] = safe_close(rr->go[1]);
+        if (r < 0)
+                return errorf(reterr, r, "start criu: %s", strerror(-r));
+        return 0;
+}
 
-        /* Go, with the cgroup root CRIU restores the tree into: the scope's cgroup; and that cgroup's directory as
-         * the source of the container's cgroup mount where it is a bind of its own cgroup. */
-        {
-                _cleanup_strv_free_ char **extra = NULL;
-                _cleanup_free_ char *msg = NULL;
-                size_t len = 0;
+/* criu's end (answering the hook script on the way), and the init it restored. */
+static int restore_wait(RestoreRun *rr, char **reterr) {
+        _cleanup_free_ char *pidtext = NULL;
+        int r;
 
-                r = strv_extend(&extra, "--cgroup-root") < 0 || strv_extend(&extra, cgroup) < 0 ? -ENOMEM
-                                                                                                : 0;
-                for (size_t i = 0; r >= 0 && i < n_ext; i++)
-                        if (ext[i].own_cgroup &&
-                            (strv_extend(&extra, "--ext-mount-map") < 0 ||
-                             strv_extendf(&extra, "%s:/sys/fs/cgroup%s", ext[i].cookie, cgroup) < 0))
-                                r = -ENOMEM;
-                if (r >= 0)
-                        r = go_message(extra, &msg, &len);
-                if (r < 0)
-                        goto fail;
-                if (log_get_max_level() >= LOG_LEVEL_DEBUG) {
-                        _cleanup_free_ char *line = strv_join(args, " "), *more = strv_join(extra, " ");
-                        log_debug("restore %s: %s %s", o->id, strempty(line), strempty(more));
-                }
-                r = loop_write(go[1], msg, len);
-                go[1] = safe_close(go[1]);
-                if (r < 0) {
-                        errorf(reterr, r, "start criu: %s", strerror(-r));
-                        goto fail;
-                }
-        }
-        if (hook_script)
-                r = wait_criu_with_hooks(ct, c, criu_pid, errfd, &run, reterr);
+        if (rr->hook_script)
+                r = wait_criu_with_hooks(rr->ct, rr->b.c, rr->criu_pid, rr->errfd, &rr->run, reterr);
         else
-                r = criu_wait(criu_pid, errfd, &run);
-        criu_pid = 0;
-        if (r < 0) {
-                if (!reterr || !*reterr)
-                        errorf(reterr, r, "wait for criu: %s", strerror(-r));
-                goto fail;
+                r = criu_wait(rr->criu_pid, rr->errfd, &rr->run);
+        rr->criu_pid = 0;
+        if (r < 0)
+                return errorf_first(reterr, r, "wait for criu: %s", strerror(-r));
+        if (rr->run.status != 0) {
+                _cleanup_free_ char *why = criu_explain_failure(rr->version, &rr->run, rr->log_path);
+                return errorf(reterr, EIO, "%s", why ?: "criu failed");
         }
-        if (run.status != 0) {
-                _cleanup_free_ char *why = criu_explain_failure(version, &run, log_path);
-                r = errorf(reterr, EIO, "%s", why ?: "criu failed");
-                goto fail;
-        }
-        r = read_full_file_at(ct->dir_fd, "restore.pid", 64, &pidtext, NULL);
+        r = read_full_file_at(rr->ct->dir_fd, "restore.pid", 64, &pidtext, NULL);
         if (r >= 0) {
-                pid = (pid_t) strtol(pidtext, NULL, 10);
-                if (pid <= 0)
+                rr->pid = (pid_t) strtol(pidtext, NULL, 10);
+                if (rr->pid <= 0)
                         r = -EBADMSG;
         }
-        if (r < 0) {
-                errorf(reterr, r, "criu restored the container but wrote no pid to %s", pid_path);
-                goto fail;
-        }
-        r = pid_get_start_time(pid, &ct->pid_start_time);
-        if (r < 0) {
-                errorf(reterr, r, "the restored init %d vanished: %s", (int) pid, strerror(-r));
-                goto fail;
-        }
-        if (tty_master >= 0) {
-                tty_slave = safe_close(tty_slave);
-                r = unix_send_fd("--console-socket", o->console_socket, "/dev/ptmx", tty_master, reterr);
+        if (r < 0)
+                return errorf(reterr, r, "criu restored the container but wrote no pid to %s", rr->pid_path);
+        r = pid_get_start_time(rr->pid, &rr->ct->pid_start_time);
+        if (r < 0)
+                return errorf(reterr, r, "the restored init %d vanished: %s", (int) rr->pid, strerror(-r));
+        return 0;
+}
+
+/* The container runs: the terminal's master to --console-socket, registered with machined as `create` does,
+ * recorded, and the --pid-file written. */
+static int restore_commit(RestoreRun *rr, char **reterr) {
+        const RestoreOptions *o = rr->o;
+        Container *ct = rr->ct;
+        int r;
+
+        if (rr->tty_master >= 0) {
+                rr->tty_slave = safe_close(rr->tty_slave);
+                r = unix_send_fd("--console-socket", o->console_socket, "/dev/ptmx", rr->tty_master, reterr);
                 if (r < 0)
-                        goto fail;
-                tty_master = safe_close(tty_master);
+                        return r;
+                rr->tty_master = safe_close(rr->tty_master);
         }
-        ct->pid = pid;
+        rr->machine_call = machine_register_begin(rr->b.c, o->id, rr->pid, rr->b.rootfs);
+        r = machine_register_end(rr->machine_call, o->id, &ct->machine);
+        if (r < 0)
+                return r;
+        ct->pid = rr->pid;
         ct->recorded = CONTAINER_RUNNING;
+        if (!ct->cgroup && !(ct->cgroup = strdup(rr->se.cgroup)))
+                return -ENOMEM;
         r = container_save(ct);
-        if (r < 0) {
-                errorf(reterr, r, "write state of \"%s\": %s", o->id, strerror(-r));
-                goto fail;
-        }
+        if (r < 0)
+                return errorf(reterr, r, "write state of \"%s\": %s", o->id, strerror(-r));
         if (o->pid_file) {
-                r = write_pid_file(o->pid_file, pid);
-                if (r < 0) {
-                        errorf(reterr, r, "--pid-file: write \"%s\": %s", o->pid_file, strerror(-r));
-                        goto fail;
-                }
-        }
-        /* systemd-machined, as for `create` (skipped quietly where machined is not there). */
-        {
-                const char *a = oci_config_annotation(c, MACHINE_ANNOTATION);
-                _cleanup_free_ char *name = NULL, *err = NULL;
-                if (!(a && streq(a, "false")) && geteuid() == 0 && sdunit_machine_name(o->id, &name) >= 0) {
-                        r = sdunit_register_machine(false, name, pid, rootfs, &err);
-                        if (r == -ENOTCONN)
-                                log_debug("%s", err ?: "systemd-machined is not available");
-                        else if (r < 0)
-                                log_warning("%s", err ?: "cannot register with systemd-machined");
-                        else {
-                                /* For delete to unregister it before the scope goes (see create). */
-                                ct->machine = TAKE_PTR(name);
-                                r = container_save(ct);
-                                if (r < 0)
-                                        log_warning("write state of \"%s\": %s", o->id, strerror(-r));
-                        }
-                }
+                r = pid_file_write(o->pid_file, rr->pid, reterr);
+                if (r < 0)
+                        return r;
         }
         (void) unlinkat(ct->dir_fd, CRIU_ROOT, AT_REMOVEDIR);
         (void) unlinkat(ct->dir_fd, CRIU_DEVPTS, AT_REMOVEDIR);
         (void) unlinkat(ct->dir_fd, "restore.pid", 0);
-        if (hook_script) {
+        if (rr->hook_script) {
                 (void) unlinkat(ct->dir_fd, HOOK_SCRIPT, 0);
                 (void) unlinkat(ct->dir_fd, HOOK_REQ, 0);
                 (void) unlinkat(ct->dir_fd, HOOK_ACK, 0);
         }
-        criu_external_mounts_free(ext, n_ext);
-        for (int i = 0; i < 3; i++)
-                free(descriptors[i]);
-        log_info("restored container %s from %s in %s (init pid %d, criu %s)", o->id, image, unit, (int) pid,
-                 version);
-        if (ret_pid)
-                *ret_pid = pid;
-        if (ret_pidfd)
-                *ret_pidfd = pidfd_open_verified(pid, ct->pid_start_time);
         return 0;
+}
 
-fail:
-        criu_external_mounts_free(ext, n_ext);
-        for (int i = 0; i < 3; i++)
-                free(descriptors[i]);
-        if (criu_pid > 0) {
-                (void) kill(criu_pid, SIGKILL);
-                (void) waitpid(criu_pid, NULL, 0);
+/* The steps of restore, in order: those it shares with create (see pipeline.h) and CRIU's own. */
+static int (*const restore_steps[])(RestoreRun *rr, char **reterr) = {
+        restore_load,  restore_image,       restore_plan, restore_state, restore_terminal, restore_args,
+        restore_spawn, restore_enter_scope, restore_go,   restore_wait,  restore_commit,
+};
+
+int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, char **reterr) {
+        _cleanup_(restore_run_done) RestoreRun rr = {
+                .o = o,
+                .user_bus = geteuid() != 0,
+                .netns_fd = -EBADF,
+                .devpts_fd = -EBADF,
+                .tty_master = -EBADF,
+                .tty_slave = -EBADF,
+                .pty_index = -1,
+                .go = { -EBADF, -EBADF },
+                .errfd = -EBADF,
+        };
+        int r;
+
+        assert(o);
+        FOREACH_ARRAY(step, restore_steps, ELEMENTSOF(restore_steps)) {
+                r = (*step)(&rr, reterr);
+                if (r < 0)
+                        return r;
         }
-        if (unit_started)
-                teardown_scope(bus, unit);
-        if (pid > 0) {
-                /* Restored, then a later step failed: the scope's teardown killed it; reap it if it is ours. */
-                (void) waitpid(pid, NULL, WNOHANG);
-        }
-        if (o->pid_file && pid > 0)
-                (void) unlink(o->pid_file);
-        if (ct) {
-                (void) unlinkat(ct->dir_fd, CRIU_ROOT, AT_REMOVEDIR);
-                (void) unlinkat(ct->dir_fd, CRIU_DEVPTS, AT_REMOVEDIR);
-                (void) container_remove(ct);
-        }
-        return r;
+
+        log_info("restored container %s from %s in %s (init pid %d, criu %s)", o->id, rr.image, rr.plan.unit,
+                 (int) rr.pid, rr.version);
+        if (ret_pid)
+                *ret_pid = rr.pid;
+        if (ret_pidfd)
+                *ret_pidfd = pidfd_open_verified(rr.pid, rr.ct->pid_start_time);
+        rr.succeeded = true;
+        return 0;
 }

@@ -117,6 +117,37 @@ expect_refused "restore of an invalid id is refused" 'invalid|not a valid' \
         S restore -d --image-path "$TEST_TMPDIR/empty" --bundle "$B" '../x'
 no_leftovers "$rid"
 
+# Restore checks config.json exactly as create does (it used to skip create's checks: it made the state and
+# the scope and ran CRIU for a config create refuses). Each config below is refused by create (the control)
+# and by restore with the same message naming the field, before any state, scope or mount exists (the
+# checkpoint is a stand-in: CRIU is never reached).
+mkdir -p "$TEST_TMPDIR/fake"
+touch "$TEST_TMPDIR/fake/inventory.img"
+BV=$TEST_TMPDIR/bv
+mkdir -p "$BV"
+refused_like_create() {
+        local desc=$1 expr=$2 re=$3 cid
+        jq --arg root "$B/rootfs" '.root.path=$root' "$B/config.json" >"$BV/config.json"
+        bundle_set "$BV" "$expr"
+        cid=$(new_id crcreate)
+        track_container "$cid"
+        expect_refused "create refuses $desc (the control)" "config.json: $re" S create --bundle "$BV" "$cid"
+        expect_refused "restore refuses $desc, naming the field as create does" "config.json: $re" \
+                S restore -d --image-path "$TEST_TMPDIR/fake" --bundle "$BV" "$rid"
+        no_leftovers "$rid"
+}
+refused_like_create "a sysctl that would rename the host" '.linux.sysctl={"kernel.hostname":"x"}' \
+        'linux.sysctl: "kernel.hostname" conflicts with the "hostname" field'
+refused_like_create "uid 4294967295 (setresuid's \"unchanged\")" '.process.user.uid=4294967295' \
+        'process.user.uid: 4294967295 is not a valid user id'
+refused_like_create "a memory limit too low to start" '.linux.resources.memory.limit=1048576' \
+        'linux.resources.memory.limit: 1048576 bytes is too low'
+refused_like_create "a root of its own without a mount namespace" \
+        'del(.linux.namespaces[] | select(.type == "mount"))' 'root.path: ".*" is not the host'"'"'s "/"'
+refused_like_create "a hostname in the runtime's own uts namespace, joined by path" \
+        '.hostname="x" | .linux.namespaces |= map(if .type == "uts" then .path="/proc/self/ns/uts" else . end)' \
+        'hostname: the uts namespace joined by path is the host'"'"'s'
+
 # The fail-fast path: does CRIU work on this kernel at all? (`criu check` fails in its kernel feature
 # detection where it cannot.)
 check_out=$(criu check 2>&1) && criu_ok=1 || criu_ok=0
