@@ -34,6 +34,11 @@ typedef struct CliOption {
  * keep '+', as what follows their id is a command line of its own. */
 int cli_next_option(const char *verb, int argc, char *argv[], const char *shortopts, const CliOption *opts);
 
+/* Run from a sealed memfd copy of the binary: re-executes itself once from one (argv, the environment, the
+ * fds and the pid carry over) unless /proc/self/exe is one already. Returns 0 when it is, or -errno after
+ * logging why it cannot be. */
+int cli_run_sealed(char *argv[]);
+
 /* The long name of the option val in opts, or NULL. */
 const char *cli_option_name(const CliOption *opts, int val);
 

@@ -79,6 +79,17 @@ static const Verb verbs[] = {
           "restore a container from a CRIU checkpoint" },
 };
 
+/* The verbs that put processes into a container (init, exec child, CRIU's restored tree): they run from a
+ * sealed copy of the binary. */
+static bool verb_needs_sealed_exe(const Verb *v) {
+        static const char *const names[] = { "create", "run", "exec", "restore" };
+
+        FOREACH_ARRAY(n, names, ELEMENTSOF(names))
+                if (streq(v->name, *n))
+                        return true;
+        return false;
+}
+
 static const Verb *find_verb(const char *name) {
         FOREACH_ARRAY(v, verbs, ELEMENTSOF(verbs))
                 if (streq(v->name, name))
@@ -366,6 +377,12 @@ int main(int argc, char *argv[]) {
                 log_error("unknown command \"%s\" (see sdrun --help)", argv[optind]);
                 return EXIT_FAILURE;
         }
+
+        /* Whatever the verb clones into a container (init, exec child, the init's hooks) is this process's
+         * mm, whose exe only an execve changes: it must never be the host's binary, which a process of the
+         * container could open through /proc/PID/exe and write later (CVE-2019-5736). */
+        if (verb_needs_sealed_exe(v) && cli_run_sealed(argv) < 0)
+                return EXIT_FAILURE;
 
         /* The verb parses its own options; reset getopt for it. */
         int vargc = argc - optind;

@@ -1,0 +1,178 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# No process of the host's runtime binary may be reachable from a container (issue 31, items 1-3): a
+# container process that opens /proc/PID/exe of one of the runtime's processes while it is still the host's
+# binary keeps that fd and, once nothing executes the file any more, reopens /proc/self/fd/N for writing
+# (CVE-2019-5736). The attacker is exe-grab (helpers-sec/exe-grab.c): it holds every exe whose device and
+# inode are the victim's and appends to it when it can. Each runtime under test runs from a copy of its
+# binary (the victim), so that a successful attack damages a copy, whose hash is checked afterwards:
+#   a. a startContainer hook (CAP_SYS_PTRACE) that leaves a child behind scanning /proc (its parent: the init);
+#   b. container A, with CAP_SYS_PTRACE, in whose pid namespace (linux.namespaces[].path) B is run 5 times;
+#   c. a container with CAP_SYS_PTRACE while `exec` runs into it 8 times (the exec child);
+#   d. b and c with a user namespace (B joins A's), the victim owned by the container's root.
+# runc and crun (hybrid only: not in the unified box), each from a copy of its binary too, are the controls.
+. "$(dirname "$0")/lib.sh"
+
+require_root
+require_systemd
+[ -n "${EXE_GRAB:-}" ] && [ -x "$EXE_GRAB" ] || bail "EXE_GRAB (the exe-grab helper) is not set or not executable"
+RUNC=$(command -v runc) || bail "runc is not installed (Debian package runc): it is a control here"
+CRUN=$(command -v crun) || bail "crun is not installed (Debian package crun): it is a control here"
+# crun cannot raise RLIMIT_MEMLOCK in the unified box (its BPF device filter): runc is the control there
+RUNTIMES="sdrun runc crun"
+if [ "${SDRUN_TEST_LAYOUT:-}" = unified ]; then
+        RUNTIMES="sdrun runc"
+        diag "unified layout: crun is left out (it cannot raise RLIMIT_MEMLOCK in this box), runc is the control"
+fi
+
+# victim copies: sdrun, runc, crun; rt NAME ARGS... runs NAME's copy with its own --root
+declare -A BIN=([sdrun]="$SDRUN" [runc]="$RUNC" [crun]="$CRUN") SUM=() DEVINO=()
+for n in $RUNTIMES; do
+        cp "${BIN[$n]}" "$TEST_TMPDIR/$n-victim" && chmod 755 "$TEST_TMPDIR/$n-victim" || bail "cannot copy ${BIN[$n]}"
+        SUM[$n]=$(sha256sum <"${BIN[$n]}")
+        DEVINO[$n]=$(stat -c %d:%i "$TEST_TMPDIR/$n-victim")
+done
+rt() {
+        local n=$1
+        shift
+        case $n in
+        sdrun) "$TEST_TMPDIR/sdrun-victim" --root "$SDRUN_ROOT" "$@" ;;
+        runc) "$TEST_TMPDIR/runc-victim" --root "$TEST_TMPDIR/runc" --systemd-cgroup "$@" ;;
+        crun) "$TEST_TMPDIR/crun-victim" --root "$TEST_TMPDIR/crun" --systemd-cgroup "$@" ;;
+        esac
+}
+# cleanup of whatever a case left, whichever runtime made it
+forget() {
+        rt "$1" delete --force "$2" >/dev/null 2>&1
+        [ "$1" = sdrun ] && no_leftovers "$2"
+        return 0
+}
+# intact NAME WHAT: the victim copy of NAME is still the binary; a fresh copy for the next case either way
+intact() {
+        local n=$1 what=$2 v=$TEST_TMPDIR/$1-victim i
+        # the attacker retries all along: give it 3 s once no runtime process is left
+        for i in $(seq 30); do
+                [ "$(sha256sum <"$v")" = "${SUM[$n]}" ] || break
+                sleep 0.1
+        done
+        is "$(sha256sum <"$v")" "${SUM[$n]}" "$n: $what: the runtime's binary is unchanged"
+        rm -f "$v" && cp "${BIN[$n]}" "$v" && chmod 755 "$v" || bail "cannot copy ${BIN[$n]}"
+        DEVINO[$n]=$(stat -c %d:%i "$v")
+}
+
+CAPS='.process.capabilities |= with_entries(.value += ["CAP_SYS_PTRACE"])'
+B=$TEST_TMPDIR/b
+make_bundle "$B" || bail "make_bundle failed"
+cp "$EXE_GRAB" "$B/rootfs/bin/exe-grab" || bail "cannot copy exe-grab"
+bundle_set "$B" '.ociVersion="1.0.2"' # crun 1.8 refuses newer versions
+cp "$B/config.json" "$TEST_TMPDIR/config.orig"
+reset() { cp "$TEST_TMPDIR/config.orig" "$B/config.json"; }
+cgpath() { printf 'machine.slice:exereach:%s' "$1"; }
+
+# a. A startContainer hook: it forks a child that outlives it and scans /proc for 20 s (from the moment the
+# init is still the runtime until long after it exec'd and the runtime returned).
+for n in $RUNTIMES; do
+        reset
+        bundle_set "$B" "$CAPS"' | .process.args=["sleep","30"]
+                | .hooks.startContainer=[{path: "/bin/exe-grab", args: ["exe-grab", "20", "-d", $t]}]' \
+                --arg t "${DEVINO[$n]}"
+        id=$(new_id exea)
+        [ "$n" = sdrun ] && track_container "$id"
+        bundle_set "$B" '.linux.cgroupsPath=$c' --arg c "$(cgpath "$id")"
+        rc=0
+        rt "$n" run -d --bundle "$B" "$id" >"$TEST_TMPDIR/out" 2>&1 </dev/null || rc=$?
+        is "$rc" 0 "$n: a. run -d with a startContainer hook ($(head -c 200 "$TEST_TMPDIR/out"))"
+        intact "$n" "a. a startContainer hook's child held /proc/<its parent>/exe"
+        forget "$n" "$id"
+done
+
+# b. A shared pid namespace: A scans until it is deleted (CAP_SYS_PTRACE overrides non-dumpable); B, in A's
+# pid namespace, is run 5 times meanwhile. d: A has a user namespace, and B joins it too (a pod sharing both).
+A=$TEST_TMPDIR/a
+make_bundle "$A" || bail "make_bundle failed"
+cp "$EXE_GRAB" "$A/rootfs/bin/exe-grab" || bail "cannot copy exe-grab"
+bundle_set "$A" '.ociVersion="1.0.2"'
+cp "$A/config.json" "$TEST_TMPDIR/config-a.orig"
+# d: the rootfs the container's root owns, and a path to it it may walk
+chmod 0755 "$TEST_TMPDIR" "$A" "$B"
+UNS='.linux.namespaces += [{type: "user"}] | .linux.uidMappings=[{containerID: 0, hostID: 100000, size: 65536}]
+        | .linux.gidMappings=[{containerID: 0, hostID: 100000, size: 65536}]'
+shared_pidns() {
+        local variant=$1 n=$2 aid apid id i fails rc what
+        cp "$TEST_TMPDIR/config-a.orig" "$A/config.json"
+        bundle_set "$A" "$CAPS"' | .process.args=["exe-grab", "60", $t]' --arg t "${DEVINO[$n]}"
+        if [ "$variant" = d ]; then
+                bundle_set "$A" "$UNS"
+                chown 100000:100000 "$TEST_TMPDIR/$n-victim"
+        fi
+        aid=$(new_id exeA)
+        track_container "$aid"
+        bundle_set "$A" '.linux.cgroupsPath=$c' --arg c "$(cgpath "$aid")"
+        rc=0
+        "$SDRUN" --root "$SDRUN_ROOT" run -d --bundle "$A" "$aid" >"$TEST_TMPDIR/out.b.$n" 2>&1 </dev/null || rc=$?
+        is "$rc" 0 "$n: $variant. container A runs (sdrun) ($(head -c 200 "$TEST_TMPDIR/out.b.$n"))"
+        apid=$("$SDRUN" --root "$SDRUN_ROOT" state "$aid" | jq -r .pid)
+        reset
+        bundle_set "$B" '.linux.namespaces |= map(if .type == "pid" then .path = $p else . end)
+                | .process.args=["true"]' --arg p "/proc/$apid/ns/pid"
+        if [ "$variant" = d ]; then
+                bundle_set "$B" '.linux.namespaces += [{type: "user", path: $u}]' --arg u "/proc/$apid/ns/user"
+                # runc 1.1 wants the mappings of the user namespace it joins; sdrun refuses them there
+                [ "$n" = runc ] && bundle_set "$B" "${UNS#*|}"
+        fi
+        fails=0
+        for i in 1 2 3 4 5; do
+                id=$(new_id exeb)
+                [ "$n" = sdrun ] && track_container "$id"
+                bundle_set "$B" '.linux.cgroupsPath=$c' --arg c "$(cgpath "$id")"
+                rt "$n" run --bundle "$B" "$id" >"$TEST_TMPDIR/out" 2>&1 </dev/null || fails=$((fails + 1))
+                forget "$n" "$id"
+        done
+        is "$fails" 0 "$n: $variant. B ran 5 times in A's pid namespace ($(head -c 200 "$TEST_TMPDIR/out"))"
+        is "$(grep -c '^held' "$TEST_TMPDIR/out.b.$n")" 0 "$n: $variant. A never opened /proc/PID/exe of a process that was the runtime's binary"
+        what="container A (CAP_SYS_PTRACE) shares its pid namespace with B"
+        [ "$variant" = d ] && what="$what, and its user namespace"
+        intact "$n" "$variant. $what"
+        "$SDRUN" --root "$SDRUN_ROOT" delete --force "$aid" >/dev/null 2>&1
+}
+for n in $RUNTIMES; do
+        shared_pidns b "$n"
+done
+
+# c, d. CAP_SYS_PTRACE in the container while exec runs into it 8 times; d. with a user namespace.
+for variant in c d; do
+        if [ "$variant" = d ]; then
+                chown -R 100000:100000 "$A/rootfs" "$B/rootfs"
+                for n in $RUNTIMES; do
+                        shared_pidns d "$n"
+                done
+        fi
+        for n in $RUNTIMES; do
+                reset
+                bundle_set "$B" "$CAPS"' | .process.args=["exe-grab", "60", $t]' --arg t "${DEVINO[$n]}"
+                if [ "$variant" = d ]; then
+                        bundle_set "$B" "$UNS"
+                        # the binary writable by the container's root, as a rootless user's own copy is
+                        chown 100000:100000 "$TEST_TMPDIR/$n-victim"
+                fi
+                id=$(new_id exec)
+                [ "$n" = sdrun ] && track_container "$id"
+                bundle_set "$B" '.linux.cgroupsPath=$c' --arg c "$(cgpath "$id")"
+                rc=0
+                out=$TEST_TMPDIR/out.$variant.$n
+                rt "$n" run -d --bundle "$B" "$id" >"$out" 2>&1 </dev/null || rc=$?
+                is "$rc" 0 "$n: $variant. run -d ($(head -c 200 "$out"))"
+                fails=0
+                for i in 1 2 3 4 5 6 7 8; do
+                        rt "$n" exec "$id" true >/dev/null 2>&1 </dev/null || fails=$((fails + 1))
+                done
+                is "$fails" 0 "$n: $variant. 8 execs"
+                what="exec into a container with CAP_SYS_PTRACE"
+                [ "$variant" = d ] && what="$what and a user namespace"
+                is "$(grep -c '^held' "$out")" 0 "$n: $variant. the container never opened /proc/PID/exe of a process that was the runtime's binary"
+                intact "$n" "$variant. $what"
+                forget "$n" "$id"
+        done
+done
+
+done_testing
