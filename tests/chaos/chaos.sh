@@ -38,7 +38,7 @@ if [ "${1:-}" = __lifecycle ]; then
         CHAOS_RT=$2 CHAOS_ROOT=$3 CHAOS_LOG=$4 CHAOS_PHASE=$5 CHAOS_WORKER=${8:-caller}
         b=$6 count=$7 prefix=${8:-caller} fails=0
         for ((i = 0; i < count; i++)); do
-                lifecycle "chaos-$CHAOS_RT-$prefix-$i" "$b" "$i" || fails=$((fails + 1))
+                lifecycle "chaos-$CHAOS_RT-$CHAOS_TAG-$prefix-$i" "$b" "$i" || fails=$((fails + 1))
         done
         exit 0
 fi
@@ -67,12 +67,13 @@ while [ $# -gt 0 ]; do
         shift
 done
 if [ $mode = short ]; then
-        : "${runtimes:=sdrun}" "${containers:=300}" "${nlong:=6}"
-        # CI time: a phase lasts its fault and at most $grace s more, whatever the count
+        : "${runtimes:=sdrun}" "${containers:=300}" "${nlong:=4}"
+        # CI time: a phase lasts its fault and at most $grace s more, whatever the count; on a loaded machine
+        # the SIGKILL rounds stop at the phase's share of CHAOS_BUDGET (default 150 s)
         window=2 machined_stop=5 kill_rounds=2 grace=3
 else
         : "${runtimes:=sdrun,crun,runc}" "${containers:=1200}" "${nlong:=20}"
-        window=10 machined_stop=30 kill_rounds=6 grace=100000
+        window=10 machined_stop=30 kill_rounds=6 grace=100000 CHAOS_BUDGET=${CHAOS_BUDGET:-100000}
 fi
 all_faults=daemon-reload,daemon-reexec,machined-restart,machined-stop,machined-mask,journald-restart,journald-stop
 all_faults+=,bus-deny-method,sigkill-verbs,root-full-tmpfs,ulimit-n-64,caller-memcg-32m
@@ -81,6 +82,7 @@ all_faults+=,bus-deny-method,sigkill-verbs,root-full-tmpfs,ulimit-n-64,caller-me
 IFS=, read -r -a fault_list <<<"$faults"
 IFS=, read -r -a rt_list <<<"$runtimes"
 per_phase=$(((containers + ${#fault_list[@]} - 1) / ${#fault_list[@]}))
+phase_budget=$((${CHAOS_BUDGET:-150} / ${#fault_list[@]}))
 
 require_root
 require_systemd
@@ -92,7 +94,10 @@ for rt in "${rt_list[@]}"; do
         esac
 done
 CHAOS_TMP=$TEST_TMPDIR
-export CHAOS_TMP SDRUN CHAOS_BOUND
+# a tag of this run in every id: the v1 controller hierarchies can be shared with other boxes on the machine,
+# whose containers must not count as ours
+CHAOS_TAG=$(printf '%04x' $((RANDOM)))
+export CHAOS_TMP SDRUN CHAOS_BOUND CHAOS_TAG
 CHAOS_LOG=$TEST_TMPDIR/calls.tsv
 : >"$CHAOS_LOG"
 : >"$results"
@@ -149,7 +154,7 @@ snapshot() {
 # leftovers [PATTERN]: everything left of containers whose id matches PATTERN (an extended regex; default:
 # every chaos container of this runtime but the long-lived ones), one line each.
 leftovers() {
-        local pat=${1:-"chaos-$CHAOS_RT-(w|k|probe|caller|full|ulim|memcg)"} f p
+        local pat=${1:-"chaos-$CHAOS_RT-$CHAOS_TAG-(w|k|probe|full|ulim|memcg)"} f p
         systemctl list-units --all --plain --no-legend --no-pager 2>/dev/null | grep -E -- "$pat" | sed 's/^/unit: /'
         find /sys/fs/cgroup -mindepth 1 -maxdepth 7 -type d 2>/dev/null | grep -E -- "$pat" | sed 's/^/cgroup: /'
         grep -E -- "$pat" /proc/self/mountinfo | sed 's/^/mount: /'
@@ -162,9 +167,28 @@ leftovers() {
         return 0
 }
 
+# leftovers_id ID: the same for one container, cheaper (globs where the scopes go, no walk of every
+# hierarchy): run after each SIGKILLed verb and each full-root create.
+leftovers_id() {
+        local id=$1 d f p
+        systemctl list-units --all --plain --no-legend --no-pager -- "*-$id.scope" 2>/dev/null | sed 's/^/unit: /'
+        for d in /sys/fs/cgroup/*.slice/*"-$id".scope /sys/fs/cgroup/*/*.slice/*"-$id".scope \
+                /sys/fs/cgroup/*.slice/*/*"-$id".scope /sys/fs/cgroup/*/*.slice/*/*"-$id".scope; do
+                [ -d "$d" ] && echo "cgroup: $d"
+        done
+        grep -F -- "$id" /proc/self/mountinfo | sed 's/^/mount: /'
+        [ -e "$CHAOS_ROOT/$id" ] && echo "state: $CHAOS_ROOT/$id"
+        for f in $(grep -lF -- "-$id.scope" /proc/[0-9]*/cgroup 2>/dev/null); do
+                p=${f#/proc/}; p=${p%/cgroup}
+                echo "process: $p ($(cat "/proc/$p/comm" 2>/dev/null))"
+        done
+        machinectl list --no-legend --no-pager 2>/dev/null | grep -F -- "$id" | sed 's/^/machine: /'
+        return 0
+}
+
 # sweep [PATTERN]: delete -f what leftovers lists in the state directory (after it was reported).
 sweep() {
-        local pat=${1:-"chaos-$CHAOS_RT-(w|k|probe|caller|full|ulim|memcg)"} id
+        local pat=${1:-"chaos-$CHAOS_RT-$CHAOS_TAG-(w|k|probe|full|ulim|memcg)"} id
         for id in $(ls -A "$CHAOS_ROOT" 2>/dev/null | grep -E -- "$pat"); do
                 CHAOS_PHASE=sweep call delete "$id" --force >/dev/null
         done
@@ -203,7 +227,7 @@ fault_machined-mask() {
         systemctl mask --runtime systemd-machined >/dev/null 2>&1
         systemctl stop systemd-machined
         sleep 1
-        CHAOS_WORKER=probe lifecycle "chaos-$CHAOS_RT-probe-mask" "$B/fault" 1
+        CHAOS_WORKER=probe lifecycle "chaos-$CHAOS_RT-$CHAOS_TAG-probe-mask" "$B/fault" 1
         sed -n "s/^machined-mask\t$CHAOS_RT\tprobe\tcreate\t[^\t]*\t0\t[0-9]*\tok\t//p" "$CHAOS_LOG" >"$TEST_TMPDIR/mask-warning"
         sleep "$window"
         systemctl unmask --runtime systemd-machined >/dev/null 2>&1
@@ -237,7 +261,7 @@ fault_bus-deny-method() {
 EOF
         busctl call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus ReloadConfig
         sleep 1
-        CHAOS_WORKER=probe lifecycle "chaos-$CHAOS_RT-probe-deny" "$B/fault" 1
+        CHAOS_WORKER=probe lifecycle "chaos-$CHAOS_RT-$CHAOS_TAG-probe-deny" "$B/fault" 1
         sleep "$window"
         rm -f "$conf"
         busctl call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus ReloadConfig
@@ -268,9 +292,11 @@ kill_verbs=(start exec delete update pause)
 fault_sigkill-verbs() {
         local v r id left
         CHAOS_WORKER=kill
+        local t0=$SECONDS
         for ((r = 0; r < kill_rounds; r++)); do
+                ((r > 0 && SECONDS - t0 > phase_budget)) && break
                 for v in "${kill_verbs[@]}"; do
-                        id=chaos-$CHAOS_RT-k-$v-$r
+                        id=chaos-$CHAOS_RT-$CHAOS_TAG-k-$v-$r
                         call create "$id" --bundle "$B/fault" || { cleanup_id "$id"; continue; }
                         case $v in
                         start) killed_call 150 start "$id" ;;
@@ -290,7 +316,7 @@ fault_sigkill-verbs() {
                         esac
                         check_state "$id"
                         cleanup_id "$id" || note cleanup-failed "$id" "delete -f after a SIGKILLed $v: $CALL_ERR"
-                        left=$(leftovers "$id\b")
+                        left=$(leftovers_id "$id")
                         [ -z "$left" ] || note leak "$id" "after a SIGKILLed $v and delete -f: ${left//$'\n'/; }"
                 done
         done
@@ -304,18 +330,18 @@ fault_root-full-tmpfs() {
         dd if=/dev/zero of="$m/fill" bs=4k 2>/dev/null
         CHAOS_ROOT=$m/root CHAOS_WORKER=full
         for ((i = 0; i < kill_rounds + 1; i++)); do
-                id=chaos-$CHAOS_RT-full-$i
+                id=chaos-$CHAOS_RT-$CHAOS_TAG-full-$i
                 if call create "$id" --bundle "$B/fault"; then
                         call start "$id"
                 fi
                 cleanup_id "$id" || note cleanup-failed "$id" "delete -f on the full root: $CALL_ERR"
-                left=$(leftovers "$id\b")
+                left=$(leftovers_id "$id")
                 [ -z "$left" ] || note leak "$id" "on the full root, after delete -f: ${left//$'\n'/; }"
         done
         rm -f "$m/fill"
         # room again: the same root works, and what was left in it can be deleted
         for id in $(ls -A "$m/root"); do cleanup_id "$id"; done
-        lifecycle "chaos-$CHAOS_RT-full-after" "$B/fault" 1
+        lifecycle "chaos-$CHAOS_RT-$CHAOS_TAG-full-after" "$B/fault" 1
         CHAOS_ROOT=$save
         umount "$m"
 }
@@ -477,13 +503,13 @@ fi
 for CHAOS_RT in "${rt_list[@]}"; do
         CHAOS_ROOT=$TEST_TMPDIR/root-$CHAOS_RT
         mkdir -p "$CHAOS_ROOT"
-        cleanup_add sweep "chaos-$CHAOS_RT-"
+        cleanup_add sweep "chaos-$CHAOS_RT-$CHAOS_TAG-"
         CHAOS_PHASE=setup CHAOS_WORKER=driver
         base_pid1_fds=$(pid1_fds) base_dbus_fds=$(dbus_fds)
         long_ids=()
         long_snap=()
         for ((i = 0; i < nlong; i++)); do
-                id=chaos-$CHAOS_RT-L$i
+                id=chaos-$CHAOS_RT-$CHAOS_TAG-L$i
                 call create "$id" --bundle "$B/long" && call start "$id" || bail "$CHAOS_RT: long-lived $id: $CALL_ERR"
                 long_ids+=("$id")
         done
@@ -503,7 +529,7 @@ for CHAOS_RT in "${rt_list[@]}"; do
                 call delete "$id" || cleanup_id "$id"
         done
         sleep 2
-        left=$(leftovers "chaos-$CHAOS_RT-")
+        left=$(leftovers "chaos-$CHAOS_RT-$CHAOS_TAG-")
         fd1=$(pid1_fds) fdb=$(dbus_fds)
         end_ok=1
         [ -z "$left" ] || end_ok=0
@@ -514,7 +540,7 @@ for CHAOS_RT in "${rt_list[@]}"; do
         printf '%s\t%s\t%s\t-\t-\t-\t-\t-\t-\t%s\t-\tPID 1 fds %s -> %s, dbus-daemon fds %s -> %s\t\n' "$CHAOS_RT" end \
                 "$end_out" "$(echo -n "$left" | grep -c . || true)" "$base_pid1_fds" "$fd1" "$base_dbus_fds" "$fdb" >>"$results"
         diag "$CHAOS_RT end: PID 1 fds $base_pid1_fds -> $fd1, dbus-daemon fds $base_dbus_fds -> $fdb"
-        [ -n "$left" ] && diag "  left behind: $(head -5 <<<"$left" | tr '\n' ';')" && sweep "chaos-$CHAOS_RT-"
+        [ -n "$left" ] && diag "  left behind: $(head -5 <<<"$left" | tr '\n' ';')" && sweep "chaos-$CHAOS_RT-$CHAOS_TAG-"
         if [ "$CHAOS_RT" = sdrun ]; then
                 [ $end_ok = 1 ]
                 _tap_result $? "sdrun at the end: nothing left, no fd more in PID 1 ($base_pid1_fds -> $fd1) or dbus-daemon ($base_dbus_fds -> $fdb)"

@@ -177,9 +177,9 @@ worker() {
         CHAOS_WORKER=w$w
         while [ ! -e "$sf" ]; do
                 if ((w % 4 == 0)); then
-                        id=chaos-$CHAOS_RT-w$w-reuse
+                        id=chaos-$CHAOS_RT-$CHAOS_TAG-w$w-reuse
                 else
-                        id=chaos-$CHAOS_RT-w$w-$n-$RANDOM
+                        id=chaos-$CHAOS_RT-$CHAOS_TAG-w$w-$n-$RANDOM
                 fi
                 lifecycle "$id" "$b" "$n"
                 echo "$id" >>"$cf"
