@@ -286,6 +286,39 @@ int sdunit_job_wait_reply(SdUnitBus *b, sd_bus_message *reply, SdUnitJobWait *w,
         return 0;
 }
 
+/* PID 1 re-executing itself (daemon-reexec, a systemd upgrade) leaves the bus for a moment: a call in flight
+ * is answered NoReply by the broker ("recipient disconnected"), one sent in the gap ServiceUnknown or
+ * NameHasNoOwner. crun and runc do not see this for pause, resume or kill: they write cgroupfs. So a call
+ * that may be sent twice is sent once more when the manager is back on the bus (within MANAGER_BACK_USEC).
+ * Only through the broker: a private connection dies with the old PID 1 and is reopened by the next
+ * sdunit_bus_open(). */
+#define MANAGER_BACK_USEC (10 * USEC_PER_SEC)
+
+bool sdunit_manager_left_bus(SdUnitBus *b, const sd_bus_error *e) {
+        if (b->direct)
+                return false;
+        return sym_sd_bus_error_has_names(e, SD_BUS_ERROR_NO_REPLY, SD_BUS_ERROR_SERVICE_UNKNOWN,
+                                          SD_BUS_ERROR_NAME_HAS_NO_OWNER);
+}
+
+bool sdunit_manager_back(SdUnitBus *b) {
+        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + MANAGER_BACK_USEC;
+
+        do {
+                _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
+                _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+
+                if (sym_sd_bus_call_method(b->bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                           "org.freedesktop.DBus", "GetNameOwner", &e, &reply, "s",
+                                           SD_DEST) >= 0)
+                        return true;
+                if (sym_sd_bus_is_open(b->bus) <= 0)
+                        return false;
+                (void) usleep(50 * 1000);
+        } while (now_usec(CLOCK_MONOTONIC) < deadline);
+        return false;
+}
+
 int sdunit_unit_object_path(const char *unit, char **ret) {
         return sym_sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, ret);
 }

@@ -340,6 +340,18 @@ int sdunit_start_scope(SdUnitBus *b, const char *unit, const char *slice, const 
                                 return r;
                         continue;
                 }
+                if (r < 0 && attempt == 0 && sdunit_manager_left_bus(b, &e) && sdunit_manager_back(b)) {
+                        _cleanup_free_ char *state = NULL, *err2 = NULL;
+
+                        /* PID 1 re-executed with our call in flight: it either never saw it (no unit: send it
+                         * again) or made the scope, with our pid in it, before it left (done). */
+                        r = sdunit_get_active_state(b, unit, &state, &err2);
+                        if (r == -ENOENT)
+                                continue;
+                        if (r >= 0 && streq(state, "active"))
+                                return 0;
+                        r = -EIO; /* anything else: report the first failure */
+                }
                 if (r < 0) {
                         if (reterr && *reterr && !sym_sd_bus_error_is_set(&e))
                                 return r; /* message already filled while building the call */

@@ -60,6 +60,12 @@ int sdunit_job_wait_run(SdUnitBus *b, SdUnitJobWait *w, uint64_t deadline_usec);
 int sdunit_job_wait_reply(SdUnitBus *b, sd_bus_message *reply, SdUnitJobWait *w, uint64_t deadline_usec,
                           const char *action, const char *unit, char **reterr);
 
+/* PID 1 left the bus (daemon-reexec) while a call was in flight or before it was sent: the broker's NoReply,
+ * ServiceUnknown or NameHasNoOwner on a broker connection. sdunit_manager_back() waits (bounded) until
+ * org.freedesktop.systemd1 has an owner again; then a call that may be repeated is sent once more. */
+bool sdunit_manager_left_bus(SdUnitBus *b, const sd_bus_error *e);
+bool sdunit_manager_back(SdUnitBus *b);
+
 /* D-Bus object path of a unit (without a round trip: the path is the escaped name). */
 int sdunit_unit_object_path(const char *unit, char **ret);
 

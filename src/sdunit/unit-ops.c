@@ -136,19 +136,29 @@ int sdunit_get_freezer_state(SdUnitBus *b, const char *unit, char **ret, char **
 static int simple_manager_call(SdUnitBus *b, const char *method, const char *what, const char *unit,
                                char **reterr, const char *types, ...) {
         _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
-        _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
         va_list ap;
         int r;
 
-        r = sym_sd_bus_message_new_method_call(b->bus, &m, SD_DEST, SD_PATH, SD_IFACE_MANAGER, method);
-        if (r < 0)
-                return sdunit_fail(reterr, r, NULL, "%s %s", what, unit);
-        va_start(ap, types);
-        r = sym_sd_bus_message_appendv(m, types, ap);
-        va_end(ap);
-        if (r < 0)
-                return sdunit_fail(reterr, r, NULL, "%s %s", what, unit);
-        r = sym_sd_bus_call(b->bus, m, 0, &e, &reply);
+        for (unsigned attempt = 0;; attempt++) {
+                _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+                va_list aq;
+
+                sym_sd_bus_error_free(&e);
+                r = sym_sd_bus_message_new_method_call(b->bus, &m, SD_DEST, SD_PATH, SD_IFACE_MANAGER,
+                                                       method);
+                if (r < 0)
+                        return sdunit_fail(reterr, r, NULL, "%s %s", what, unit);
+                va_start(ap, types);
+                va_copy(aq, ap);
+                r = sym_sd_bus_message_appendv(m, types, aq);
+                va_end(aq);
+                va_end(ap);
+                if (r < 0)
+                        return sdunit_fail(reterr, r, NULL, "%s %s", what, unit);
+                r = sym_sd_bus_call(b->bus, m, 0, &e, &reply);
+                if (r >= 0 || attempt > 0 || !sdunit_manager_left_bus(b, &e) || !sdunit_manager_back(b))
+                        break;
+        }
         if (r < 0) {
                 if (error_is_no_such_unit(&e))
                         r = -ENOENT;
@@ -189,13 +199,10 @@ int sdunit_reset_failed_unit(SdUnitBus *b, const char *unit, char **reterr) {
                                    unit);
 }
 
-int sdunit_set_properties(SdUnitBus *b, const char *unit, const UnitPropertyList *props, char **reterr) {
-        _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
+static int set_properties_once(SdUnitBus *b, const char *unit, const UnitPropertyList *props,
+                               sd_bus_error *e, char **reterr) {
         _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *m = NULL;
         int r;
-
-        assert(b);
-        assert(unit);
 
         r = sym_sd_bus_message_new_method_call(b->bus, &m, SD_DEST, SD_PATH, SD_IFACE_MANAGER,
                                                "SetUnitProperties");
@@ -211,13 +218,34 @@ int sdunit_set_properties(SdUnitBus *b, const char *unit, const UnitPropertyList
         r = sym_sd_bus_message_close_container(m);
         if (r < 0)
                 return sdunit_fail(reterr, r, NULL, "set properties of unit %s", unit);
-        r = sym_sd_bus_call(b->bus, m, 0, &e, NULL);
+        r = sym_sd_bus_call(b->bus, m, 0, e, NULL);
         if (r < 0) {
-                if (error_is_no_such_unit(&e))
+                if (error_is_no_such_unit(e))
                         r = -ENOENT;
-                return sdunit_fail(reterr, r, &e, "set properties of unit %s", unit);
+                return sdunit_fail(reterr, r, e, "set properties of unit %s", unit);
         }
         return 0;
+}
+
+int sdunit_set_properties(SdUnitBus *b, const char *unit, const UnitPropertyList *props, char **reterr) {
+        _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_free_ char *err = NULL;
+        int r;
+
+        assert(b);
+        assert(unit);
+
+        r = set_properties_once(b, unit, props, &e, &err);
+        if (r < 0 && sdunit_manager_left_bus(b, &e) && sdunit_manager_back(b)) {
+                /* setting the same properties again is harmless */
+                sym_sd_bus_error_free(&e);
+                free(err);
+                err = NULL;
+                r = set_properties_once(b, unit, props, &e, &err);
+        }
+        if (r < 0 && reterr)
+                *reterr = TAKE_PTR(err);
+        return r;
 }
 
 static bool state_is_gone(const char *s) {
