@@ -5,7 +5,9 @@
 # and its iptables rules, which the boxes cannot have: they share the host's network namespace). For sdrun
 # and for runc (Docker's own default, the control) on the same daemon: the exit status of run, an eth0 in
 # the bridge's subnet that reaches the gateway (ping and TCP), run -d + exec + update --memory (memory.max of
-# the docker-<id>.scope) + stop + rm, and nothing left after rm. Slow (software emulation): keep it small.
+# the docker-<id>.scope) + stop + rm, and nothing left after rm; then --privileged (every capability and
+# device, rw sysfs/cgroupfs, no seccomp, no masked path, a tmpfs mount, stop). Slow (software emulation):
+# keep it small.
 . "$(dirname "$0")/../integration/lib.sh"
 
 require_root
@@ -48,6 +50,10 @@ busybox httpd -f -p "$gw:18080" -h "$TEST_TMPDIR/www" &
 httpd_pid=$!
 cleanup_add kill "$httpd_pid"
 
+declare -A capeff
+host_capbnd=$(sed -n 's/^CapBnd:[[:space:]]*//p' /proc/self/status)
+blockdevs=$(ls /sys/block | grep -v -E '^(loop|ram)' | paste -sd ' ')
+
 for rt in sdrun runc; do
         DOCKER_TEST_RUNTIME=$rt
         R=(--runtime "$rt")
@@ -83,7 +89,38 @@ for rt in sdrun runc; do
         ok_desc "$rt: rm" dk rm "$id"
         ok_desc "$rt: nothing left after rm: no unit, process, runtime state or mount" wait_for docker_gone "$id"
         ok_desc "$rt: ... and no cgroup" test ! -e "$cg"
+
+        # --privileged (the VM has every capability; the boxes lack CAP_SYS_RESOURCE): every capability, every
+        # device, rw sysfs and cgroupfs, no seccomp, no masked or read-only paths, mounts allowed.
+        rc=0
+        out=$(dk run --rm --privileged "${R[@]}" "$I" sh -c "grep -E '^(CapEff|CapBnd|Seccomp):' /proc/self/status | tr -s '\t ' ' '
+                for d in $blockdevs; do test -b /dev/\$d && echo dev-\$d; done
+                awk '\$2 == \"/sys\" || \$2 == \"/sys/fs/cgroup\" || \$2 == \"/proc/sys\" { print \"mnt\", \$2, substr(\$4, 1, 2) }' /proc/mounts
+                awk '\$2 ~ /^\\/proc\\/(kcore|keys|timer_list|acpi|scsi)\$/ || \$2 == \"/sys/firmware\" { print \"masked\", \$2 }' /proc/mounts
+                echo sdrun-priv >/proc/sys/kernel/hostname && echo hostname-\$(hostname)
+                mkdir -p /tmp/m && mount -t tmpfs t /tmp/m && touch /tmp/m/x && echo tmpfs-ok
+                ls -d /lib/modules 2>/dev/null || echo no-modules" 2>&1) || rc=$?
+        is "$rc" 0 "$rt: run --privileged" || diag "$out"
+        capeff[$rt]=$(sed -n 's/^CapEff: //p' <<<"$out")
+        # Docker gives every capability it knows (20.10: up to CAP_AUDIT_READ), not the kernel's whole set.
+        like "${capeff[$rt]}" '^0000003fffffffff$|^000000[7f]fffffffff$|^000001ffffffffff$' \
+                "$rt: --privileged: every capability Docker knows (${capeff[$rt]}; the host's bounding set $host_capbnd)"
+        is "$(sed -n 's/^Seccomp: //p' <<<"$out")" 0 "$rt: --privileged: no seccomp filter"
+        is "$(grep -c '^dev-' <<<"$out")" "$(wc -w <<<"$blockdevs")" "$rt: --privileged: the host's block devices are in /dev ($blockdevs)"
+        is "$(grep '^mnt ' <<<"$out" | sort | paste -sd ' ')" "mnt /sys rw mnt /sys/fs/cgroup rw" \
+                "$rt: --privileged: /sys and /sys/fs/cgroup are read-write, /proc/sys no read-only mount"
+        is "$(grep '^hostname-' <<<"$out")" hostname-sdrun-priv "$rt: --privileged: /proc/sys is writable (the container's own hostname)"
+        is "$(grep -c '^masked ' <<<"$out")" 0 "$rt: --privileged: no masked path" || diag "$out"
+        is "$(grep -x tmpfs-ok <<<"$out")" tmpfs-ok "$rt: --privileged: the container mounts a tmpfs"
+        is "$(grep -x no-modules <<<"$out")" no-modules "$rt: --privileged: no host kernel modules given to load"
+        id=$(dk run -d --privileged "${R[@]}" "$I" sleep 1000)
+        cleanup_add "$DOCKER" rm -f "$id"
+        ok_desc "$rt: --privileged: stop -t 2" dk stop -t 2 "$id"
+        is "$(dk inspect -f '{{.State.Status}} {{.State.ExitCode}}' "$id" 2>&1)" "exited 137" "$rt: --privileged: stop ended it"
+        ok_desc "$rt: --privileged: rm" dk rm "$id"
+        ok_desc "$rt: --privileged: nothing left after rm" wait_for docker_gone "$id"
         diag "$rt: $((SECONDS - t0)) s"
 done
+is "${capeff[sdrun]:-}" "${capeff[runc]:-none}" "--privileged: the same capabilities with sdrun as with runc"
 
 done_testing
