@@ -91,7 +91,7 @@ sys_bundle() {
         mkdir -p "$S" && rm -f "$S/config.json" && true &&
                 "$SDRUN" spec --bundle "$S" >/dev/null &&
                 bundle_set "$S" '.root={path: $r, readonly: false} | .process.terminal=false |
-                .process.args=["/lib/systemd/systemd","--unit=sdrun-test.target"] |
+                .process.args=["/lib/systemd/systemd","--unit=sdrun-test.target","--log-target=console"] |
                 .process.env += ["container=sdrun"] |
                 .process.capabilities=({bounding: $c, effective: $c, permitted: $c}) |
                 .mounts |= map(if .type == "cgroup" then .options |= map(if . == "ro" then "rw" else . end) else . end) |
@@ -123,6 +123,8 @@ if ! wait_for booted sd exec "$id"; then
         skip "systemd as the container's init did not boot here: $(tail -5 "$TEST_TMPDIR/sys.out" | tr '\n' '|')"
         diag "$(tail -30 "$TEST_TMPDIR/sys.out")"
         diag "state: $(sd state "$id" 2>&1 | tr '\n' ' ')"
+        diag "journal: $(journalctl --no-pager -o cat -u "$unit" 2>&1 | tail -15)"
+        diag "init: $(ls -l "$R/lib/systemd/systemd" "$R/lib" 2>&1)"
         done_testing
         exit 0
 fi
