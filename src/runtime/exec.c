@@ -958,6 +958,11 @@ int container_exec(const ExecOptions *o, ExecProcess *ret, char **reterr) {
                 if (r < 0)
                         return r;
         }
+        if (o->pid_file) {
+                int r = write_pid_file(o->pid_file, e.child);
+                if (r < 0)
+                        return errorf(reterr, r, "--pid-file: write \"%s\": %s", o->pid_file, strerror(-r));
+        }
 
         ret->pid = TAKE_PID(e.child);
         ret->pidfd = TAKE_FD(e.child_pidfd);
