@@ -2,6 +2,8 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
 
 #include "log.h"
 #include "macro.h"
@@ -17,14 +19,18 @@ extern bool arg_keep_unit; /* --keep-unit: create/run in the caller's service (k
 extern char *arg_criu;     /* --criu PATH: the criu binary for checkpoint/restore (NULL: "criu" in PATH) */
 
 /* A verb's option: getopt_long()'s name (NULL: a short option only), has_arg and val (the short option's
- * letter, or 0x100 and up), and where a plain one is stored: optarg in *string, or true in *flag. */
+ * letter, or 0x100 and up), and where a plain one is stored: optarg in *string or appended to *list, or true
+ * in *flag. */
 typedef struct CliOption {
         const char *name;
         int has_arg;
         int val;
         const char **string;
         bool *flag;
+        char ***list; /* optarg appended: a NULL-terminated array (malloc'd; the strings are argv's) */
 } CliOption;
+/* The val of a long-only option that is stored (string, list or flag): the parser gives it one of its own. */
+#define CLI_STORED (-1)
 #define CLI_OPTIONS_MAX 32
 /* The next option of a verb that its own code must look at (its val), 0 at the end, or -EINVAL after an
  * unknown or incomplete option was logged (as cli_bad_option(), or cli_bad_option_precise() for a shortopts
@@ -92,6 +98,10 @@ int cli_parse_manage_cgroups_mode(const char *verb, const char *arg, struct Criu
 
 /* Prints "Usage: sdrun VERB ..." help for a verb from the table in main.c. */
 void cli_print_verb_help(const char *verb);
+/* The usage line of a verb in the table of main.c ("" for none). */
+const char *cli_verb_usage(const char *verb);
+
+/* The helpers below are in cli-util.c. */
 /* Common error for a bad invocation: logs "VERB: MESSAGE" and returns exit status 1. */
 int cli_usage_error(const char *verb, const char *fmt, ...) _printf_(2, 3);
 /* --format table|json (list, ps): sets *ret_json, or logs and returns -EINVAL. */
@@ -118,17 +128,10 @@ int cli_parse_signal(const char *s);
 /* Parse a lone "ID" argument verb with only --help. */
 int cli_parse_id_only(const char *verb, int argc, char *argv[], const char **ret_id);
 
-typedef struct Container Container;
-/* The OCI state of a container as `state` and `list --format json` print it (runc's extra fields too). */
-#include "notify.h"
-#include "state.h"
-int cli_container_json(Container *ct, ContainerStatus st, cJSON **ret);
-
-/* Block the signals a foreground run/exec forwards and return a signalfd for them. */
-int cli_block_forwarded_signals(void);
-/* Wait for a child, forwarding the signals read from sfd to it (pidfd); its exit status as a shell
- * reports it (128 + signal when killed), or -errno. master >= 0: a pty master to proxy to our stdio. */
-int cli_wait_forwarding_signals(pid_t pid, int pidfd, int sfd, int master);
-/* The same, forwarding what the container sends to its notify socket (NOTIFY_SOCKET) through notify (NULL:
- * none), within its limits. */
-int cli_wait_forwarding_signals_notify(pid_t pid, int pidfd, int sfd, int master, NotifyProxy *notify);
+/* Option values: a decimal below 2^32 (-EINVAL); exec's --user UID[:GID] and --additional-gids GID[,GID...]
+ * (appended), which log a usage error of verb (or log_oom()) and return -EINVAL/-ENOMEM. */
+int cli_parse_uint(const char *s, unsigned *ret);
+/* --preserve-fds N (create, run, exec): at most 65536; else a usage error of verb and -EINVAL. */
+int cli_parse_preserve_fds(const char *verb, const char *arg, unsigned *ret);
+int cli_parse_user(const char *verb, const char *arg, uid_t *ret_uid, bool *ret_has_gid, gid_t *ret_gid);
+int cli_parse_gids(const char *verb, const char *arg, gid_t **gids, size_t *n);

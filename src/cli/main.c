@@ -97,79 +97,16 @@ static const Verb *find_verb(const char *name) {
         return NULL;
 }
 
+const char *cli_verb_usage(const char *name) {
+        const Verb *v = find_verb(name);
+        return v ? v->usage : "";
+}
+
 void cli_print_verb_help(const char *name) {
         const Verb *v = find_verb(name);
         if (!v)
                 return;
         printf("Usage: sdrun [GLOBAL OPTIONS] %s\n\n%s.\nSee sdrun-%s(8).\n", v->usage, v->summary, v->name);
-}
-
-int cli_usage_error(const char *verb, const char *fmt, ...) {
-        char buf[1024];
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(buf, sizeof buf, fmt, ap);
-        va_end(ap);
-        log_error("%s%s%s", strempty(verb), verb ? ": " : "", buf);
-        return 1;
-}
-
-int cli_parse_format(const char *verb, const char *value, bool *ret_json) {
-        if (streq(value, "json"))
-                *ret_json = true;
-        else if (streq(value, "table"))
-                *ret_json = false;
-        else {
-                cli_usage_error(verb, "--format: unknown format \"%s\" (table or json)", value);
-                return -EINVAL;
-        }
-        return 0;
-}
-
-int cli_expect_args(const char *verb, int argc, char *argv[], int min, int max, const char *what) {
-        int n = argc - optind;
-
-        if (n < min) {
-                log_error("%s: missing argument: %s (usage: sdrun %s)", verb, what, find_verb(verb)->usage);
-                return -EINVAL;
-        }
-        if (max >= 0 && n > max) {
-                log_error("%s: unexpected argument \"%s\" (usage: sdrun %s)", verb, argv[optind + max],
-                          find_verb(verb)->usage);
-                return -EINVAL;
-        }
-        return 0;
-}
-
-int cli_bad_option(const char *verb, int c, char *argv[]) {
-        if (c == 'h') {
-                cli_print_verb_help(verb);
-                exit(EXIT_SUCCESS);
-        }
-        return cli_usage_error(verb, "unknown or incomplete option \"%s\"", argv[optind - 1]);
-}
-
-int cli_bad_option_precise(const char *verb, int c, char *argv[]) {
-        if (c == ':')
-                return cli_usage_error(verb, "option \"%s\" needs an argument", argv[optind - 1]);
-        if (c != '?')
-                return cli_bad_option(verb, c, argv);
-        if (optopt > 0 && optopt < 0x100)
-                return cli_usage_error(verb, "unknown option \"-%c\"", optopt);
-        return cli_usage_error(verb, "unknown option \"%s\"", argv[optind - 1]);
-}
-
-int cli_expect_id(const char *verb, int argc, char *argv[], const char **ret_id) {
-        if (cli_expect_args(verb, argc, argv, 1, 1, "container id") < 0)
-                return -EINVAL;
-        *ret_id = argv[optind];
-        return 0;
-}
-
-int cli_runtime_error(const char *verb, const char *id, int r, const char *err) {
-        log_error_errno(r, "%s %s: %s", verb, id, err ?: strerror(-r));
-        return EXIT_FAILURE;
 }
 
 static void print_help(void) {

@@ -11,9 +11,15 @@
 /* getopt_long() keeps a pointer to the table between calls: it lives here, rebuilt alike on every call. */
 static struct option long_options[CLI_OPTIONS_MAX + 2];
 
+/* The getopt val of an option: its own, or for a stored long-only one (CLI_STORED) one made from its index. */
+#define STORED_VAL_BASE 0x1000
+static int option_val(const CliOption *opts, const CliOption *o) {
+        return o->val == CLI_STORED ? STORED_VAL_BASE + (int) (o - opts) : o->val;
+}
+
 static const CliOption *find_option(const CliOption *opts, int val) {
         for (const CliOption *o = opts; o->val != 0; o++)
-                if (o->val == val)
+                if (option_val(opts, o) == val)
                         return o;
         return NULL;
 }
@@ -31,7 +37,8 @@ int cli_next_option(const char *verb, int argc, char *argv[], const char *shorto
         for (o = opts; o->val != 0; o++) {
                 assert(n < CLI_OPTIONS_MAX);
                 if (o->name)
-                        long_options[n++] = (struct option){ o->name, o->has_arg, NULL, o->val };
+                        long_options[n++] =
+                                (struct option){ o->name, o->has_arg, NULL, option_val(opts, o) };
         }
         long_options[n++] = (struct option){ "help", no_argument, NULL, 'h' };
         long_options[n] = (struct option){};
@@ -45,7 +52,17 @@ int cli_next_option(const char *verb, int argc, char *argv[], const char *shorto
                                 cli_bad_option(verb, c, argv);
                         return -EINVAL;
                 }
-                if (o->string)
+                if (o->list) {
+                        size_t k = 0;
+                        while (*o->list && (*o->list)[k])
+                                k++;
+                        char **l = realloc(*o->list, (k + 2) * sizeof(char *));
+                        if (!l)
+                                return log_oom();
+                        l[k] = optarg;
+                        l[k + 1] = NULL;
+                        *o->list = l;
+                } else if (o->string)
                         *o->string = optarg;
                 else if (o->flag)
                         *o->flag = true;

@@ -8,19 +8,6 @@
 #include "criu.h"
 #include "macro.h"
 
-int cli_parse_manage_cgroups_mode(const char *verb, const char *arg, CriuCommonOptions *o) {
-        static const char *const modes[] = { "soft", "full", "strict", "ignore" };
-
-        FOREACH_ARRAY(m, modes, ELEMENTSOF(modes))
-                if (streq(*m, arg)) {
-                        o->manage_cgroups_mode = *m;
-                        return 0;
-                }
-        cli_usage_error(verb, "--manage-cgroups-mode: unknown mode \"%s\" (soft, full, strict or ignore)",
-                        arg);
-        return -EINVAL;
-}
-
 int verb_checkpoint(int argc, char *argv[]) {
         enum {
                 ARG_PARENT_PATH = 0x100,

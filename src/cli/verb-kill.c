@@ -11,34 +11,6 @@
 #include "macro.h"
 #include "strv.h"
 
-int cli_parse_signal(const char *s) {
-        char *end;
-        long n;
-
-        if (isempty(s))
-                return -EINVAL;
-        errno = 0;
-        n = strtol(s, &end, 10);
-        /* 0 too: kill(2)'s "is it there" (runc's kill.bats sends it to a stopped container with --all). */
-        if (!*end && end != s && errno == 0)
-                return n >= 0 && n < NSIG ? (int) n : -EINVAL;
-        if (strncasecmp(s, "SIG", 3) == 0)
-                s += 3;
-        for (int i = 1; i < NSIG; i++) {
-                const char *name = sigabbrev_np(i);
-                if (name && strcasecmp(name, s) == 0)
-                        return i;
-        }
-        if (strncasecmp(s, "RTMIN+", 6) == 0 || strncasecmp(s, "RTMAX-", 6) == 0) {
-                n = strtol(s + 6, &end, 10);
-                if (*end || n < 0)
-                        return -EINVAL;
-                int sig = toupper(s[4]) == 'I' ? SIGRTMIN + (int) n : SIGRTMAX - (int) n;
-                return sig >= SIGRTMIN && sig <= SIGRTMAX ? sig : -EINVAL;
-        }
-        return -EINVAL;
-}
-
 int verb_kill(int argc, char *argv[]) {
         _cleanup_free_ char *err = NULL;
         bool all = false, regex = false;

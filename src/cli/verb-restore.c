@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "container.h"
 #include "criu.h"
+#include "foreground.h"
 #include "macro.h"
 #include "process-util.h"
 
@@ -53,8 +54,8 @@ int verb_restore(int argc, char *argv[]) {
                 return EXIT_SUCCESS;
 
         /* In the foreground, as `run` (and runc): wait for the restored init, then delete the container. */
-        _cleanup_close_ int sfd = cli_block_forwarded_signals();
-        int status = pidfd >= 0 ? cli_wait_forwarding_signals(pid, pidfd, sfd, -1) : 0;
+        _cleanup_close_ int sfd = foreground_block_signals();
+        int status = pidfd >= 0 ? foreground_wait(pid, pidfd, sfd, -1, NULL) : 0;
         if (status < 0)
                 status = 255;
         free(err);

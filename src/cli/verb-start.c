@@ -8,14 +8,6 @@
 #include "container.h"
 #include "macro.h"
 
-int cli_parse_id_only(const char *verb, int argc, char *argv[], const char **ret_id) {
-        static const CliOption options[] = { {} };
-
-        if (cli_next_option(verb, argc, argv, "h", options) < 0)
-                return -EINVAL;
-        return cli_expect_id(verb, argc, argv, ret_id);
-}
-
 int verb_start(int argc, char *argv[]) {
         _cleanup_free_ char *err = NULL;
         const char *id;

@@ -43,6 +43,7 @@
 #include "seccomp-filter.h"
 #include "state.h"
 #include "string-util.h"
+#include "sync-server.h"
 #include "sync.h"
 
 #define START_SOCKET START_SOCKET_NAME
@@ -447,86 +448,91 @@ static int create_clone_init(CreateRun *cr, char **reterr) {
         return 0;
 }
 
+/* SYNC_PREPARED: the init has prepared the rootfs: the prestart and createRuntime hooks, then the state for
+ * its createContainer hooks. */
+static int create_on_prepared(SyncServer *s, SyncMsg *m, char **reterr) {
+        CreateRun *cr = s->userdata;
+        InitProcess *ip = &cr->ip;
+        _cleanup_free_ char *st_runtime = NULL, *st_container = NULL;
+        int r;
+
+        bool container_hooks = cr->c->hooks.n_hooks[OCI_HOOK_CREATE_CONTAINER] > 0;
+        /* The init needs the state only for createContainer hooks: without them, none is built or sent. */
+        if ((r = container_hook_state_string(cr->ct, CONTAINER_CREATING, ip->pid, &st_runtime)) < 0 ||
+            (container_hooks &&
+             (r = container_hook_state_string(cr->ct, CONTAINER_CREATING, container_ns_pid(cr->c, ip->pid),
+                                              &st_container)) < 0))
+                return r;
+        test_stop_at("prepared");
+        r = hooks_run(cr->c, OCI_HOOK_PRESTART, st_runtime, cr->bundle, reterr);
+        if (r >= 0)
+                r = hooks_run(cr->c, OCI_HOOK_CREATE_RUNTIME, st_runtime, cr->bundle, reterr);
+        if (r < 0)
+                return r;
+        r = sync_send(ip->sync_fd, SYNC_CONTINUE, 0, st_container,
+                      st_container ? strlen(st_container) + 1 : 0, -EBADF);
+        if (r == -EPIPE || r == -ECONNRESET)
+                return 0; /* the init died: the next receive says how */
+        if (r == -E2BIG)
+                return errorf(reterr, r,
+                              "the container's state for its createContainer hooks is %zu bytes, "
+                              "more than the 1 MiB the runtime passes to its init (annotations?)",
+                              strlen(st_container) + 1);
+        if (r < 0)
+                return errorf(reterr, r, "send the state to the container init: %s", strerror(-r));
+        return 0;
+}
+
+/* SYNC_CONSOLE: the pty master, to our caller or --console-socket. */
+static int create_on_console(SyncServer *s, SyncMsg *m, char **reterr) {
+        CreateRun *cr = s->userdata;
+        return console_answer(s->sock, m, cr->o->ret_console_master, cr->o->console_socket, reterr);
+}
+
+/* SYNC_READY: the init is the container's process, blocked before exec. */
+static int create_on_ready(SyncServer *s, SyncMsg *m, char **reterr) {
+        CreateRun *cr = s->userdata;
+        log_debug("create %s: init ready", cr->o->id);
+        return 1;
+}
+
+/* The init dies or closes its end during its setup: how it ended. */
+static int create_on_hangup(SyncServer *s, char **reterr) {
+        CreateRun *cr = s->userdata;
+        _cleanup_free_ char *how = NULL;
+        (void) init_process_describe_death(&cr->ip, &how);
+        return errorf(reterr, ECHILD, "container init %s during setup", how ?: "died");
+}
+
 /* The init sets itself up: the prestart and createRuntime hooks when it has prepared the rootfs, the pty
  * when it has one, until it is ready. */
 static int create_setup_init(CreateRun *cr, char **reterr) {
-        const CreateOptions *o = cr->o;
-        InitProcess *ip = &cr->ip;
-        int r;
-
-        for (;;) {
-                SyncMsg m;
-                int sig = 0;
-                r = sync_recv_interruptible(ip->sync_fd, ip->pidfd, SETUP_TIMEOUT_USEC, &m, &sig);
-                if (r == -EINTR)
-                        return errorf(
-                                reterr, r,
-                                "interrupted by SIG%s while waiting for the container init to finish its setup",
-                                sigabbrev_np(sig) ?: "?");
-                if (r == -ECHILD || r == -EPIPE) {
-                        _cleanup_free_ char *how = NULL;
-                        (void) init_process_describe_death(ip, &how);
-                        return errorf(reterr, ECHILD, "container init %s during setup", how ?: "died");
-                }
-                if (r == -ETIMEDOUT)
-                        return errorf(reterr, r, "container init did not finish its setup in %llu s",
-                                      (unsigned long long) (SETUP_TIMEOUT_USEC / USEC_PER_SEC));
-                if (r < 0)
-                        return errorf(reterr, r, "sync with the container init: %s", strerror(-r));
-
-                if (m.type == SYNC_ERROR) {
-                        r = m.error > 0 ? -m.error : -EIO;
-                        errorf(reterr, r, "%s", m.payload ?: "container init failed");
-                        sync_msg_done(&m);
-                        return r;
-                } else if (m.type == SYNC_PREPARED) {
-                        _cleanup_free_ char *st_runtime = NULL, *st_container = NULL;
-                        sync_msg_done(&m);
-                        bool container_hooks = cr->c->hooks.n_hooks[OCI_HOOK_CREATE_CONTAINER] > 0;
-                        /* The init needs the state only for createContainer hooks: without them, none
-                         * is built or sent. */
-                        if ((r = container_hook_state_string(cr->ct, CONTAINER_CREATING, ip->pid,
-                                                             &st_runtime)) < 0 ||
-                            (container_hooks &&
-                             (r = container_hook_state_string(cr->ct, CONTAINER_CREATING,
-                                                              container_ns_pid(cr->c, ip->pid),
-                                                              &st_container)) < 0))
-                                return r;
-                        test_stop_at("prepared");
-                        r = hooks_run(cr->c, OCI_HOOK_PRESTART, st_runtime, cr->bundle, reterr);
-                        if (r >= 0)
-                                r = hooks_run(cr->c, OCI_HOOK_CREATE_RUNTIME, st_runtime, cr->bundle,
-                                              reterr);
-                        if (r < 0)
-                                return r;
-                        r = sync_send(ip->sync_fd, SYNC_CONTINUE, 0, st_container,
-                                      st_container ? strlen(st_container) + 1 : 0, -EBADF);
-                        if (r == -EPIPE || r == -ECONNRESET)
-                                continue; /* the init died: the next receive says how */
-                        if (r == -E2BIG)
-                                return errorf(
-                                        reterr, r,
-                                        "the container's state for its createContainer hooks is %zu bytes, "
-                                        "more than the 1 MiB the runtime passes to its init (annotations?)",
-                                        strlen(st_container) + 1);
-                        if (r < 0)
-                                return errorf(reterr, r, "send the state to the container init: %s",
-                                              strerror(-r));
-                } else if (m.type == SYNC_CONSOLE) {
-                        r = console_answer(ip->sync_fd, &m, o->ret_console_master, o->console_socket,
-                                           reterr);
-                        if (r < 0)
-                                return r;
-                } else if (m.type == SYNC_READY) {
-                        sync_msg_done(&m);
-                        log_debug("create %s: init ready", o->id);
-                        return 0;
-                } else {
-                        sync_msg_done(&m);
-                        return errorf(reterr, EBADMSG, "unexpected message %d from the container init",
-                                      (int) m.type);
-                }
-        }
+        char timed_out[128];
+        snprintf(timed_out, sizeof timed_out, "container init did not finish its setup in %llu s",
+                 (unsigned long long) (SETUP_TIMEOUT_USEC / USEC_PER_SEC));
+        const SyncWording wording = {
+                .peer = "the container init",
+                .prefix = "",
+                .awaited = "the container init to finish its setup",
+                .timed_out = timed_out,
+                .error_prefix = "",
+                .error_default = "container init failed",
+        };
+        SyncServer s = {
+                .sock = cr->ip.sync_fd,
+                .pidfd = cr->ip.pidfd,
+                .timeout_usec = SETUP_TIMEOUT_USEC,
+                .wording = &wording,
+                .handlers = {
+                        [SYNC_PREPARED] = create_on_prepared,
+                        [SYNC_CONSOLE] = create_on_console,
+                        [SYNC_READY] = create_on_ready,
+                },
+                .on_hangup = create_on_hangup,
+                .userdata = cr,
+        };
+        int r = sync_serve(&s, reterr);
+        return r < 0 ? r : 0;
 }
 
 /* The init is the final container process, blocked before exec: record it, then commit (it stops watching
@@ -694,17 +700,39 @@ int container_start(const char *root, const char *id, char **reterr) {
         return container_start_full(root, id, NULL, reterr);
 }
 
-int container_start_full(const char *root, const char *id, const StartOptions *so, char **reterr) {
-        _cleanup_(container_freep) Container *ct = NULL;
-        _cleanup_(oci_config_freep) OciConfig *c = NULL;
-        _cleanup_free_ char *raw = NULL, *state_json = NULL;
-        _cleanup_close_ int pidfd = -EBADF, conn = -EBADF, notify_fd = -EBADF;
-        const char *notify_host = NULL;
-        size_t raw_len = 0;
+/* What container_start_full() holds while it runs. From the go to the init on (released), a start that fails
+ * leaves nothing running: start_run_done() kills the init (some steps say so in their message). */
+typedef struct StartRun {
+        const char *root, *id;
+        const StartOptions *so;
+        Container *ct;
+        OciConfig *c;
+        char *raw;
+        size_t raw_len;
+        char *state_json; /* the state the init's startContainer hooks read */
+        int pidfd, conn, notify_fd;
+        const char *notify_host;
+        bool released, succeeded;
+} StartRun;
+
+static void start_run_done(StartRun *sr) {
+        if (sr->released && !sr->succeeded)
+                kill_init_and_wait(sr->pidfd);
+        sr->notify_fd = safe_close(sr->notify_fd);
+        sr->conn = safe_close(sr->conn);
+        sr->pidfd = safe_close(sr->pidfd);
+        free(sr->state_json);
+        free(sr->raw);
+        oci_config_freep(&sr->c);
+        container_freep(&sr->ct);
+}
+
+/* A created container, its config, and its init's pidfd. */
+static int start_load(StartRun *sr, char **reterr) {
         ContainerStatus st;
         int r;
 
-        r = container_load_status(root, id, CONTAINER_LOCK_EXCLUSIVE, &ct, &st, reterr);
+        r = container_load_status(sr->root, sr->id, CONTAINER_LOCK_EXCLUSIVE, &sr->ct, &st, reterr);
         if (r < 0)
                 return r;
         /* runc's wording: clients (containerd, Podman) show it, and tests grep for it. */
@@ -715,189 +743,227 @@ int container_start_full(const char *root, const char *id, const StartOptions *s
         if (st != CONTAINER_CREATED)
                 return errorf(reterr, EINVAL, "cannot start a container in the %s state",
                               container_status_to_string(st));
-        r = container_read_config(ct, &raw, &raw_len);
+        r = container_read_config(sr->ct, &sr->raw, &sr->raw_len);
         if (r >= 0)
-                r = oci_config_reparse(raw, raw_len, &c, NULL);
+                r = oci_config_reparse(sr->raw, sr->raw_len, &sr->c, NULL);
         if (r < 0)
-                return errorf(reterr, r, "cannot read the config of container \"%s\"", id);
-        if (!c->has_process)
+                return errorf(reterr, r, "cannot read the config of container \"%s\"", sr->id);
+        if (!sr->c->has_process)
                 return errorf(reterr, EINVAL, "cannot start container \"%s\": config.json has no process",
-                              id);
-        log_debug("start %s: state and config loaded", id);
+                              sr->id);
+        log_debug("start %s: state and config loaded", sr->id);
 
-        pidfd = container_open_pidfd(ct);
-        if (pidfd < 0)
-                return errorf(reterr, ESRCH, "cannot start container \"%s\": its init is gone", id);
+        sr->pidfd = container_open_pidfd(sr->ct);
+        if (sr->pidfd < 0)
+                return errorf(reterr, ESRCH, "cannot start container \"%s\": its init is gone", sr->id);
+        return 0;
+}
 
-        r = container_hook_state_string(ct, CONTAINER_CREATED, container_ns_pid(c, ct->pid), &state_json);
+/* The notify socket bound, the start socket connected, and the state recorded as running, all before the
+ * init is released: a state that cannot be written (a full --root) fails the start with nothing executed,
+ * and a start that fails later kills the init, so that "running" with a dead init reads as stopped. */
+static int start_prepare(StartRun *sr, char **reterr) {
+        Container *ct = sr->ct;
+        int r;
+
+        r = container_hook_state_string(ct, CONTAINER_CREATED, container_ns_pid(sr->c, ct->pid),
+                                        &sr->state_json);
         if (r < 0)
                 return r;
         /* Bound before the process runs, so that its first sd_notify() finds it. */
-        notify_host = notify_host_socket();
-        if (notify_host && faccessat(ct->dir_fd, NOTIFY_DIR, F_OK, 0) >= 0) {
-                r = notify_bind(ct->dir_fd, &notify_fd, reterr);
+        sr->notify_host = notify_host_socket();
+        if (sr->notify_host && faccessat(ct->dir_fd, NOTIFY_DIR, F_OK, 0) >= 0) {
+                r = notify_bind(ct->dir_fd, &sr->notify_fd, reterr);
                 if (r < 0)
                         return errwrap(reterr, r, "NOTIFY_SOCKET");
         }
-        r = start_socket(ct, false, &conn, reterr);
+        r = start_socket(ct, false, &sr->conn, reterr);
         if (r < 0)
                 return r;
-        /* Recorded before the init is released: a state that cannot be written (a full --root) fails the
-         * start with nothing executed, and a start that fails later kills the init, so that "running" with
-         * a dead init reads as stopped. */
         ct->recorded = CONTAINER_RUNNING;
         r = container_save(ct);
         if (r < 0)
-                return errorf(reterr, r, "cannot start container \"%s\": write its state: %s", id,
+                return errorf(reterr, r, "cannot start container \"%s\": write its state: %s", sr->id,
                               strerror(-r));
-        r = sync_send(conn, SYNC_START, 0, state_json, strlen(state_json) + 1, -EBADF);
-        if (r < 0) {
-                kill_init_and_wait(pidfd);
-                return errorf(reterr, r, "cannot start container \"%s\": %s", id, strerror(-r));
-        }
+        return 0;
+}
 
-        bool exec_seen = false;
-        for (;;) {
-                SyncMsg m;
-                /* EOF: the connection closed on execve (CLOEXEC) or with the init's death; the pidfd is watched
-                 * too so that a death is never waited out. */
-                int sig = 0;
-                r = sync_recv_interruptible(conn, pidfd, SETUP_TIMEOUT_USEC, &m, &sig);
-                if (r == -EPIPE || r == -ECHILD)
-                        break;
-                if (r == -EINTR) {
-                        kill_init_and_wait(pidfd);
-                        return errorf(
-                                reterr, r,
-                                "start container \"%s\": interrupted by SIG%s while waiting for the init to exec the process; the init was killed",
-                                id, sigabbrev_np(sig) ?: "?");
-                }
-                if (r < 0) {
-                        kill_init_and_wait(pidfd);
-                        return errorf(reterr, r, "start container \"%s\": %s", id,
-                                      r == -ETIMEDOUT ? "the init did not exec in time and was killed"
-                                                      : strerror(-r));
-                }
-                if (m.type == SYNC_EXEC) {
-                        exec_seen = true;
-                        sync_msg_done(&m);
-                        continue;
-                }
-                if (m.type == SYNC_EXEC_FAILED) {
-                        r = m.error > 0 ? -m.error : -EIO;
-                        errorf(reterr, r, "exec \"%s\": %s", c->process.args[0], strerror(-r));
-                        sync_msg_done(&m);
-                        kill_init_and_wait(pidfd);
-                        return r;
-                }
-                if (m.type == SYNC_ERROR) {
-                        r = m.error > 0 ? -m.error : -EIO;
-                        errorf(reterr, r, "%s", m.payload ?: "container init failed to start");
-                        sync_msg_done(&m);
-                        kill_init_and_wait(pidfd);
-                        return r;
-                }
-                if (m.type == SYNC_SECCOMP_FD) {
-                        _cleanup_free_ char *host_state = NULL;
-                        if (container_hook_state_string(ct, CONTAINER_CREATED, ct->pid, &host_state) >= 0)
-                                r = oci_seccomp_send_to_agent(&c->linux_.seccomp, m.fd, ct->pid, host_state,
-                                                              reterr);
-                        else
-                                r = -ENOMEM;
-                        sync_msg_done(&m);
-                        if (r < 0) {
-                                kill_init_and_wait(pidfd);
-                                return errwrap(reterr, r, "linux.seccomp.listenerPath");
-                        }
-                        (void) sync_send(conn, SYNC_SECCOMP_FD_DONE, 0, NULL, 0, -EBADF);
-                        continue;
-                }
-                sync_msg_done(&m);
-        }
+/* The init closed the start connection without saying it would exec the process: dead (how, and why if we
+ * can tell), or alive and not to be trusted. */
+static int start_init_lost(StartRun *sr, char **reterr) {
+        const OciConfig *c = sr->c;
+        _cleanup_free_ char *how = NULL;
+        siginfo_t si = {};
 
-        log_debug("start %s: the init closed the start connection", id);
-        if (!exec_seen) {
-                _cleanup_free_ char *how = NULL;
-                siginfo_t si = {};
-
-                /* A dying init closes its files before it becomes a zombie: give its exit a moment to show
-                 * (a seccomp kill at execve must be reported as such, not as a hang-up). */
-                if (pidfd_wait_exit(pidfd, INIT_EXIT_GRACE_USEC) < 0) {
-                        /* Alive, yet it closed the connection without saying it would exec: not ours to
-                         * trust. A failing start leaves nothing running. */
-                        kill_init_and_wait(pidfd);
-                        return errorf(
-                                reterr, ECHILD,
-                                "container \"%s\": the init closed the start connection without executing the process; killed",
-                                id);
-                }
-                if (init_exit_status(ct->pid, pidfd, &si) >= 0)
-                        if (asprintf(&how, "%s %d",
-                                     si.si_code == CLD_EXITED ? "exited with status"
-                                                              : "was killed by signal",
-                                     si.si_status) < 0)
-                                how = NULL;
+        /* A dying init closes its files before it becomes a zombie: give its exit a moment to show (a seccomp
+         * kill at execve must be reported as such, not as a hang-up). */
+        if (pidfd_wait_exit(sr->pidfd, INIT_EXIT_GRACE_USEC) < 0)
+                /* Alive, yet it closed the connection without saying it would exec: not ours to trust. A
+                 * failing start leaves nothing running (start_run_done() kills it). */
                 return errorf(
-                        reterr, ECHILD, "container \"%s\": the init %s before it could exec the process%s",
-                        id, how ?: "died",
-                        si.si_code != CLD_EXITED && si.si_status == SIGSYS ? " (seccomp)"
-                        : c->linux_.seccomp.present && !c->process.no_new_privileges
-                                ? " without reporting why: with noNewPrivileges false, linux.seccomp is loaded before the user and capabilities are set and must allow their syscalls"
-                                : "");
-        }
+                        reterr, ECHILD,
+                        "container \"%s\": the init closed the start connection without executing the process; killed",
+                        sr->id);
+        sr->released = false; /* dead already */
+        if (init_exit_status(sr->ct->pid, sr->pidfd, &si) >= 0)
+                how = strdup_printf("%s %d",
+                                    si.si_code == CLD_EXITED ? "exited with status" : "was killed by signal",
+                                    si.si_status);
+        return errorf(
+                reterr, ECHILD, "container \"%s\": the init %s before it could exec the process%s", sr->id,
+                how ?: "died",
+                si.si_code != CLD_EXITED && si.si_status == SIGSYS ? " (seccomp)"
+                : c->linux_.seccomp.present && !c->process.no_new_privileges
+                        ? " without reporting why: with noNewPrivileges false, linux.seccomp is loaded before the user and capabilities are set and must allow their syscalls"
+                        : "");
+}
 
-        /* poststart: the user process has been executed; start has not returned yet. */
-        if (c->hooks.n_hooks[OCI_HOOK_POSTSTART] > 0) {
-                _cleanup_free_ char *st_running = NULL;
-                r = container_hook_state_string(ct, CONTAINER_RUNNING, ct->pid, &st_running);
+/* SYNC_EXEC_FAILED: execve of the process failed (the init or the trampoline says with which errno). */
+static int start_on_exec_failed(SyncServer *s, SyncMsg *m, char **reterr) {
+        StartRun *sr = s->userdata;
+        int r = m->error > 0 ? -m->error : -EIO;
+        return errorf(reterr, r, "exec \"%s\": %s", sr->c->process.args[0], strerror(-r));
+}
+
+/* SYNC_SECCOMP_FD: the listener to the seccomp agent. */
+static int start_on_seccomp_fd(SyncServer *s, SyncMsg *m, char **reterr) {
+        StartRun *sr = s->userdata;
+        _cleanup_free_ char *host_state = NULL;
+        if (container_hook_state_string(sr->ct, CONTAINER_CREATED, sr->ct->pid, &host_state) < 0)
+                return errwrap(reterr, -ENOMEM, "linux.seccomp.listenerPath");
+        return sync_answer_seccomp(s, m, &sr->c->linux_.seccomp, sr->ct->pid, host_state, reterr);
+}
+
+/* EOF: the connection closed on execve (CLOEXEC) or with the init's death; start_check_exec() tells which. */
+static int start_on_hangup(SyncServer *s, char **reterr) {
+        return 0;
+}
+
+/* The go to the init; then it is served until it has exec'd the process (or died). */
+static int start_release(StartRun *sr, char **reterr) {
+        int r;
+
+        sr->released = true;
+        r = sync_send(sr->conn, SYNC_START, 0, sr->state_json, strlen(sr->state_json) + 1, -EBADF);
+        if (r < 0)
+                return errorf(reterr, r, "cannot start container \"%s\": %s", sr->id, strerror(-r));
+
+        _cleanup_free_ char *prefix = strdup_printf("start container \"%s\": ", sr->id);
+        _cleanup_free_ char *timed_out = strdup_printf(
+                "start container \"%s\": the init did not exec in time and was killed", sr->id);
+        if (!prefix || !timed_out)
+                return -ENOMEM;
+        const SyncWording wording = {
+                .peer = "the init",
+                .prefix = prefix,
+                .awaited = "the init to exec the process",
+                .killed = "the init",
+                .timed_out = timed_out,
+                .error_prefix = "",
+                .error_default = "container init failed to start",
+        };
+        SyncServer s = {
+                .sock = sr->conn,
+                .pidfd = sr->pidfd,
+                .timeout_usec = SETUP_TIMEOUT_USEC,
+                .wording = &wording,
+                .handlers = {
+                        [SYNC_EXEC] = sync_handle_exec,
+                        [SYNC_EXEC_FAILED] = start_on_exec_failed,
+                        [SYNC_SECCOMP_FD] = start_on_seccomp_fd,
+                },
+                .on_hangup = start_on_hangup,
+                .userdata = sr,
+        };
+        r = sync_serve(&s, reterr);
+        if (r < 0)
+                return r;
+        log_debug("start %s: the init closed the start connection", sr->id);
+        return s.exec_seen ? 0 : start_init_lost(sr, reterr);
+}
+
+/* poststart: the user process has been executed; start has not returned yet. A failing hook stops the
+ * container, its unit too. */
+static int start_poststart(StartRun *sr, char **reterr) {
+        _cleanup_free_ char *st_running = NULL;
+        int r;
+
+        if (sr->c->hooks.n_hooks[OCI_HOOK_POSTSTART] == 0)
+                return 0;
+        r = container_hook_state_string(sr->ct, CONTAINER_RUNNING, sr->ct->pid, &st_running);
+        if (r < 0)
+                return r;
+        r = hooks_run(sr->c, OCI_HOOK_POSTSTART, st_running, sr->ct->bundle, reterr);
+        if (r < 0) {
+                kill_init_and_wait(sr->pidfd);
+                if (sr->ct->unit) {
+                        _cleanup_(sdunit_bus_closep) SdUnitBus *bus = NULL;
+                        if (sdunit_bus_open(sr->ct->user_bus, &bus, NULL) >= 0)
+                                (void) sdunit_kill_unit(bus, sr->ct->unit, SIGKILL, NULL);
+                }
+                return errwrap(reterr, r, "container stopped");
+        }
+        return 0;
+}
+
+/* NOTIFY_SOCKET: started means ready, as the container says; then it is the caller's (`run`) to keep
+ * forwarding, or nobody's. */
+static int start_notify(StartRun *sr, char **reterr) {
+        const StartOptions *so = sr->so;
+        pid_t mainpid = so && so->notify_mainpid > 0 ? so->notify_mainpid : sr->ct->pid;
+        int r;
+
+        if (sr->notify_fd >= 0) {
+                _cleanup_(notify_proxy_freep) NotifyProxy *proxy = NULL;
+                log_debug("start %s: waiting for READY=1 on its notify socket", sr->id);
+                r = notify_proxy_new(sr->notify_fd, sr->notify_host, mainpid, &proxy);
+                if (r < 0)
+                        return errorf(reterr, r, "forward the notify socket of \"%s\" to %s: %s", sr->id,
+                                      sr->notify_host, strerror(-r));
+                TAKE_FD(sr->notify_fd);
+                r = notify_wait_ready(proxy, sr->pidfd, sr->id, notify_timeout_usec(sr->c), reterr);
+                if (r == -ECHILD)
+                        sr->released = false; /* dead already */
                 if (r < 0)
                         return r;
-                r = hooks_run(c, OCI_HOOK_POSTSTART, st_running, ct->bundle, reterr);
-                if (r < 0) {
-                        kill_init_and_wait(pidfd);
-                        if (ct->unit) {
-                                _cleanup_(sdunit_bus_closep) SdUnitBus *bus = NULL;
-                                if (sdunit_bus_open(ct->user_bus, &bus, NULL) >= 0)
-                                        (void) sdunit_kill_unit(bus, ct->unit, SIGKILL, NULL);
-                        }
-                        return errwrap(reterr, r, "container stopped");
-                }
-        }
-
-        /* NOTIFY_SOCKET: started means ready, as the container says; then it is the caller's (`run`) to keep
-         * forwarding, or nobody's. */
-        if (notify_fd >= 0) {
-                pid_t mainpid = so && so->notify_mainpid > 0 ? so->notify_mainpid : ct->pid;
-                _cleanup_(notify_proxy_freep) NotifyProxy *proxy = NULL;
-                log_debug("start %s: waiting for READY=1 on its notify socket", id);
-                r = notify_proxy_new(notify_fd, notify_host, mainpid, &proxy);
-                if (r < 0) {
-                        kill_init_and_wait(pidfd);
-                        return errorf(reterr, r, "forward the notify socket of \"%s\" to %s: %s", id,
-                                      notify_host, strerror(-r));
-                }
-                TAKE_FD(notify_fd);
-                r = notify_wait_ready(proxy, pidfd, id, notify_timeout_usec(c), reterr);
-                if (r < 0) {
-                        if (r != -ECHILD)
-                                kill_init_and_wait(pidfd);
-                        return r;
-                }
                 if (so && so->ret_notify_proxy)
                         *so->ret_notify_proxy = TAKE_PTR(proxy);
-        } else if (notify_host) {
+        } else if (sr->notify_host) {
                 /* A container that does not speak sd_notify ("started"): started is ready. */
                 NotifyReady mode;
-                if (notify_ready_mode(c, &mode, NULL) >= 0 && mode == NOTIFY_READY_STARTED) {
+                if (notify_ready_mode(sr->c, &mode, NULL) >= 0 && mode == NOTIFY_READY_STARTED) {
                         char msg[64];
-                        snprintf(msg, sizeof msg, "READY=1\nMAINPID=%d\n",
-                                 (int) (so && so->notify_mainpid > 0 ? so->notify_mainpid : ct->pid));
-                        r = notify_send(notify_host, msg);
+                        snprintf(msg, sizeof msg, "READY=1\nMAINPID=%d\n", (int) mainpid);
+                        r = notify_send(sr->notify_host, msg);
                         if (r < 0)
-                                log_warning("send READY=1 to NOTIFY_SOCKET %s: %s", notify_host,
+                                log_warning("send READY=1 to NOTIFY_SOCKET %s: %s", sr->notify_host,
                                             strerror(-r));
                 }
         }
+        return 0;
+}
+
+/* The steps of start, in order. */
+static int (*const start_steps[])(StartRun *sr, char **reterr) = {
+        start_load, start_prepare, start_release, start_poststart, start_notify,
+};
+
+int container_start_full(const char *root, const char *id, const StartOptions *so, char **reterr) {
+        _cleanup_(start_run_done) StartRun sr = {
+                .root = root,
+                .id = id,
+                .so = so,
+                .pidfd = -EBADF,
+                .conn = -EBADF,
+                .notify_fd = -EBADF,
+        };
+
+        FOREACH_ARRAY(step, start_steps, ELEMENTSOF(start_steps)) {
+                int r = (*step)(&sr, reterr);
+                if (r < 0)
+                        return r;
+        }
+        sr.succeeded = true;
         return 0;
 }
 

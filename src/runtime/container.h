@@ -41,8 +41,39 @@ typedef struct StartOptions {
         NotifyProxy **ret_notify_proxy;
 } StartOptions;
 int container_start_full(const char *root, const char *id, const StartOptions *so, char **reterr);
+/* `run`: create and start; detached, that is all (*ret_status 0); in the foreground, wait for the init
+ * forwarding signals, the pty and the notify socket, then delete (unless keep): *ret_status is the process's
+ * exit status as a shell reports it. A start that fails kills the init and (unless keep) deletes the
+ * container before it returns. */
+typedef struct RunOptions {
+        CreateOptions create;
+        bool detach; /* --detach */
+        bool keep;   /* --keep: never delete */
+} RunOptions;
+int container_run(const RunOptions *o, int *ret_status, char **reterr);
 int container_kill(const char *root, const char *id, int sig, bool all, char **reterr);
 int container_delete(const char *root, const char *id, bool force, char **reterr);
+
+/* `state`: runc's state output (the OCI state plus rootfs, created, owner, and sdrun's systemdUnit). */
+int container_state(const char *root, const char *id, cJSON **ret, char **reterr);
+int container_state_json(Container *ct, ContainerStatus st, cJSON **ret);
+
+/* `list`: every container below root, sorted by id; one whose state.json is corrupt is listed too (ct->corrupt;
+ * only its id holds). A state directory refused (not the caller's alone, a newer format) is left out with a
+ * warning. */
+typedef struct ContainerListEntry {
+        Container *ct;
+        ContainerStatus status;
+        pid_t pid; /* 0 without a live process */
+} ContainerListEntry;
+typedef struct ContainerList {
+        ContainerListEntry *entries;
+        size_t n;
+} ContainerList;
+int container_list(const char *root, ContainerList *ret, char **reterr);
+void container_list_done(ContainerList *l);
+/* runc's `list --format json`: an array of the containers' states in runc's field order. */
+int container_list_json(const ContainerList *l, cJSON **ret);
 
 /* Crash-safety tests: SDRUN_TEST_STOP_AT=<step> makes the runtime SIGKILL itself at that step (builds with
  * -Dtest_injection=true only). */

@@ -38,6 +38,7 @@
 #include "seccomp-filter.h"
 #include "state.h"
 #include "strv.h"
+#include "sync-server.h"
 #include "sync.h"
 
 #ifndef CLONE_NEWTIME
@@ -853,88 +854,84 @@ static int exec_attach(ExecRun *e, char **reterr) {
         return 0;
 }
 
+/* SYNC_EXEC_FAILED: execve(2) itself failed: worded as runc 1.2 and later do (Go's os.PathError). */
+static int exec_on_exec_failed(SyncServer *s, SyncMsg *m, char **reterr) {
+        ExecRun *e = s->userdata;
+        int r = m->error > 0 ? -m->error : -EIO;
+        return errorf(reterr, r, "unable to start container process: exec %s: %s", e->p->args[0],
+                      r == -EACCES   ? "permission denied"
+                      : r == -ENOENT ? "no such file or directory"
+                                     : strerror(-r));
+}
+
+/* SYNC_CONSOLE: the pty master, to our caller or --console-socket. */
+static int exec_on_console(SyncServer *s, SyncMsg *m, char **reterr) {
+        ExecRun *e = s->userdata;
+        return console_answer(s->sock, m, e->o->ret_console_master, e->o->console_socket, reterr);
+}
+
+/* SYNC_SECCOMP_FD: the listener to the seccomp agent. */
+static int exec_on_seccomp_fd(SyncServer *s, SyncMsg *m, char **reterr) {
+        ExecRun *e = s->userdata;
+        _cleanup_free_ char *state_json = NULL;
+        int r = build_state_json(e->ct, e->st, &state_json);
+        if (r < 0)
+                return errwrap(reterr, r, "linux.seccomp.listenerPath");
+        return sync_answer_seccomp(s, m, &e->c->linux_.seccomp, e->child, state_json, reterr);
+}
+
+/* EOF or death: whether it executed the process comes from our own channel, never from anything the
+ * process can change (its comm). */
+static int exec_on_hangup(SyncServer *s, char **reterr) {
+        ExecRun *e = s->userdata;
+        if (s->exec_seen)
+                return 0;
+        _cleanup_free_ char *how = NULL;
+        child_kill_describe(e->child, e->child_pidfd, &how);
+        e->child = 0;
+        return errorf(reterr, ECHILD, "unable to start container process: the process %s",
+                      how ?: "died before it could exec");
+}
+
 /* Serve the child's setup (pty, seccomp listener) until it has exec'd. */
 static int exec_wait(ExecRun *e, char **reterr) {
-        const ExecOptions *o = e->o;
-        bool exec_seen = false;
-        int r;
-
-        for (;;) {
-                SyncMsg m;
-                int sig = 0;
-
-                r = sync_recv_interruptible(e->sv[0], e->child_pidfd, EXEC_SETUP_TIMEOUT_USEC, &m, &sig);
-                if (r == -EINTR) {
-                        /* The caller gave up, on a child the container stopped too (SIGKILL ends a stopped
-                         * process). Killed through its pidfd, so that nothing is left in the container's
-                         * cgroup; reaped where it dies in time (a child in a frozen v1 cgroup dies only on
-                         * thaw: never waited for unbounded). */
-                        bool dead = pidfd_send_sig(e->child_pidfd, SIGKILL) >= 0 &&
-                                    pidfd_wait_exit(e->child_pidfd, 5 * USEC_PER_SEC) >= 0;
-                        if (dead)
-                                child_kill_describe(e->child, e->child_pidfd, NULL);
-                        e->child = 0;
-                        return errorf(
-                                reterr, EINTR,
-                                "unable to start container process: interrupted by SIG%s while waiting for the exec'd process to start; %s",
-                                sigabbrev_np(sig) ?: "?", dead ? "it was killed" : "it was sent SIGKILL");
-                }
-                if (r == -EPIPE || r == -ECHILD) {
-                        /* Whether it executed the process comes from our own channel, never from anything the
-                         * process can change (its comm). */
-                        if (exec_seen)
-                                return 0;
-                        _cleanup_free_ char *how = NULL;
-                        child_kill_describe(e->child, e->child_pidfd, &how);
-                        e->child = 0;
-                        return errorf(reterr, ECHILD, "unable to start container process: the process %s",
-                                      how ?: "died before it could exec");
-                }
-                if (r == -ETIMEDOUT)
-                        return errorf(reterr, r,
-                                      "unable to start container process: it did not exec within %llu s%s",
-                                      (unsigned long long) (EXEC_SETUP_TIMEOUT_USEC / USEC_PER_SEC),
-                                      e->st == CONTAINER_PAUSED ? " (the container is paused)" : "");
-                if (r < 0)
-                        return errorf(reterr, r, "sync with the exec'd process: %s", strerror(-r));
-                if (m.type == SYNC_ERROR) {
-                        r = m.error > 0 ? -m.error : -EIO;
-                        errorf(reterr, r, "unable to start container process: %s",
-                               m.payload ?: "setup failed");
-                        sync_msg_done(&m);
-                        return r;
-                } else if (m.type == SYNC_EXEC_FAILED) {
-                        r = m.error > 0 ? -m.error : -EIO;
-                        /* execve(2) itself failed: worded as runc 1.2 and later do (Go's os.PathError) */
-                        errorf(reterr, r, "unable to start container process: exec %s: %s", e->p->args[0],
-                               r == -EACCES   ? "permission denied"
-                               : r == -ENOENT ? "no such file or directory"
-                                              : strerror(-r));
-                        sync_msg_done(&m);
-                        return r;
-                } else if (m.type == SYNC_EXEC) {
-                        exec_seen = true;
-                        sync_msg_done(&m);
-                } else if (m.type == SYNC_CONSOLE) {
-                        r = console_answer(e->sv[0], &m, o->ret_console_master, o->console_socket, reterr);
-                        if (r < 0)
-                                return r;
-                } else if (m.type == SYNC_SECCOMP_FD) {
-                        _cleanup_free_ char *state_json = NULL;
-                        r = build_state_json(e->ct, e->st, &state_json);
-                        if (r >= 0)
-                                r = oci_seccomp_send_to_agent(&e->c->linux_.seccomp, m.fd, e->child,
-                                                              state_json, reterr);
-                        sync_msg_done(&m);
-                        if (r < 0)
-                                return errwrap(reterr, r, "linux.seccomp.listenerPath");
-                        (void) sync_send(e->sv[0], SYNC_SECCOMP_FD_DONE, 0, NULL, 0, -EBADF);
-                } else {
-                        int t = (int) m.type;
-                        sync_msg_done(&m);
-                        return errorf(reterr, EBADMSG, "unexpected message %d from the exec'd process", t);
-                }
+        char timed_out[160];
+        snprintf(timed_out, sizeof timed_out,
+                 "unable to start container process: it did not exec within %llu s%s",
+                 (unsigned long long) (EXEC_SETUP_TIMEOUT_USEC / USEC_PER_SEC),
+                 e->st == CONTAINER_PAUSED ? " (the container is paused)" : "");
+        const SyncWording wording = {
+                .peer = "the exec'd process",
+                .prefix = "unable to start container process: ",
+                .awaited = "the exec'd process to start",
+                .killed = "it",
+                .timed_out = timed_out,
+                .error_prefix = "unable to start container process: ",
+                .error_default = "setup failed",
+        };
+        SyncServer s = {
+                .sock = e->sv[0],
+                .pidfd = e->child_pidfd,
+                .timeout_usec = EXEC_SETUP_TIMEOUT_USEC,
+                .wording = &wording,
+                .handlers = {
+                        [SYNC_EXEC] = sync_handle_exec,
+                        [SYNC_EXEC_FAILED] = exec_on_exec_failed,
+                        [SYNC_CONSOLE] = exec_on_console,
+                        [SYNC_SECCOMP_FD] = exec_on_seccomp_fd,
+                },
+                .on_hangup = exec_on_hangup,
+                .userdata = e,
+        };
+        int r = sync_serve(&s, reterr);
+        if (r < 0 && e->child > 0) {
+                /* Killed by the server: reaped where it died in time; a child in a frozen v1 cgroup dies only
+                 * on thaw, and is never waited for unbounded. */
+                if (s.peer_dead)
+                        child_kill_describe(e->child, e->child_pidfd, NULL);
+                e->child = 0;
         }
+        return r < 0 ? r : 0;
 }
 
 typedef int (*ExecStep)(ExecRun *e, char **reterr);
@@ -960,6 +957,11 @@ int container_exec(const ExecOptions *o, ExecProcess *ret, char **reterr) {
                 int r = unix_send_fd("--pidfd-socket", o->pidfd_socket, "pidfd", e.child_pidfd, reterr);
                 if (r < 0)
                         return r;
+        }
+        if (o->pid_file) {
+                int r = write_pid_file(o->pid_file, e.child);
+                if (r < 0)
+                        return errorf(reterr, r, "--pid-file: write \"%s\": %s", o->pid_file, strerror(-r));
         }
 
         ret->pid = TAKE_PID(e.child);

@@ -22,6 +22,7 @@ typedef struct ExecOptions {
         bool tty;                 /* --tty */
         const char *console_socket;
         const char *pidfd_socket; /* --pidfd-socket: receives a pidfd of the process once it has exec'd */
+        const char *pid_file;     /* --pid-file: the process's pid, written once it has exec'd */
         /* Foreground --tty without --console-socket: keep the pty master here for the caller to proxy. */
         int *ret_console_master;
         bool detach;
@@ -48,6 +49,6 @@ typedef struct ExecProcess {
 } ExecProcess;
 
 /* Start the process; returns once it has called execve successfully (it may have exited already: it is
- * not reaped). On failure *reterr says why (e.g. "exec: \"foo\": executable file not found in $PATH") and
- * nothing is left running. */
+ * not reaped) and its pidfd went to --pidfd-socket and its pid to --pid-file. On failure *reterr says why
+ * (e.g. "exec: \"foo\": executable file not found in $PATH") and nothing is left running. */
 int container_exec(const ExecOptions *o, ExecProcess *ret, char **reterr);

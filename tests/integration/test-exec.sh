@@ -127,6 +127,10 @@ rc=0; err=$(sd exec --pidfd-socket "$TEST_TMPDIR/no-such.sock" "$id" sleep 779 2
 like "$rc:$err" '^255:.*--pidfd-socket: connect to .*no-such.sock' "exec --pidfd-socket without a listener fails: $err"
 out=$(sd exec "$id" ps -o args)
 unlike "$out" 'sleep 779' "... and its process is gone"
+# --pid-file that cannot be written: exec fails as runc's does (255), and the process it started is killed
+rc=0; err=$(sd exec -d --pid-file "$TEST_TMPDIR/no-such-dir/exec.pid" "$id" sleep 781 2>&1) || rc=$?
+like "$rc:$err" '^255:.*exec failed: --pid-file: write ".*no-such-dir/exec.pid"' "exec --pid-file that cannot be written fails: $err"
+unlike "$(sd exec "$id" ps -o args)" 'sleep 781' "... and its process is gone"
 
 # ---------------------------------------------------------------------------------------------------------
 # fds, /proc/self/exe, cwd

@@ -10,14 +10,14 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "cli.h"
 #include "console.h"
 #include "fileio.h"
+#include "foreground.h"
 #include "macro.h"
 #include "notify.h"
 #include "process-util.h"
 
-int cli_block_forwarded_signals(void) {
+int foreground_block_signals(void) {
         sigset_t mask;
 
         /* Blocked before the process exists, so that no signal meant for it is lost; the process itself
@@ -46,11 +46,7 @@ static bool pump(int in, int out) {
         return loop_write(out, buf, (size_t) k) >= 0;
 }
 
-int cli_wait_forwarding_signals(pid_t pid, int pidfd, int sfd, int master) {
-        return cli_wait_forwarding_signals_notify(pid, pidfd, sfd, master, NULL);
-}
-
-int cli_wait_forwarding_signals_notify(pid_t pid, int pidfd, int sfd, int master, NotifyProxy *notify) {
+int foreground_wait(pid_t pid, int pidfd, int sfd, int master, NotifyProxy *notify) {
         struct termios saved;
         bool restore = false, stdin_open = master >= 0;
         siginfo_t si = {};
