@@ -23,10 +23,14 @@ cleanup_add touch "$TEST_TMPDIR/cleanup-ran"
 cleanup_add rm -f "$TEST_TMPDIR/cleanup-ran"
 done_testing
 CHILD
-out=$(bash "$child" 2>&1); rc=$?
+out=$(bash "$child" 2>"$TEST_TMPDIR/child.err"); rc=$?
 is "$rc" 1 "done_testing exits 1 when a test failed"
 is "$(grep -c '^ok ' <<<"$out")" 6 "six ok lines (one skip)"
 is "$(grep -c '^not ok ' <<<"$out")" 2 "two not ok lines"
+# meson shows a failed test's stderr (and CI keeps it): the failures and their diagnostics are there too.
+is "$(grep -c '^not ok ' "$TEST_TMPDIR/child.err")" 2 "the two not ok lines also on stderr"
+like "$(cat "$TEST_TMPDIR/child.err")" "#   got: 'x'" "... with their diagnostics"
+unlike "$(cat "$TEST_TMPDIR/child.err")" '^ok ' "... and no passing test there"
 like "$out" $'\n1\\.\\.8(\n|$)' "plan 1..8 printed at the end"
 like "$out" 'ok 2 - desc \\# with hash' "# in a description is escaped"
 like "$out" 'ok 6 # SKIP no such feature' "skip is a TAP SKIP"
