@@ -187,6 +187,12 @@ static int on_watch_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
         if (!e || sym_sd_bus_error_has_name(e, "org.freedesktop.systemd1.AlreadySubscribed") ||
             b->watch_error)
                 return 0;
+        if (sdunit_manager_left_bus(b, e)) {
+                /* daemon-reexec: the new PID 1 may not have our subscription; the job wait renews it. */
+                b->watch_lost = true;
+                b->subscribed = false;
+                return 0;
+        }
         b->watch_error = sym_sd_bus_error_get_errno(e);
         if (b->watch_error <= 0)
                 b->watch_error = EIO;
@@ -238,6 +244,29 @@ void sdunit_job_wait_unregister(SdUnitBus *b, SdUnitJobWait *w) {
                 }
 }
 
+/* The subscription was lost to PID 1 re-executing itself: once the manager is back, subscribe again (and
+ * wait for the reply this time), then look whether the job still exists. If it does, its JobRemoved is still
+ * to come: 1, wait on. If it is gone, it ended unseen: -ESTALE, and the caller looks at the unit itself. */
+static int job_wait_renew(SdUnitBus *b, SdUnitJobWait *w) {
+        _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sym_sd_bus_error_freep) sd_bus_error e2 = SD_BUS_ERROR_NULL;
+        _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r;
+
+        b->watch_lost = false;
+        if (!sdunit_manager_back(b))
+                return -ETIMEDOUT;
+        r = sym_sd_bus_call_method(b->bus, SD_DEST, SD_PATH, SD_IFACE_MANAGER, "Subscribe", &e, NULL, NULL);
+        if (r < 0 && !sym_sd_bus_error_has_name(&e, "org.freedesktop.systemd1.AlreadySubscribed"))
+                return r;
+        b->subscribed = true;
+        r = sym_sd_bus_call_method(b->bus, SD_DEST, w->job_path, "org.freedesktop.DBus.Properties", "Get",
+                                   &e2, &reply, "ss", "org.freedesktop.systemd1.Job", "State");
+        if (r < 0)
+                return -ESTALE;
+        return 1;
+}
+
 int sdunit_job_wait_run(SdUnitBus *b, SdUnitJobWait *w, uint64_t deadline_usec) {
         int r;
 
@@ -252,6 +281,11 @@ int sdunit_job_wait_run(SdUnitBus *b, SdUnitJobWait *w, uint64_t deadline_usec) 
                                 return w->result ? 0 : -ENOMEM;
                         if (b->watch_error)
                                 return -b->watch_error;
+                        if (b->watch_lost) {
+                                int k = job_wait_renew(b, w);
+                                if (k <= 0)
+                                        return k;
+                        }
                 } while (r > 0);
 
                 uint64_t now = now_usec(CLOCK_MONOTONIC);

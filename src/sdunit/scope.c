@@ -361,6 +361,19 @@ int sdunit_start_scope(SdUnitBus *b, const char *unit, const char *slice, const 
                 }
 
                 r = sdunit_job_wait_reply(b, reply, &w, deadline, "start transient scope", unit, reterr);
+                if (r == -ESTALE) {
+                        /* The job ended while PID 1 re-executed itself, unseen: the unit tells how. */
+                        _cleanup_free_ char *state = NULL, *err2 = NULL;
+
+                        if (sdunit_get_active_state(b, unit, &state, &err2) >= 0 && streq(state, "active")) {
+                                if (reterr) {
+                                        free(*reterr);
+                                        *reterr = NULL;
+                                }
+                                return 0;
+                        }
+                        return r;
+                }
                 if (r < 0)
                         return r;
                 if (!streq(w.result, "done")) {
