@@ -49,18 +49,6 @@
 #define START_SOCKET START_SOCKET_NAME
 #define SETUP_TIMEOUT_USEC (5 * 60 * USEC_PER_SEC)
 
-void test_stop_at(const char *step) {
-#if ENABLE_TEST_INJECTION
-        const char *e = getenv("SDRUN_TEST_STOP_AT");
-        if (e && streq(e, step)) {
-                log_debug("SDRUN_TEST_STOP_AT=%s: killing myself", step);
-                raise(SIGKILL);
-        }
-#else
-        (void) step;
-#endif
-}
-
 /* How long start waits for an init that hung up without exec'ing to show its exit. */
 #define INIT_EXIT_GRACE_USEC (2 * USEC_PER_SEC)
 

@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "become.h"
+#include "config.h"
 #include "container.h"
 #include "error-util.h"
 #include "fileio.h"
@@ -24,6 +25,19 @@
 #include "rootless.h"
 #include "seccomp-cache.h"
 #include "string-util.h"
+
+/* Declared in container.h (SDRUN_TEST_STOP_AT, test builds only). */
+void test_stop_at(const char *step) {
+#if ENABLE_TEST_INJECTION
+        const char *e = getenv("SDRUN_TEST_STOP_AT");
+        if (e && streq(e, step)) {
+                log_debug("SDRUN_TEST_STOP_AT=%s: killing myself", step);
+                raise(SIGKILL);
+        }
+#else
+        (void) step;
+#endif
+}
 
 /* The smallest linux.resources.memory.limit a container can start with (the engines' own floors are 4-6 MiB). */
 #define MEMORY_LIMIT_MIN (4 << 20)
