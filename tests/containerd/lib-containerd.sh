@@ -262,6 +262,29 @@ _cri_teardown() {
         grep -F " $D/" /proc/self/mountinfo | awk '{ print $5 }' | sort -r | while read -r m; do umount -l "$m"; done
 }
 
+# cri_handlers: the CRI runtime handlers a pod test runs, in $handlers: sdrun's ("runc", the shim with sdrun
+# as its BinaryName) and runc's as the control. The control needs a cpu controller: the CRI plugin always
+# gives the sandbox cpu shares (2), which runc writes to cpu.weight and fails without one (the unified box);
+# systemd, and so sdrun, leaves CPUWeight= unapplied. $no_cpu is 1 when the control is left out for that.
+cri_handlers() {
+        handlers=(runc runc-control) no_cpu=0
+        if [ "$SDRUN_TEST_LAYOUT" = unified ] && ! grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+                handlers=(runc) no_cpu=1
+        fi
+}
+
+# cri_pod_begin HANDLER: a new pod of HANDLER (pod_config, the test's own, gives its config): sets rt (sdrun,
+# or runc for the control), uid, name and pcfg, and makes the pod's log directory.
+cri_pod_begin() {
+        rt=sdrun
+        [ "$1" = runc-control ] && rt=runc
+        diag "=== handler $1 ($rt)"
+        uid=$(cat /proc/sys/kernel/random/uuid)
+        name=pod-$rt-$$
+        pcfg=$(pod_config "$name" "$uid")
+        mkdir -p "$D/logs/$name"
+}
+
 # cri METHOD [JSON]: one CRI call; its JSON answer in $R, its exit status in $RC.
 cri() {
         RC=0

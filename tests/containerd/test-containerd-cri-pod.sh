@@ -38,11 +38,8 @@ cat >"$CONFLIST" <<EOF
 EOF
 cri_setup
 
-# The control needs a cpu controller: the CRI plugin always gives the sandbox cpu shares (2), which runc writes
-# to cpu.weight and fails without one (the unified box); systemd, and so sdrun, leaves CPUWeight= unapplied.
-handlers=(runc runc-control)
-if [ "$SDRUN_TEST_LAYOUT" = unified ] && ! grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
-        handlers=(runc)
+cri_handlers
+if [ "$no_cpu" = 1 ]; then
         skip "the runc control: runc cannot run a pod without a cpu controller (this $SDRUN_TEST_LAYOUT box)"
 fi
 have_memory=1 have_cpu=1
@@ -93,12 +90,7 @@ exec_in() {
 _gone() { [ -z "$(systemctl list-units --all --plain --no-legend --no-pager -- "$1" 2>/dev/null)" ]; }
 
 for handler in "${handlers[@]}"; do
-        rt=sdrun; [ "$handler" = runc-control ] && rt=runc
-        diag "=== handler $handler ($rt)"
-        uid=$(cat /proc/sys/kernel/random/uuid)
-        name=pod-$rt-$$
-        pcfg=$(pod_config "$name" "$uid")
-        mkdir -p "$D/logs/$name"
+        cri_pod_begin "$handler"
 
         # --- the pod, on the bridge ------------------------------------------------------------------------------
         cri RunPodSandbox "{\"config\": $pcfg, \"runtime_handler\": \"$handler\"}"

@@ -28,14 +28,7 @@ pod_config() {
 EOJ
 }
 
-# The control needs a cpu controller: the CRI plugin always gives the sandbox cpu shares (2), which runc writes
-# to cpu.weight and fails without one (the unified box); systemd, and so sdrun, leaves CPUWeight= unapplied.
-handlers=(runc runc-control)
-no_cpu=0
-if [ "$SDRUN_TEST_LAYOUT" = unified ] && ! grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
-        handlers=(runc)
-        no_cpu=1
-fi
+cri_handlers
 # A volume with mountPropagation: Bidirectional, as a CSI node plugin has: the host directory is a shared mount
 # (the CRI plugin refuses it otherwise), as the kubelet makes its own directory.
 VOL=$TEST_TMPDIR/bidi
@@ -46,13 +39,8 @@ vol_group=$(awk -v m="$VOL" '$5 == m { for (i = 7; $i != "-"; i++) if ($i ~ /^sh
 
 declare -A T
 for handler in "${handlers[@]}"; do
-        rt=sdrun; [ "$handler" = runc-control ] && rt=runc
-        diag "=== handler $handler ($rt)"
-        uid=$(cat /proc/sys/kernel/random/uuid)
-        name=pod-$rt-$$
-        pcfg=$(pod_config "$name" "$uid")
+        cri_pod_begin "$handler"
         slice=kubepods-besteffort-pod${uid//-/_}.slice
-        mkdir -p "$D/logs/$name"
 
         # --- RunPodSandbox -------------------------------------------------------------------------------------
         cri RunPodSandbox "{\"config\": $pcfg, \"runtime_handler\": \"$handler\"}"

@@ -449,6 +449,25 @@ install_sdrun_template() {
         systemctl daemon-reload
 }
 
+# unit_instance PREFIX: a fresh container id for sdrun@ID.service, whose unit is stopped and reset, and whose
+# drop-ins and bundle directory are removed, on exit
+unit_instance() {
+        local id
+        id=$(new_id "$1")
+        track_container "$id"
+        cleanup_add rm -rf "$UDIR/sdrun@$id.service.d" "/var/lib/sdrun/bundles/$id"
+        cleanup_add systemctl reset-failed "sdrun@$id.service"
+        cleanup_add systemctl stop "sdrun@$id.service"
+        echo "$id"
+}
+
+# unit_dropin ID TEXT: a drop-in for sdrun@ID.service (TEXT in its [Service] section), then daemon-reload
+unit_dropin() {
+        mkdir -p "$UDIR/sdrun@$1.service.d"
+        printf '[Service]\n%s\n' "$2" >"$UDIR/sdrun@$1.service.d/test.conf"
+        systemctl daemon-reload
+}
+
 # no_leftovers ID: one test asserting that nothing of container ID remains: no state dir, no loaded
 # unit, no process in a cgroup naming it, no mount naming it.
 no_leftovers() {

@@ -14,20 +14,6 @@ require_root
 require_systemd
 install_sdrun_template
 
-instance() {
-        local id
-        id=$(new_id keep)
-        track_container "$id"
-        cleanup_add rm -rf "$UDIR/sdrun@$id.service.d" "/var/lib/sdrun/bundles/$id"
-        cleanup_add systemctl reset-failed "sdrun@$id.service"
-        cleanup_add systemctl stop "sdrun@$id.service"
-        echo "$id"
-}
-dropin() {
-        mkdir -p "$UDIR/sdrun@$1.service.d"
-        printf '[Service]\n%s\n' "$2" >"$UDIR/sdrun@$1.service.d/test.conf"
-        systemctl daemon-reload
-}
 svc() { echo "sdrun@$1.service"; }
 start_unit() {
         local out
@@ -60,13 +46,13 @@ memory_controller() {
 skips() { local i; for ((i = 0; i < $2; i++)); do skip "$1"; done; }
 TERMOK='trap "echo got-term; exit 0" TERM'
 
-id=$(instance)
+id=$(unit_instance keep)
 B=/var/lib/sdrun/bundles/$id
 make_bundle "$B" || bail "make_bundle failed"
 bundle_set "$B" '.process.args=["sh","-c",$s] | .linux.resources.pids.limit=77 |
         .linux.resources.memory.limit=100663296' --arg s "$TERMOK; echo hello-from-$id; sleep 1000 & wait" ||
         bail "bundle_set failed"
-dropin "$id" "MemoryMax=64M"
+unit_dropin "$id" "MemoryMax=64M"
 start_unit "$id"
 is "$(unit_prop "$(svc "$id")" ActiveState)" active "systemctl start $(svc "$id"): active"
 is "$(unit_prop "$(svc "$id")" Delegate)" yes "  the template delegates the service's cgroup"

@@ -12,22 +12,6 @@ require_systemd
 [ -n "${SD_NOTIFY:-}" ] && [ -x "$SD_NOTIFY" ] || bail "SD_NOTIFY (the sd-notify helper) is not set or not executable"
 install_sdrun_template
 
-# instance ID: a fresh id whose unit is stopped, reset and its drop-ins removed on exit
-instance() {
-        local id
-        id=$(new_id unit)
-        track_container "$id"
-        cleanup_add rm -rf "$UDIR/sdrun@$id.service.d" "/var/lib/sdrun/bundles/$id"
-        cleanup_add systemctl reset-failed "sdrun@$id.service"
-        cleanup_add systemctl stop "sdrun@$id.service"
-        echo "$id"
-}
-# dropin ID TEXT: a drop-in for sdrun@ID.service (the [Service] section), then daemon-reload
-dropin() {
-        mkdir -p "$UDIR/sdrun@$1.service.d"
-        printf '[Service]\n%s\n' "$2" >"$UDIR/sdrun@$1.service.d/test.conf"
-        systemctl daemon-reload
-}
 # bundle DIR ARGS-SCRIPT: a busybox bundle running sh -c ARGS-SCRIPT
 bundle() {
         make_bundle "$1" || bail "make_bundle failed"
@@ -49,7 +33,7 @@ ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 TERMOK='trap "echo got-term; exit 0" TERM'
 
 # --- the documented location, a container that does not notify: ready once started ---------------------------
-id=$(instance)
+id=$(unit_instance unit)
 bundle "/var/lib/sdrun/bundles/$id" "$TERMOK; echo hello-from-$id; sleep 1000 & wait"
 out=$(systemctl start "$(svc "$id")" 2>&1)
 is "$?" 0 "systemctl start $(svc "$id") (bundle in /var/lib/sdrun/bundles/$id)" || diag "$out"
@@ -82,10 +66,10 @@ is "$(prop "$id" ActiveState)" inactive "systemctl stop: inactive ($(ms_since "$
 no_leftovers "$id"
 
 # --- a container that notifies; the bundle elsewhere (drop-in) -------------------------------------------------
-id=$(instance)
+id=$(unit_instance unit)
 B=$TEST_TMPDIR/b-$id
 bundle "$B" "$TERMOK; sleep 2; sd-notify READY=1 STATUS=serving; sleep 1000 & wait"
-dropin "$id" "Environment=SDRUN_BUNDLE=$B SDRUN_NOTIFY_READY=container"
+unit_dropin "$id" "Environment=SDRUN_BUNDLE=$B SDRUN_NOTIFY_READY=container"
 t0=$(date +%s%N)
 out=$(systemctl start "$(svc "$id")" 2>&1)
 t=$(ms_since "$t0")
@@ -96,11 +80,11 @@ systemctl stop "$(svc "$id")"
 no_leftovers "$id"
 
 # the bundle's annotation says the same
-id=$(instance)
+id=$(unit_instance unit)
 B=$TEST_TMPDIR/b-$id
 bundle "$B" "$TERMOK; sleep 1; sd-notify READY=1; sleep 1000 & wait"
 bundle_set "$B" '.annotations["io.github.sdrun.notify-ready"]="container"'
-dropin "$id" "Environment=SDRUN_BUNDLE=$B"
+unit_dropin "$id" "Environment=SDRUN_BUNDLE=$B"
 t0=$(date +%s%N)
 systemctl start "$(svc "$id")" >/dev/null 2>&1
 t=$(ms_since "$t0")
@@ -110,10 +94,10 @@ systemctl stop "$(svc "$id")"
 no_leftovers "$id"
 
 # --- stop of a container that ignores SIGTERM: SIGKILL after TimeoutStopSec=, then delete -----------------------
-id=$(instance)
+id=$(unit_instance unit)
 B=$TEST_TMPDIR/b-$id
 bundle "$B" 'trap "" TERM; sleep 1000 & wait; sleep 1000'
-dropin "$id" "Environment=SDRUN_BUNDLE=$B
+unit_dropin "$id" "Environment=SDRUN_BUNDLE=$B
 TimeoutStopSec=2"
 start_unit "$id"
 t0=$(date +%s%N)
@@ -123,10 +107,10 @@ ok_desc "a container that ignores SIGTERM: stop ends after TimeoutStopSec=2 ($t 
 no_leftovers "$id"
 
 # --- a failed container: a failed unit with its exit status; Restart=on-failure ----------------------------------
-id=$(instance)
+id=$(unit_instance unit)
 B=$TEST_TMPDIR/b-$id
 bundle "$B" 'sleep 0.5; exit 3'
-dropin "$id" "Environment=SDRUN_BUNDLE=$B"
+unit_dropin "$id" "Environment=SDRUN_BUNDLE=$B"
 start_unit "$id"
 wait_for sh -c "systemctl is-failed -q $(svc "$id")"
 is "$(prop "$id" ActiveState)" failed "a container that exits 3: the unit is failed"
@@ -134,7 +118,7 @@ is "$(prop "$id" Result)/$(prop "$id" ExecMainStatus)" exit-code/3 "  Result=exi
 no_leftovers "$id"
 systemctl reset-failed "$(svc "$id")"
 
-dropin "$id" "Environment=SDRUN_BUNDLE=$B
+unit_dropin "$id" "Environment=SDRUN_BUNDLE=$B
 Restart=on-failure
 RestartSec=100ms
 StartLimitBurst=100"
@@ -146,10 +130,10 @@ no_leftovers "$id"
 
 # --- crashes ---------------------------------------------------------------------------------------------------
 # kill -9 of the service's sdrun: the unit fails, ExecStopPost= removes the container; a second start works
-id=$(instance)
+id=$(unit_instance unit)
 B=$TEST_TMPDIR/b-$id
 bundle "$B" "$TERMOK; sleep 1000 & wait"
-dropin "$id" "Environment=SDRUN_BUNDLE=$B"
+unit_dropin "$id" "Environment=SDRUN_BUNDLE=$B"
 start_unit "$id"
 kill -9 "$(prop "$id" MainPID)"
 wait_for sh -c "test \"\$(systemctl show -p ActiveState --value $(svc "$id"))\" = failed"
@@ -169,10 +153,10 @@ systemctl stop "$(svc "$id")"
 no_leftovers "$id"
 
 # a container that dies during start (before its READY=1): start fails, nothing left, the next start works
-id=$(instance)
+id=$(unit_instance unit)
 B=$TEST_TMPDIR/b-$id
 bundle "$B" 'sleep 0.5; exit 4'
-dropin "$id" "Environment=SDRUN_BUNDLE=$B SDRUN_NOTIFY_READY=container"
+unit_dropin "$id" "Environment=SDRUN_BUNDLE=$B SDRUN_NOTIFY_READY=container"
 out=$(systemctl start "$(svc "$id")" 2>&1)
 ok_desc "a container that exits before READY=1: systemctl start fails" test -n "$out"
 is "$(prop "$id" ActiveState)" failed "  the unit is failed"
