@@ -84,6 +84,39 @@ static int bus_open_direct(const char *address, sd_bus **ret) {
         return 0;
 }
 
+/* A bus connection is set up (authentication, then the broker's Hello) inside the first call that needs it,
+ * and sd-bus gives that its own 90 s, whatever the call's timeout: a dbus-daemon that accepts connections
+ * but has stopped answering held every verb that long, then failed with "Transport endpoint is not
+ * connected". Wait for it here, bounded like a method call. The first call would wait for the same replies,
+ * so this costs no round trip. */
+#define BUS_READY_TIMEOUT_USEC (25 * USEC_PER_SEC)
+
+static int bus_wait_ready(sd_bus *bus) {
+        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + BUS_READY_TIMEOUT_USEC;
+
+        for (;;) {
+                uint64_t now;
+                int r;
+
+                r = sym_sd_bus_is_ready(bus);
+                if (r != 0)
+                        return r < 0 ? r : 0;
+                if (sym_sd_bus_is_open(bus) <= 0)
+                        return -ENOTCONN;
+                r = sym_sd_bus_process(bus, NULL);
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        continue;
+                now = now_usec(CLOCK_MONOTONIC);
+                if (now >= deadline)
+                        return -ETIMEDOUT;
+                r = sym_sd_bus_wait(bus, deadline - now);
+                if (r < 0 && r != -EINTR)
+                        return r;
+        }
+}
+
 int sdunit_bus_open(bool user, SdUnitBus **ret, char **reterr) {
         SdUnitBus **slot = &cached[user ? 1 : 0];
         _cleanup_free_ SdUnitBus *b = NULL;
@@ -131,6 +164,22 @@ int sdunit_bus_open(bool user, SdUnitBus **ret, char **reterr) {
                 if (r < 0)
                         return sdunit_fail(reterr, r, NULL, "connect to the %s bus",
                                            user ? "user" : "system");
+        }
+        r = bus_wait_ready(bus);
+        if (r < 0) {
+                sym_sd_bus_close_unref(bus);
+                if (r == -ETIMEDOUT)
+                        return sdunit_fail(reterr, r, NULL,
+                                           "connect to the %s bus: no answer within %llu s (is %s stalled?)",
+                                           direct ? "systemd"
+                                           : user ? "user"
+                                                  : "system",
+                                           (unsigned long long) (BUS_READY_TIMEOUT_USEC / USEC_PER_SEC),
+                                           direct ? "systemd" : "the dbus-daemon");
+                return sdunit_fail(reterr, r, NULL, "connect to the %s bus",
+                                   direct ? "systemd"
+                                   : user ? "user"
+                                          : "system");
         }
 
         b->n_ref = 1;

@@ -38,6 +38,7 @@
         X(sd_bus_flush)                   \
         X(sd_bus_get_property_string)     \
         X(sd_bus_is_open)                 \
+        X(sd_bus_is_ready)                \
         X(sd_bus_match_signal_async)      \
         X(sd_bus_message_append_array)    \
         X(sd_bus_message_append_strv)     \

@@ -1,0 +1,128 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# A slowed-down system bus (issue 35): sdrun reaches systemd through a proxy in front of the system
+# dbus-daemon (DBUS_SYSTEM_BUS_ADDRESS, which sd-bus honours) that holds every reply of the bus for a while,
+# or for good. crun --systemd-cgroup goes through the same proxy as the control.
+#   1. replies held 150 ms each: run, create/start/delete, exec, pause/resume and update all succeed, only
+#      slower; nothing is left.
+#   2. a bus that stops answering, from the connection on (sd-bus alone would wait 90 s for its
+#      authentication) or in the middle of create, once StartTransientUnit is sent: the call ends within its
+#      bound, with an error that says what it was waiting for, not a hang; once the bus answers again,
+#      delete --force leaves nothing: no scope, no state, no process.
+. "$(dirname "$0")/lib.sh"
+
+require_root
+require_systemd
+UPSTREAM=/run/dbus/system_bus_socket
+[ -S "$UPSTREAM" ] || bail "no system bus socket at $UPSTREAM"
+CRUN=$(command -v crun) || bail "crun is not installed: it is the control here"
+
+sd() { "$SDRUN" --root "$SDRUN_ROOT" "$@"; }
+PROXY=$SDRUN_SRCDIR/tests/integration/helpers/slow-bus.py
+SOCK=$TEST_TMPDIR/bus.sock
+STALL=$TEST_TMPDIR/stall
+LOG=$TEST_TMPDIR/proxy.log
+
+# start_proxy DELAY_MS: (re)start the proxy with replies held DELAY_MS
+proxy_pid=""
+start_proxy() {
+        [ -n "$proxy_pid" ] && { kill "$proxy_pid" 2>/dev/null; wait "$proxy_pid" 2>/dev/null; }
+        rm -f "$SOCK" "$STALL"
+        python3 "$PROXY" "$SOCK" "$UPSTREAM" "$1" "$STALL" >"$LOG" 2>&1 &
+        proxy_pid=$!
+        WAIT_FOR_TIMEOUT=10 wait_for grep -q ready "$LOG" || bail "the bus proxy did not start: $(cat "$LOG")"
+}
+stop_proxy() { [ -n "$proxy_pid" ] && kill "$proxy_pid" 2>/dev/null; rm -f "$STALL"; }
+cleanup_add stop_proxy
+connections() { grep -c '^connection' "$LOG"; }
+# through the proxy; the private socket of PID 1 is not a fallback sdrun takes while the bus answers
+slow() { env DBUS_SYSTEM_BUS_ADDRESS="unix:path=$SOCK" "$@"; }
+ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
+
+B=$TEST_TMPDIR/b
+make_bundle "$B" || bail "make_bundle failed"
+bundle_set "$B" '.process.args=["sleep","1000"] | .root.readonly=false' || bail "bundle_set failed"
+T=$TEST_TMPDIR/t
+make_bundle "$T" || bail "make_bundle failed"
+bundle_set "$T" '.process.args=["true"]' || bail "bundle_set failed"
+
+# --- 1. every reply held 150 ms --------------------------------------------------------------------------------
+start_proxy 150
+id=$(new_id slow); track_container "$id"
+t0=$(date +%s%N)
+out=$(slow "$SDRUN" --root "$SDRUN_ROOT" run --bundle "$T" "$id" 2>&1 </dev/null)
+is "$?" 0 "held replies: run /bin/true succeeds ($(ms_since "$t0") ms)" || diag "$out"
+ok_desc "held replies: sdrun's calls went through the slow bus ($(connections) connections)" test "$(connections)" -ge 1
+no_leftovers "$id"
+
+id=$(new_id slow); track_container "$id"
+ok_desc "held replies: create" slow "$SDRUN" --root "$SDRUN_ROOT" create --bundle "$B" "$id"
+unit=$(unit_of "$id")
+is "$(unit_prop "$unit" ActiveState)" active "held replies: the scope is active"
+ok_desc "held replies: start" slow "$SDRUN" --root "$SDRUN_ROOT" start "$id"
+is "$(slow "$SDRUN" --root "$SDRUN_ROOT" exec "$id" echo in 2>&1)" in "held replies: exec"
+ok_desc "held replies: pause" slow "$SDRUN" --root "$SDRUN_ROOT" pause "$id"
+is "$(sd state "$id" | jq -r .status)" paused "held replies: state says paused"
+ok_desc "held replies: resume" slow "$SDRUN" --root "$SDRUN_ROOT" resume "$id"
+ok_desc "held replies: update --pids-limit 77" slow "$SDRUN" --root "$SDRUN_ROOT" update --pids-limit 77 "$id"
+is "$(unit_prop "$unit" TasksMax)" 77 "held replies: TasksMax=77 on the scope"
+ok_desc "held replies: kill" slow "$SDRUN" --root "$SDRUN_ROOT" kill "$id" KILL
+ok_desc "held replies: stopped" wait_for sh -c "[ \"\$($SDRUN --root $SDRUN_ROOT state $id | jq -r .status)\" = stopped ]"
+ok_desc "held replies: delete" slow "$SDRUN" --root "$SDRUN_ROOT" delete "$id"
+no_leftovers "$id"
+
+# the control: crun's systemd cgroup manager through the same slow bus
+cid=$(new_id crun)
+t0=$(date +%s%N)
+jq '.ociVersion="1.0.2"' "$T/config.json" >"$TEST_TMPDIR/crun-config.json" && mkdir -p "$TEST_TMPDIR/ct" &&
+        cp "$TEST_TMPDIR/crun-config.json" "$TEST_TMPDIR/ct/config.json" && ln -sfn "$T/rootfs" "$TEST_TMPDIR/ct/rootfs"
+out=$(cd "$TEST_TMPDIR/ct" && slow "$CRUN" --root "$TEST_TMPDIR/crun" --systemd-cgroup run "$cid" 2>&1 </dev/null)
+crc=$?
+"$CRUN" --root "$TEST_TMPDIR/crun" delete --force "$cid" >/dev/null 2>&1
+is "$crc" 0 "crun (the control) runs through the same slow bus ($(ms_since "$t0") ms)" || diag "$out"
+
+# --- 2. the bus stops answering ------------------------------------------------------------------------------
+# stall_case NAME AFTER BOUND_S: create with the bus stalled (AFTER: "" from the connection on, or a method
+# name: once sdrun has called it); the call must fail within BOUND_S, saying what it waited for, and leave
+# nothing once the bus answers again and delete --force has run. In CI the two lanes take one case each.
+stall_case() {
+        local name=$1 after=$2 bound=$3 id unit out rc ms st
+        start_proxy 0
+        id=$(new_id stall); track_container "$id"
+        unit=$(unit_of "$id")
+        printf '%s' "$after" >"$STALL"
+        t0=$(date +%s%N)
+        out=$(timeout 150 env DBUS_SYSTEM_BUS_ADDRESS="unix:path=$SOCK" "$SDRUN" --root "$SDRUN_ROOT" \
+                create --bundle "$B" "$id" 2>&1 </dev/null)
+        rc=$?
+        ms=$(ms_since "$t0")
+        diag "$name: exit $rc after $ms ms: $out"
+        ok_desc "$name: create fails (exit $rc), no hang" test "$rc" != 0 -a "$rc" != 124
+        ok_desc "$name: within its bound (${ms} ms <= $bound s)" test "$ms" -le $((bound * 1000))
+        like "$out" "$4" "$name: the error says what it waited for"
+        rm -f "$STALL"
+        st=$(sd state "$id" 2>&1)
+        unlike "$st" '"status": *"(running|created)"' "$name: state never says created or running" || diag "$st"
+        sd delete --force "$id" >/dev/null 2>&1
+        ok_desc "$name, then answering: no scope after delete --force" \
+                wait_for sh -c "! systemctl list-units --all --plain --no-legend -- '$unit' | grep -q ."
+        no_leftovers "$id"
+}
+case "${CI:+$SDRUN_TEST_LAYOUT}" in
+unified) ;;
+*) stall_case "a bus that answers no connection" "" 40 \
+        "connect to the system bus: no answer within 25 s \(is the dbus-daemon stalled\?\)" ;;
+esac
+case "${CI:+$SDRUN_TEST_LAYOUT}" in
+hybrid) ;;
+*) stall_case "a bus that stops answering at StartTransientUnit" StartTransientUnit 100 \
+        "start transient scope .*(timed out|Timeout|ETIMEDOUT)" ;;
+esac
+
+# --- 3. and answering again: the same bus works at once --------------------------------------------------------
+id=$(new_id after); track_container "$id"
+out=$(slow "$SDRUN" --root "$SDRUN_ROOT" run --bundle "$T" "$id" 2>&1 </dev/null)
+is "$?" 0 "the bus answers again: run succeeds" || diag "$out"
+no_leftovers "$id"
+
+done_testing
