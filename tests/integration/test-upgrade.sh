@@ -1,13 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Upgrades keep running containers manageable (issue 38, item 3). An older sdrun, built here from a fixed
-# commit of this repository, creates containers of each kind: plain, with host hooks, one only created, a
-# rootless one, and an sdrun@ service; one more through a "package" path whose binary is then replaced
-# as dpkg does (a new file renamed over it, the unit template too, daemon-reload). Then the build under
-# test lists them (status, pid), reads their state, execs into them, pauses (the cgroup frozen) and
-# resumes them, updates them (TasksMax, pids.max), starts the created one, kills and deletes them (the
-# poststop hook runs, nothing left); the service is stopped by the new unit and starts again with the
-# new binary. Also: the containers keep running through the replacement of the binary.
+# commit of this repository, creates containers of each kind: plain (paused through the upgrade), with
+# host hooks, one only created, a rootless one, and an sdrun@ service; one more through a "package" path
+# whose binary is then replaced as dpkg does (a new file renamed over it, the unit template too,
+# daemon-reload). Then the build under test lists them (status, pid), reads their state, execs into them,
+# pauses (the cgroup frozen) and resumes them, updates them (TasksMax, pids.max), starts the created one,
+# kills and deletes them (the poststop hook runs, nothing left); the service is stopped by the new unit
+# and starts again with the new binary. Also: the containers keep running through the replacement.
 #
 # The older release: SDRUN_UPGRADE_FROM (commits, space-separated; default below), built from `git
 # archive` of the source's repository (`meson setup`, `ninja src/cli/sdrun`: ~40 s) and kept in
@@ -154,6 +154,7 @@ for from in $UPGRADE_FROM; do
         # ---- the older release creates them ----
         plain=$(new_id "up-plain"); track_container "$plain"
         ok_desc "$short: run -d (plain)" sd "$OLD" run -d --bundle "$B" "$plain"
+        ok_desc "$short: pause it (paused through the upgrade)" sd "$OLD" pause "$plain"
         hooks=$(new_id "up-hooks"); track_container "$hooks"
         ok_desc "$short: create + start (host hooks)" sh -c "$OLD --root $SDRUN_ROOT create --bundle $HB $hooks &&
                 $OLD --root $SDRUN_ROOT start $hooks"
@@ -206,6 +207,11 @@ for from in $UPGRADE_FROM; do
         is "$(unit_prop "$(svc "$unitc")" ActiveState)" active "$(svc "$unitc") is still active after daemon-reload"
 
         # ---- the new release manages them ----
+        is "$(sd "$SDRUN" list --format json 2>&1 | jq -r --arg i "$plain" '.[] | select(.id == $i) | .status')" paused \
+                "$short plain: list shows it paused"
+        ok_desc "$short plain: state says paused" status_is "$plain" paused
+        ok_desc "$short plain: resume by the new release" sd "$SDRUN" resume "$plain"
+        ok_desc "$short plain: $(unit_of "$plain")'s cgroup is thawed" events_frozen "$(cgroup_dir "$(unit_of "$plain")")" 0
         manage "$SDRUN" "$plain" "$(unit_of "$plain")" "$short plain"
         finish "$SDRUN" "$plain" "$short plain"
 
