@@ -34,7 +34,7 @@ fi
 # build_old COMMIT: sdrun and the sdrun@.service.in of COMMIT in $SDRUN_BUILDDIR/test-upgrade/COMMIT (built
 # once). Out: OLD (the binary), OLD_UNIT (the template).
 build_old() {
-        local c=$1 cache=$SDRUN_BUILDDIR/test-upgrade/$1 t=$TEST_TMPDIR/old-$1
+        local c=$1 cache=$SDRUN_BUILDDIR/test-upgrade/$1 t=$TEST_TMPDIR/old-$1 stage
         OLD=$cache/sdrun OLD_UNIT=$cache/sdrun@.service.in
         [ -x "$OLD" ] && [ -f "$OLD_UNIT" ] && return 0
         git_src cat-file -e "$c^{commit}" 2>/dev/null || {
@@ -47,10 +47,13 @@ build_old() {
                 tail -20 "$t/log" | _tap_diag_stream
                 return 1
         fi
-        mkdir -p "$cache.tmp" &&
-                cp "$t/build/src/cli/sdrun" "$t/src/units/sdrun@.service.in" "$cache.tmp/" &&
-                rm -rf "$cache" && mv -T "$cache.tmp" "$cache" || return 1
+        # (staged, then renamed into place: a box of the other layout may be building the same commit)
+        mkdir -p "${cache%/*}" && stage=$(mktemp -d "$cache.XXXXXX") &&
+                cp "$t/build/src/cli/sdrun" "$t/src/units/sdrun@.service.in" "$stage/" || return 1
+        [ -x "$OLD" ] && [ -f "$OLD_UNIT" ] || rm -rf "$cache"
+        mv -T "$stage" "$cache" 2>/dev/null || rm -rf "$stage"
         rm -rf "$t"
+        [ -x "$OLD" ] && [ -f "$OLD_UNIT" ]
 }
 
 # sd BINARY ARGS...: sdrun (this build or another) on the tests' state root
