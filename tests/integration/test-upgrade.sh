@@ -92,6 +92,11 @@ manage() {
         comm=$(cat "/proc/$pid/comm" 2>&1)
         is "$(sd "$mgr" exec "$id" cat /proc/1/comm 2>&1)" "$comm" "$what: exec runs in it (its pid 1 is the init, $comm)"
         is "$(sd "$mgr" ps --format json "$id" 2>&1 | jq --argjson p "$pid" 'index($p) != null')" true "$what: ps lists its init"
+        # An older release with --keep-unit: its sdrun@ container is the service's, with no unit of its own.
+        if [ -z "$(jq -r '.sdrun.unit // empty' "$SDRUN_ROOT/$id/state.json" 2>/dev/null)" ]; then
+                skip "$what: pause, resume, update: sdrun refuses them for a --keep-unit container (the service's, no unit of its own)"
+                return 0
+        fi
         cg=$(cgroup_dir "$unit")
         ok_desc "$what: pause" sd "$mgr" pause "$id"
         ok_desc "$what: state says paused" status_is "$id" paused
@@ -164,8 +169,7 @@ for from in $UPGRADE_FROM; do
         ok_desc "$short: its prestart hook ran" test -s "$MARKS/prestart-$hooks"
         created=$(new_id "up-created"); track_container "$created"
         ok_desc "$short: create (left created)" sd "$OLD" create --bundle "$B" "$created"
-        is "$(jq -r '.sdrun.stateFormat // "none"' "$SDRUN_ROOT/$plain/state.json" 2>&1)" none \
-                "$short: its state.json has no sdrun.stateFormat (format 1)" || true
+        diag "$short writes state format $(jq -r '.sdrun.stateFormat // "1 (no sdrun.stateFormat)"' "$SDRUN_ROOT/$plain/state.json" 2>&1)"
 
         # The "package": the older binary at PKG and its sdrun@.service pointing there, as installed.
         PKG=$TEST_TMPDIR/pkg-$short/usr/bin/sdrun
