@@ -31,16 +31,22 @@ static int container_freeze(const char *root, const char *id, bool freeze, char 
                 return errorf(reterr, EINVAL, "container not running (%s)", container_status_to_string(st));
         if (!freeze && st != CONTAINER_PAUSED)
                 return errorf(reterr, EINVAL, "container not paused (%s)", container_status_to_string(st));
-        if (!ct->unit || !ct->cgroup)
-                return errorf(reterr, EINVAL, "the container has no systemd unit");
+        if (!ct->cgroup)
+                return errorf(reterr, EINVAL, "the container has no cgroup");
 
-        r = sdunit_bus_open(ct->user_bus, &bus, reterr);
-        if (r >= 0)
-                r = freeze ? sdunit_freeze_unit(bus, ct->unit, reterr)
-                           : sdunit_thaw_unit(bus, ct->unit, reterr);
+        /* --keep-unit: no unit of its own (freezing the service would freeze sdrun with it): the freezer of
+         * its cgroup below the service. */
+        if (!ct->unit)
+                r = -EOPNOTSUPP;
+        else {
+                r = sdunit_bus_open(ct->user_bus, &bus, reterr);
+                if (r >= 0)
+                        r = freeze ? sdunit_freeze_unit(bus, ct->unit, reterr)
+                                   : sdunit_thaw_unit(bus, ct->unit, reterr);
+        }
         if (r == -EOPNOTSUPP) {
                 log_debug("%s %s: systemd cannot %s %s here, using the cgroup freezer directly", verb, id,
-                          freeze ? "freeze" : "thaw", ct->unit);
+                          freeze ? "freeze" : "thaw", strna(ct->unit));
                 if (reterr)
                         free(*reterr), *reterr = NULL;
                 r = cgroup_detect_layout(&layout);

@@ -11,6 +11,7 @@
 #include "error-util.h"
 #include "fileio.h"
 #include "json-util.h"
+#include "keep-unit.h"
 #include "log.h"
 #include "macro.h"
 #include "oci-config.h"
@@ -168,14 +169,19 @@ int container_update(const UpdateOptions *o, char **reterr) {
         r = container_load_status(o->root, o->id, CONTAINER_LOCK_EXCLUSIVE, &ct, &st, reterr);
         if (r < 0)
                 return r;
-        if (st == CONTAINER_STOPPED || !ct->unit || !ct->cgroup)
+        if (st == CONTAINER_STOPPED || !ct->cgroup)
                 return errorf(reterr, EINVAL, "container not running (%s)", container_status_to_string(st));
+        /* --keep-unit: no unit of its own; the limits go to the files of its cgroup below the service, as
+         * create wrote them. */
+        bool service_owned = !ct->unit;
 
-        r = sdunit_bus_open(ct->user_bus, &bus, reterr);
-        if (r < 0)
-                return r;
+        if (!service_owned) {
+                r = sdunit_bus_open(ct->user_bus, &bus, reterr);
+                if (r < 0)
+                        return r;
+        }
         r = cgroup_detect_layout(&layout);
-        if (r >= 0)
+        if (r >= 0 && !service_owned)
                 update_keep_cpu_bandwidth(&cfg->linux_.resources, ct->cgroup, layout, bus, ct->unit);
         if (r >= 0)
                 r = cgroup_props_from_resources(&cfg->linux_.resources, layout, &props, &writes, reterr);
@@ -204,7 +210,8 @@ int container_update(const UpdateOptions *o, char **reterr) {
                         log_debug("update %s: not frozen during the update: %s", ct->id, strna(ferr));
         }
         if (r >= 0 && props.n_items > 0)
-                r = sdunit_set_properties(bus, ct->unit, &props, reterr);
+                r = service_owned ? keep_unit_props_to_writes(&props, layout, ct->cgroup, &writes, reterr)
+                                  : sdunit_set_properties(bus, ct->unit, &props, reterr);
         if (r >= 0 && writes.n_items > 0)
                 r = cgroup_apply_file_writes(&writes, ct->cgroup, layout, reterr);
         if (thaw) {

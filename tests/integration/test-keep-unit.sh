@@ -108,6 +108,23 @@ else
         is "$(cat "$(cg_path pids "$cg/payload")/pids.max" 2>&1)" 77 "  the payload's pids.max is config.json's pids.limit"
 fi
 
+# pause/resume and update: the container's own cgroup below the service (the service itself, where sdrun
+# runs, is never frozen)
+ok_desc "sdrun pause" "$SDRUN" pause "$id"
+is "$("$SDRUN" state "$id" | jq -r .status)" paused "  state: paused"
+like "$(cat "$(cg_path "" "$cg/payload")/cgroup.events" 2>&1)" "frozen 1" "  the payload's cgroup is frozen"
+unlike "$(cat "$(cg_path "" "$cg")/cgroup.events" 2>&1)" "frozen 1" "  the service's own cgroup is not"
+is "$(unit_prop "$(svc "$id")" ActiveState)" active "  the service stays active"
+ok_desc "sdrun resume" "$SDRUN" resume "$id"
+is "$("$SDRUN" state "$id" | jq -r .status)" running "  state: running"
+if [ "$SDRUN_TEST_LAYOUT" = unified ] && ! grep -qw pids /sys/fs/cgroup/cgroup.controllers; then
+        skips "no pids controller in this box's cgroup hierarchy" 2
+else
+        out=$("$SDRUN" update --pids-limit 55 "$id" 2>&1)
+        is "$?" 0 "sdrun update --pids-limit 55" || diag "$out"
+        is "$(cat "$(cg_path pids "$cg/payload")/pids.max" 2>&1)" 55 "  the payload's pids.max is 55"
+fi
+
 # restart: a new container in the same service, the old one gone
 out=$(systemctl restart "$(svc "$id")" 2>&1)
 is "$?" 0 "systemctl restart" || diag "$out"

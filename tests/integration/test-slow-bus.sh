@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # A slowed-down system bus (issue 35): sdrun reaches systemd through a proxy in front of the system
 # dbus-daemon (DBUS_SYSTEM_BUS_ADDRESS, which sd-bus honours) that holds every reply of the bus for a while,
-# or for good. crun --systemd-cgroup goes through the same proxy as the control.
+# or for good. crun --systemd-cgroup (runc in the unified box) goes through the same proxy as the control.
 #   1. replies held 150 ms each: run, create/start/delete, exec, pause/resume and update all succeed, only
 #      slower; nothing is left.
 #   2. a bus that stops answering, from the connection on (sd-bus alone would wait 90 s for its
@@ -15,7 +15,11 @@ require_root
 require_systemd
 UPSTREAM=/run/dbus/system_bus_socket
 [ -S "$UPSTREAM" ] || bail "no system bus socket at $UPSTREAM"
-CRUN=$(command -v crun) || bail "crun is not installed: it is the control here"
+# the control: crun, or runc in the unified box, where crun cannot start a container (its setrlimit of
+# RLIMIT_MEMLOCK is refused there)
+CTL=crun
+[ "$SDRUN_TEST_LAYOUT" = unified ] && CTL=runc
+CTL_BIN=$(command -v $CTL) || bail "$CTL is not installed: it is the control here"
 
 sd() { "$SDRUN" --root "$SDRUN_ROOT" "$@"; }
 PROXY=$SDRUN_SRCDIR/tests/integration/helpers/slow-bus.py
@@ -71,15 +75,18 @@ ok_desc "held replies: stopped" wait_for sh -c "[ \"\$($SDRUN --root $SDRUN_ROOT
 ok_desc "held replies: delete" slow "$SDRUN" --root "$SDRUN_ROOT" delete "$id"
 no_leftovers "$id"
 
-# the control: crun's systemd cgroup manager through the same slow bus
-cid=$(new_id crun)
+# the control's systemd cgroup manager through the same slow bus
+cid=$(new_id ctl)
+jq '.ociVersion="1.0.2" | .linux.cgroupsPath=$p' --arg p "machine.slice:$CTL:$cid" "$T/config.json" \
+        >"$TEST_TMPDIR/ctl-config.json" && mkdir -p "$TEST_TMPDIR/ct" &&
+        cp "$TEST_TMPDIR/ctl-config.json" "$TEST_TMPDIR/ct/config.json" && ln -sfn "$T/rootfs" "$TEST_TMPDIR/ct/rootfs"
+n0=$(connections)
 t0=$(date +%s%N)
-jq '.ociVersion="1.0.2"' "$T/config.json" >"$TEST_TMPDIR/crun-config.json" && mkdir -p "$TEST_TMPDIR/ct" &&
-        cp "$TEST_TMPDIR/crun-config.json" "$TEST_TMPDIR/ct/config.json" && ln -sfn "$T/rootfs" "$TEST_TMPDIR/ct/rootfs"
-out=$(cd "$TEST_TMPDIR/ct" && slow "$CRUN" --root "$TEST_TMPDIR/crun" --systemd-cgroup run "$cid" 2>&1 </dev/null)
+out=$(cd "$TEST_TMPDIR/ct" && slow "$CTL_BIN" --root "$TEST_TMPDIR/$CTL" --systemd-cgroup run "$cid" 2>&1 </dev/null)
 crc=$?
-"$CRUN" --root "$TEST_TMPDIR/crun" delete --force "$cid" >/dev/null 2>&1
-is "$crc" 0 "crun (the control) runs through the same slow bus ($(ms_since "$t0") ms)" || diag "$out"
+"$CTL_BIN" --root "$TEST_TMPDIR/$CTL" delete --force "$cid" >/dev/null 2>&1
+is "$crc" 0 "$CTL (the control) runs through the same slow bus ($(ms_since "$t0") ms)" || diag "$out"
+ok_desc "  $CTL's calls went through it too" test "$(connections)" -gt "$n0"
 
 # --- 2. the bus stops answering ------------------------------------------------------------------------------
 # stall_case NAME AFTER BOUND_S: create with the bus stalled (AFTER: "" from the connection on, or a method

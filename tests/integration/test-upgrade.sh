@@ -94,7 +94,7 @@ manage() {
         is "$(sd "$mgr" ps --format json "$id" 2>&1 | jq --argjson p "$pid" 'index($p) != null')" true "$what: ps lists its init"
         # An older release with --keep-unit: its sdrun@ container is the service's, with no unit of its own.
         if [ -z "$(jq -r '.sdrun.unit // empty' "$SDRUN_ROOT/$id/state.json" 2>/dev/null)" ]; then
-                skip "$what: pause, resume, update: sdrun refuses them for a --keep-unit container (the service's, no unit of its own)"
+                skip "$what: pause, resume, update: checked on a unit here; a --keep-unit container has none (test-keep-unit covers them)"
                 return 0
         fi
         cg=$(cgroup_dir "$unit")
