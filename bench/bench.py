@@ -351,37 +351,53 @@ class Bench:
         rt.live.discard(cid)
         rt.drop_bundle(cid)
 
+    def one_lifecycle(self, rt):
+        """create, start, wait until stopped, delete: what Docker and containerd's shims do."""
+        cid = rt.new_id()
+        b = rt.bundle(cid, ["/bin/true"])
+        rt.live.add(cid)
+        rt.call(["create", "--bundle", b, cid])
+        rt.call(["start", cid])
+        rt.wait_stopped(cid)
+        rt.call(["delete", cid])
+        rt.live.discard(cid)
+        rt.drop_bundle(cid)
+
     def count(self, workdir):
-        """What one `run /bin/true` costs the rest of the host, counted rather than timed: every D-Bus
-        message on the system bus (`busctl monitor`, by sender and receiver: the runtime, PID 1, machined,
-        the broker) and every journal line (by the program that wrote it), over --count runs of one runtime
-        after PID 1 went idle, until PID 1 is idle again and machined has collected the last machine."""
+        """What one container costs the rest of the host, counted rather than timed: every D-Bus message on
+        the system bus (`busctl monitor`, by sender and receiver: the runtime, PID 1, machined, the broker)
+        and every journal line (by the program that wrote it), over --count containers of one runtime after
+        PID 1 went idle, until PID 1 is idle again and machined has collected the last machine; once for
+        `run` and once for create, start, wait, delete."""
         k = self.opts.count
-        for rt in self.rts:
-            self.one_run(rt)  # warm: machined started, caches filled
-            self.pid1_idle()
-            mon_path = os.path.join(workdir, "monitor-" + rt.name)
-            with open(mon_path, "w") as out:
-                mon = subprocess.Popen(["busctl", "--json=short", "monitor"], stdin=subprocess.DEVNULL,
-                                       stdout=out, stderr=subprocess.DEVNULL)
-            try:
-                time.sleep(1.0)  # the monitor is connected
-                owners = bus_owners()
-                cursor = journal_cursor()
-                t0 = time.time()
-                for _ in range(k):
-                    self.one_run(rt)
+        for flow, one in (("run", self.one_run), ("create+start+delete", self.one_lifecycle)):
+            self.counts[flow] = {}
+            for rt in self.rts:
+                one(rt)  # warm: machined started, caches filled
                 self.pid1_idle()
-                time.sleep(1.0)  # machined's collection of the last machine
-                t1 = time.time()
-                for role, names in bus_owners().items():
-                    owners[role] |= names
-            finally:
-                mon.terminate()
-                mon.wait()
-            self.counts[rt.name] = count_messages(mon_path, owners, t0, t1, k)
-            self.counts[rt.name].update(count_journal(cursor, k))
-            progress("counted %d runs" % k, self.rts.index(rt) + 1, len(self.rts))
+                mon_path = os.path.join(workdir, "monitor-" + rt.name)
+                with open(mon_path, "w") as out:
+                    mon = subprocess.Popen(["busctl", "--json=short", "monitor"], stdin=subprocess.DEVNULL,
+                                           stdout=out, stderr=subprocess.DEVNULL)
+                try:
+                    time.sleep(1.0)  # the monitor is connected
+                    owners = bus_owners()
+                    cursor = journal_cursor()
+                    t0 = time.time()
+                    for _ in range(k):
+                        one(rt)
+                    self.pid1_idle()
+                    time.sleep(1.0)  # machined's collection of the last machine
+                    t1 = time.time()
+                    for role, names in bus_owners().items():
+                        owners[role] |= names
+                finally:
+                    mon.terminate()
+                    mon.wait()
+                c = count_messages(mon_path, owners, t0, t1, k)
+                c.update(count_journal(cursor, k))
+                self.counts[flow][rt.name] = c
+                progress("counted %d of %s" % (k, flow), self.rts.index(rt) + 1, len(self.rts))
 
     def floor_once(self, i):
         """The floor under any runtime's `run`: a transient scope with nothing in it (systemd-run --scope:
@@ -726,11 +742,10 @@ def print_table(summary, rts, meta):
         print("floor %-8s wall median %.1f ms, p95 %.1f ms, cpu %.1f ms; sdrun run / it: %s" % (
             what, row["median"], row["p95"], row["cpu"],
             "%.2f" % row["sdrun run/floor"] if row.get("sdrun run/floor") else "-"))
-    counts = meta.get("counts") or {}
-    if counts:
+    for flow, counts in (meta.get("counts") or {}).items():
         keys = sorted({key for v in counts.values() for key in v})
         print()
-        print("per container (run /bin/true), counted over %d runs of each runtime:" % meta["count"])
+        print("per container (%s /bin/true), counted over %d containers of each runtime:" % (flow, meta["count"]))
         print("%-60s" % "" + "".join(" %8s" % rt for rt in counts))
         for key in keys:
             print("%-60s" % key[:60] + "".join(" %8s" % ("%.2f" % counts[rt][key] if key in counts[rt] else "-")
