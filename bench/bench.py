@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 
+SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNTIMES = ("sdrun", "crun", "runc", "base")  # base: $SDRUN_BASELINE, another sdrun build
 GNU_TIME = "/usr/bin/time"  # Debian package "time"
 LONG_SLEEP = ["/bin/sleep", "1000000"]
@@ -35,10 +36,15 @@ OPS = {
     "exec": ("exec /bin/true into a running container", 0.75, "ms"),
     "run_sc": ("run /bin/true, Podman's seccomp profile", 0.75, "ms"),
     "create_sc": ("create, Podman's seccomp profile", 0.85, "ms"),
+    "run_docker": ("run /bin/true, Docker 20.10's config", 0.70, "ms"),
+    "create_docker": ("create, Docker 20.10's config", 0.70, "ms"),
+    "run_ctr": ("run /bin/true, containerd 1.6 (ctr)'s config", 0.70, "ms"),
+    "create_ctr": ("create, containerd 1.6 (ctr)'s config", 0.70, "ms"),
     "rss": ("peak RSS of the runtime during run", 0.90, "KiB"),
     "seq": ("N sequential runs, total", 0.75, "ms"),
     "pid1": ("PID 1 CPU per container (seq, per block)", 1.0, "ms"),
     "pid1_sched": ("PID 1 on-CPU per container (schedstat)", 1.0, "ms"),
+    "host": ("host CPU per container: PID 1+bus+machined+journald", 1.0, "ms"),
     "many_first": ("create+start, first 10% of the many", None, "ms"),
     "many_last": ("create+start, last 10% of the many", None, "ms"),
     "many_growth": ("growth: last 10% / first 10% (1.0 = flat)", None, "x"),
@@ -86,8 +92,8 @@ class Runtime:
         self.seq += 1
         return "b%s%d" % (self.name, self.seq)
 
-    def bundle(self, cid, args, seccomp=None):
-        cfg = json.loads(json.dumps(self.base))
+    def bundle(self, cid, args, seccomp=None, template=None):
+        cfg = json.loads(json.dumps(template or self.base))
         cfg["process"]["args"] = args
         if seccomp is not None:
             cfg["linux"]["seccomp"] = seccomp
@@ -214,10 +220,29 @@ class Bench:
         self.pid1 = {}  # runtime -> {"runs", "ticks", "ms_per_run"} over the whole seq phase
         self.notes = []
         # What every Podman container carries (tests/podman/podman-4.3-config.json, as Podman 4.3 wrote it).
-        src = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "podman",
-                           "podman-4.3-config.json")
+        src = os.path.join(SRC, "tests", "podman", "podman-4.3-config.json")
         with open(src) as f:
             self.seccomp = json.load(f)["linux"]["seccomp"]
+        self.clients = {}  # "docker", "ctr" -> the captured config, adapted to this host
+        self.host = {}  # runtime -> {daemon: ms per container} over the whole seq phase
+        self.floor = {"scope": [], "unshare": []}  # (wall ms, cpu ms) of the floor commands
+        self.counts = {}  # runtime -> the D-Bus and journal counts per container (--only count)
+
+    def load_clients(self, workdir):
+        """The configs Docker 20.10 and containerd 1.6's ctr wrote (tests/client-configs/*/default.json),
+        adapted to this host by tests/client-configs/prepare.py once (the bind-mount sources it makes are
+        shared by every container); each container then gets its own cgroupsPath and /bin/true."""
+        corpus = os.path.join(SRC, "tests", "client-configs")
+        for client in ("docker", "ctr"):
+            d = os.path.join(workdir, "client-" + client)
+            os.makedirs(d, exist_ok=True)
+            subprocess.run([sys.executable, os.path.join(corpus, "prepare.py"),
+                            os.path.join(corpus, client, "default.json"), d, "bench"],
+                           check=True, stdout=subprocess.DEVNULL)
+            with open(os.path.join(d, "config.json")) as f:
+                cfg = json.load(f)
+            cfg["process"]["terminal"] = False
+            self.clients[client] = cfg
 
     def add(self, op, rt, value, cpu=None):
         self.samples[op][rt.name].append(value)
@@ -294,9 +319,101 @@ class Bench:
                 rt.call(["delete", cid])
                 rt.live.discard(cid)
                 rt.drop_bundle(cid)
+                # the same with the whole config Docker and containerd's ctr give a container
+                for client, tmpl in self.clients.items():
+                    cid = rt.new_id()
+                    b = rt.bundle(cid, ["/bin/true"], template=tmpl)
+                    rt.live.add(cid)
+                    t, _, _, _ = rt.call(["run", "--bundle", b, cid])
+                    self.add_last("run_" + client, rt, t)
+                    rt.live.discard(cid)
+                    rt.drop_bundle(cid)
+                    cid = rt.new_id()
+                    b = rt.bundle(cid, ["/bin/true"], template=tmpl)
+                    rt.live.add(cid)
+                    t, _, _, _ = rt.call(["create", "--bundle", b, cid])
+                    self.add_last("create_" + client, rt, t)
+                    rt.call(["start", cid])
+                    rt.wait_stopped(cid)
+                    rt.call(["delete", cid])
+                    rt.live.discard(cid)
+                    rt.drop_bundle(cid)
+            self.floor_once(i)
             progress("single operations", i + 1, n)
         for rt in self.rts:
             rt.cleanup()
+
+    def one_run(self, rt):
+        cid = rt.new_id()
+        b = rt.bundle(cid, ["/bin/true"])
+        rt.live.add(cid)
+        rt.call(["run", "--bundle", b, cid])
+        rt.live.discard(cid)
+        rt.drop_bundle(cid)
+
+    def one_lifecycle(self, rt):
+        """create, start, wait until stopped, delete: what Docker and containerd's shims do."""
+        cid = rt.new_id()
+        b = rt.bundle(cid, ["/bin/true"])
+        rt.live.add(cid)
+        rt.call(["create", "--bundle", b, cid])
+        rt.call(["start", cid])
+        rt.wait_stopped(cid)
+        rt.call(["delete", cid])
+        rt.live.discard(cid)
+        rt.drop_bundle(cid)
+
+    def count(self, workdir):
+        """What one container costs the rest of the host, counted rather than timed: every D-Bus message on
+        the system bus (`busctl monitor`, by sender and receiver: the runtime, PID 1, machined, the broker)
+        and every journal line (by the program that wrote it), over --count containers of one runtime after
+        PID 1 went idle, until PID 1 is idle again and machined has collected the last machine; once for
+        `run` and once for create, start, wait, delete."""
+        k = self.opts.count
+        for flow, one in (("run", self.one_run), ("create+start+delete", self.one_lifecycle)):
+            self.counts[flow] = {}
+            for rt in self.rts:
+                one(rt)  # warm: machined started, caches filled
+                self.pid1_idle()
+                mon_path = os.path.join(workdir, "monitor-" + rt.name)
+                with open(mon_path, "w") as out:
+                    mon = subprocess.Popen(["busctl", "--json=short", "monitor"], stdin=subprocess.DEVNULL,
+                                           stdout=out, stderr=subprocess.DEVNULL)
+                try:
+                    time.sleep(1.0)  # the monitor is connected
+                    owners = bus_owners()
+                    cursor = journal_cursor()
+                    t0 = time.time()
+                    for _ in range(k):
+                        one(rt)
+                    self.pid1_idle()
+                    time.sleep(1.0)  # machined's collection of the last machine
+                    t1 = time.time()
+                    for role, names in bus_owners().items():
+                        owners[role] |= names
+                finally:
+                    mon.terminate()
+                    mon.wait()
+                c = count_messages(mon_path, owners, t0, t1, k)
+                c.update(count_journal(cursor, k))
+                self.counts[flow][rt.name] = c
+                progress("counted %d of %s" % (k, flow), self.rts.index(rt) + 1, len(self.rts))
+
+    def floor_once(self, i):
+        """The floor under any runtime's `run`: a transient scope with nothing in it (systemd-run --scope:
+        StartTransientUnit, the job, /bin/true, the scope's end), and the namespaces alone (unshare)."""
+        for what, argv in (("scope", ["systemd-run", "--scope", "--quiet", "--collect", "--slice=machine.slice",
+                                      "--unit=bench-floor-%d" % i, "/bin/true"]),
+                           ("unshare", ["unshare", "-fpmiun", "/bin/true"])):
+            t0 = time.perf_counter()
+            p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            err = p.stderr.read()
+            p.stderr.close()
+            _, status, ru = os.wait4(p.pid, 0)
+            t = time.perf_counter() - t0
+            if os.waitstatus_to_exitcode(status) != 0:
+                raise BenchError("%s: %s" % (" ".join(argv), err.decode(errors="replace")[-500:]))
+            self.floor[what].append((t * 1000, (ru.ru_utime + ru.ru_stime) * 1000))
 
     def sequential(self):
         """N back-to-back runs per runtime, in blocks of --seq-block runs of one runtime.
@@ -313,6 +430,7 @@ class Bench:
         cpu = {rt.name: 0.0 for rt in self.rts}
         done = {rt.name: 0 for rt in self.rts}
         ticks = {rt.name: 0 for rt in self.rts}
+        host = {rt.name: {d: 0 for d in DAEMONS} for rt in self.rts}
         r = 0
         while any(done[rt.name] < n for rt in self.rts):
             for rt in rotated(self.rts, r):
@@ -321,6 +439,7 @@ class Bench:
                     continue
                 before = self.pid1_idle()
                 sched0 = pid1_sched_ns()
+                d0 = daemon_ticks()
                 for _ in range(k):
                     cid = rt.new_id()
                     b = rt.bundle(cid, ["/bin/true"])
@@ -332,6 +451,11 @@ class Bench:
                     cpu[rt.name] += rt.last_cpu
                 after = self.pid1_idle()
                 sched1 = pid1_sched_ns()
+                d1 = daemon_ticks()
+                dd = {d: sum(v - d0[d].get(pid, 0) for pid, v in d1[d].items()) for d in DAEMONS}
+                for d in DAEMONS:
+                    host[rt.name][d] += dd[d]
+                self.add("host", rt, sum(dd.values()) * tick_ms / k)
                 ticks[rt.name] += after - before
                 self.add("pid1", rt, (after - before) * tick_ms / k)
                 if sched0 is not None and sched1 is not None:
@@ -342,6 +466,7 @@ class Bench:
         for rt in self.rts:
             self.add("seq", rt, total[rt.name] * 1000, cpu[rt.name] * 1000)
             self.pid1[rt.name] = {"runs": n, "ticks": ticks[rt.name], "ms_per_run": ticks[rt.name] * tick_ms / n}
+            self.host[rt.name] = {d: host[rt.name][d] * tick_ms / n for d in DAEMONS}
 
     def pid1_idle(self, settle=0.15, timeout=5.0):
         """PID 1's utime+stime (clock ticks) once it has gone idle: its on-CPU time (/proc/1/schedstat, ns)
@@ -415,6 +540,8 @@ class Bench:
                     row[name]["cpu"] = {"n": len(c), "median": median(c), "p95": pct(c, 95)}
                 if op == "pid1" and name in self.pid1:
                     row[name].update(self.pid1[name])
+                if op == "host" and name in self.host:
+                    row[name]["ms_per_run_by_daemon"] = self.host[name]
             sd = row.get("sdrun")
             for other in names:
                 o = row.get(other)
@@ -435,6 +562,110 @@ def pid1_ticks():
     with open("/proc/1/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return int(fields[11]) + int(fields[12])  # fields 14 and 15 of proc(5), counted after the comm
+
+
+def bus_owners():
+    """The unique names of PID 1 and machined on the system bus."""
+    res = {"pid1": set(), "machined": set()}
+    for role, name in (("pid1", "org.freedesktop.systemd1"), ("machined", "org.freedesktop.machine1")):
+        p = subprocess.run(["busctl", "--json=short", "call", "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                            "org.freedesktop.DBus", "GetNameOwner", "s", name], capture_output=True, text=True)
+        if p.returncode == 0:
+            res[role].add(json.loads(p.stdout)["data"][0])
+    return res
+
+
+def journal_cursor():
+    out = subprocess.run(["journalctl", "-q", "-n", "0", "--show-cursor"], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        if line.startswith("-- cursor: "):
+            return line[len("-- cursor: "):]
+    return None
+
+
+def count_messages(path, owners, t0, t1, k):
+    """Per container: messages by type, method calls as "from -> to Member", signals as "from Member",
+    AddMatch by whom; roles: runtime (any other connection), pid1, machined, broker."""
+    def role(name):
+        if name in (None, ""):
+            return "all"
+        if name == "org.freedesktop.DBus":
+            return "broker"
+        if name == "org.freedesktop.systemd1" or name in owners["pid1"]:
+            return "pid1"
+        if name == "org.freedesktop.machine1" or name in owners["machined"]:
+            return "machined"
+        return "runtime"
+
+    c = {}
+
+    def bump(key):
+        c[key] = c.get(key, 0) + 1
+
+    with open(path) as f:
+        for line in f:
+            try:
+                m = json.loads(line)
+            except ValueError:
+                continue
+            ts = m.get("timestamp-realtime", 0) / 1e6
+            if ts < t0 or ts > t1:
+                continue
+            t = m.get("type")
+            src, dst = role(m.get("sender")), role(m.get("destination"))
+            bump("bus: messages, all")
+            bump("bus: %s" % t)
+            if t == "method_call":
+                bump("call %s -> %s %s" % (src, dst, m.get("member")))
+            elif t == "signal":
+                bump("signal %s %s" % (src, m.get("member")))
+            elif t == "error":
+                bump("error %s -> %s" % (src, dst))
+    return {key: v / k for key, v in c.items()}
+
+
+def count_journal(cursor, k):
+    """Per container: journal lines by writer ("systemd" is PID 1)."""
+    argv = ["journalctl", "-q", "-o", "json"] + (["--after-cursor", cursor] if cursor else [])
+    out = subprocess.run(argv, capture_output=True, text=True).stdout
+    c = {}
+    for line in out.splitlines():
+        try:
+            e = json.loads(line)
+        except ValueError:
+            continue
+        who = e.get("SYSLOG_IDENTIFIER") or e.get("_COMM") or "?"
+        if who == "dbus-daemon" and "Monitoring connection" in str(e.get("MESSAGE")):
+            continue  # the monitor's own
+        key = "journal: " + who
+        c[key] = c.get(key, 0) + 1
+        c["journal: lines, all"] = c.get("journal: lines, all", 0) + 1
+    return {key: v / k for key, v in c.items()}
+
+
+# The host's daemons that work for every container, by /proc/PID/comm (15 characters at most).
+DAEMONS = ("systemd", "dbus-daemon", "systemd-machine", "systemd-journal")
+
+
+def daemon_ticks():
+    """{comm: {pid: utime+stime ticks}} of PID 1 and the processes named in DAEMONS (other processes called
+    "systemd" are user managers: only PID 1 counts). A daemon that started during a block (machined is
+    started on demand and exits when idle) counts from zero; one that exited loses its last ticks."""
+    res = {d: {} for d in DAEMONS}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % pid) as f:
+                head, tail = f.read().rsplit(")", 1)
+        except OSError:
+            continue
+        comm = head.split("(", 1)[1]
+        if comm not in res or (comm == "systemd" and pid != "1"):
+            continue
+        fields = tail.split()
+        res[comm][int(pid)] = int(fields[11]) + int(fields[12])
+    return res
 
 
 def pid1_sched_ns():
@@ -501,6 +732,24 @@ def print_table(summary, rts, meta):
         print("PID 1 CPU per container over all seq runs (utime+stime delta / runs): " + ", ".join(
             "%s %.2f ms (%d ticks / %d)" % (rt, pid1[rt]["ms_per_run"], pid1[rt]["ticks"], pid1[rt]["runs"])
             for rt in names if rt in pid1))
+    host = summary.get("host", {})
+    if any(rt in host for rt in names):
+        print("host CPU per container over all seq runs (utime+stime / runs, ms): " + "; ".join(
+            "%s %s" % (rt, ", ".join("%s %.2f" % (d, v) for d, v in host[rt]["ms_per_run_by_daemon"].items()))
+            for rt in names if rt in host))
+    floor = meta.get("floor") or {}
+    for what, row in floor.items():
+        print("floor %-8s wall median %.1f ms, p95 %.1f ms, cpu %.1f ms; sdrun run / it: %s" % (
+            what, row["median"], row["p95"], row["cpu"],
+            "%.2f" % row["sdrun run/floor"] if row.get("sdrun run/floor") else "-"))
+    for flow, counts in (meta.get("counts") or {}).items():
+        keys = sorted({key for v in counts.values() for key in v})
+        print()
+        print("per container (%s /bin/true), counted over %d containers of each runtime:" % (flow, meta["count"]))
+        print("%-60s" % "" + "".join(" %8s" % rt for rt in counts))
+        for key in keys:
+            print("%-60s" % key[:60] + "".join(" %8s" % ("%.2f" % counts[rt][key] if key in counts[rt] else "-")
+                                               for rt in counts))
     print("cpu = median user+sys of the runtime's process per operation (ms), including the children it waited for")
     for o in others:
         r = ["%s %.2f" % (op, row["cpu sdrun/" + o]) for op, row in summary.items() if "cpu sdrun/" + o in row]
@@ -516,7 +765,10 @@ def main():
     ap.add_argument("--many", type=int, default=int(os.environ.get("BENCH_MANY", 200)))
     ap.add_argument("--seq-block", type=int, default=int(os.environ.get("BENCH_SEQ_BLOCK", 10)),
                     help="consecutive runs of one runtime per seq block (PID 1's CPU is measured per block)")
-    ap.add_argument("--only", default="single,seq,many", help="comma-separated: single, seq, many")
+    ap.add_argument("--count", type=int, default=int(os.environ.get("BENCH_COUNT", 5)),
+                    help="runs per runtime whose D-Bus messages and journal lines are counted")
+    ap.add_argument("--only", default="single,seq,many,count",
+                    help="comma-separated: single, seq, many, count")
     ap.add_argument("--runtimes", default=os.environ.get("BENCH_RUNTIMES"),
                     help="comma-separated, sdrun first: sdrun,crun,runc,base (default sdrun,crun,runc, "
                          "plus base when $SDRUN_BASELINE is set)")
@@ -577,7 +829,7 @@ def main():
             "host": platform.node() + " " + platform.release(),
             "cgroup_layout": "unified" if os.path.exists("/sys/fs/cgroup/cgroup.controllers") else "hybrid/legacy",
             "cpus": os.cpu_count(),
-            "iterations": opts.iterations, "seq": opts.seq, "seq_block": opts.seq_block, "many": opts.many,
+            "iterations": opts.iterations, "seq": opts.seq, "count": opts.count, "seq_block": opts.seq_block, "many": opts.many,
             "runtimes": names,
             "binaries": {n: binaries[n] for n in names},
             "versions": {n: version([binaries[n]]) for n in names},
@@ -586,14 +838,26 @@ def main():
             "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
         b = Bench(rts, opts)
+        b.load_clients(workdir)
         if "single" in parts:
             b.single_ops()
         if "seq" in parts and opts.seq > 0:
             b.sequential()
         if "many" in parts and opts.many > 0:
             b.many()
+        if "count" in parts and opts.count > 0 and shutil.which("busctl"):
+            b.count(workdir)
+            meta["counts"] = b.counts
         meta["load_end"] = "%.2f %.2f %.2f" % os.getloadavg()
         s = b.summary()
+        if b.floor["scope"]:
+            meta["floor"] = {}
+            for what, v in b.floor.items():
+                wall = [x[0] for x in v]
+                row = {"n": len(v), "median": median(wall), "p95": pct(wall, 95), "cpu": median([x[1] for x in v])}
+                if s["run"].get("sdrun"):
+                    row["sdrun run/floor"] = s["run"]["sdrun"]["median"] / row["median"]
+                meta["floor"][what] = row
         # The "seq" row is one total per runtime: label it with the count.
         s["seq"]["description"] = "%d sequential runs, total" % opts.seq
         print_table(s, rts, meta)

@@ -264,6 +264,9 @@ static int load_sd_bus_open_user(sd_bus **ret) {
 static int load_sd_bus_path_encode(const char *prefix, const char *external_id, char **ret_path) {
         return need() ? sym_sd_bus_path_encode(prefix, external_id, ret_path) : -ELIBACC;
 }
+static int load_sd_machine_get_class(const char *machine, char **ret_clazz) {
+        return need() ? sym_sd_machine_get_class(machine, ret_clazz) : -ELIBACC;
+}
 static int load_sd_bus_error_copy(sd_bus_error *dest, const sd_bus_error *e) {
         return need() ? sym_sd_bus_error_copy(dest, e) : -ELIBACC;
 }

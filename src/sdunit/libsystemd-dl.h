@@ -9,6 +9,7 @@
  * Adding a call to a new libsystemd function: add it to the list that fits and call sym_NAME(). */
 
 #include <systemd/sd-bus.h>
+#include <systemd/sd-login.h>
 
 /* Make a connection (or a path): they load the library first, and fail with -ELIBACC when it cannot be. */
 #define LIBSYSTEMD_LOADING(X) \
@@ -16,7 +17,8 @@
         X(sd_bus_new)         \
         X(sd_bus_open_system) \
         X(sd_bus_open_user)   \
-        X(sd_bus_path_encode)
+        X(sd_bus_path_encode) \
+        X(sd_machine_get_class)
 
 /* Release or inspect: nothing to do while the library is not loaded (nothing can have been allocated). */
 #define LIBSYSTEMD_IDLE(X)          \

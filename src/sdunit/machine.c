@@ -99,6 +99,14 @@ int sdunit_unregister_machine(const char *name, char **reterr) {
 
         assert(name);
 
+        /* machined collects a machine whose unit has gone by itself, usually before the runtime deletes it
+         * (a container that stopped on its own): then there is nothing to unregister, and its registration
+         * record is gone too (sd-login's sd_machine_get_class() reads it). Looking costs no round trip;
+         * asking did (UnregisterMachine, answered NoSuchMachine). A machine still known is unregistered. */
+        _cleanup_free_ char *class = NULL;
+        if (sym_sd_machine_get_class(name, &class) == -ENXIO)
+                return 0;
+
         if (!shared) {
                 r = sym_sd_bus_open_system(&own);
                 if (r < 0)
