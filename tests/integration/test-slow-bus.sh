@@ -77,12 +77,11 @@ no_leftovers "$id"
 
 # the control's systemd cgroup manager through the same slow bus
 cid=$(new_id ctl)
-jq '.ociVersion="1.0.2" | .linux.cgroupsPath=$p' --arg p "machine.slice:$CTL:$cid" "$T/config.json" \
-        >"$TEST_TMPDIR/ctl-config.json" && mkdir -p "$TEST_TMPDIR/ct" &&
-        cp "$TEST_TMPDIR/ctl-config.json" "$TEST_TMPDIR/ct/config.json" && ln -sfn "$T/rootfs" "$TEST_TMPDIR/ct/rootfs"
+mkdir -p "$TEST_TMPDIR/ct" && jq '.ociVersion="1.0.2" | .linux.cgroupsPath=$p | .root.path=$r' \
+        --arg p "machine.slice:$CTL:$cid" --arg r "$T/rootfs" "$T/config.json" >"$TEST_TMPDIR/ct/config.json"
 n0=$(connections)
 t0=$(date +%s%N)
-out=$(cd "$TEST_TMPDIR/ct" && slow "$CTL_BIN" --root "$TEST_TMPDIR/$CTL" --systemd-cgroup run "$cid" 2>&1 </dev/null)
+out=$(slow "$CTL_BIN" --root "$TEST_TMPDIR/$CTL" --systemd-cgroup run --bundle "$TEST_TMPDIR/ct" "$cid" 2>&1 </dev/null)
 crc=$?
 "$CTL_BIN" --root "$TEST_TMPDIR/$CTL" delete --force "$cid" >/dev/null 2>&1
 is "$crc" 0 "$CTL (the control) runs through the same slow bus ($(ms_since "$t0") ms)" || diag "$out"
