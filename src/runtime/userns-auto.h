@@ -8,7 +8,7 @@
  * USERNS_AUTO_FIRST and USERNS_AUTO_LAST, the first candidate derived from the container's id (the same
  * range again after a restart, while it is free), then the next ones. A candidate is free when no range of
  * /etc/subuid or /etc/subgid, no other container of the state root (sdrun.usernsBase/usernsSize of its
- * state), no process of the host (its real, effective, saved or fs uid or gid) and no user or group that
+ * state), no process of the host (its effective uid or gid) and no user or group that
  * NSS knows at its first or last id overlaps it. The rootfs is id-mapped through the same mapping
  * (BootstrapParams.idmap_rootfs): nothing on disk is chowned. */
 

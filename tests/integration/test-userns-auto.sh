@@ -161,8 +161,19 @@ for f in /etc/subuid /etc/subgid; do
         systemctl stop "sdrun@$C.service"
 done
 restore_subid
+# a process of the host that runs as an id of the first candidate
+setpriv --reuid=$((c0 + 5)) --regid=$((c0 + 5)) --clear-groups sleep 1000 &
+sp=$!
+cleanup_add kill "$sp"
 start_unit "$C" || fail "start sdrun@$C"
-is "$(base_of "$(pid_of "$C")")" "$c0" "  without it, the first candidate again"
+c2=$(base_of "$(pid_of "$C")")
+ok_desc "a process of the host running as uid $((c0 + 5)): the pick moves ($c2)" \
+        test -n "$c2" -a "$c2" != "$c0" -a "$c2" -ge "$AREA_FIRST" -a $(( (c0 + 5) < c2 || (c0 + 5) >= c2 + SIZE )) = 1
+systemctl stop "sdrun@$C.service"
+kill "$sp"
+wait "$sp" 2>/dev/null
+start_unit "$C" || fail "start sdrun@$C"
+is "$(base_of "$(pid_of "$C")")" "$c0" "  without them, the first candidate again"
 systemctl stop "sdrun@$C.service"
 no_leftovers "$C"
 
