@@ -296,6 +296,13 @@ int userns_auto_setup(const char *root, const char *id, bool rootless, Bundle *b
                                               "join, but %s: sdrun makes a new one",
                                               i, why);
 
+        if (!config_has_own_namespace(c, OCI_NS_MOUNT, "mnt"))
+                return errorf(
+                        reterr, EINVAL,
+                        "config.json: linux.namespaces: no mount namespace of the container's own, but %s: "
+                        "its rootfs is id-mapped, which needs one",
+                        why);
+
         r = state_root_lock(root, USERNS_LOCK_FILE, &lock_fd, reterr);
         if (r < 0)
                 return r;

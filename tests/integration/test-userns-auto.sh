@@ -237,7 +237,12 @@ like "$out" 'linux.namespaces\[[0-9]+\].path: a user namespace to join, but anno
 bundle_set "$P" '.linux.namespaces |= map(select(.type != "user")) | .annotations["io.github.sdrun.userns"]="pick"'
 out=$(sd run --bundle "$P" "$id" 2>&1 </dev/null)
 like "$out" 'annotations\["io.github.sdrun.userns"\]: "pick" is not "auto" or "host"' "  an unknown value"
-bundle_set "$P" 'del(.annotations)'
+bundle_set "$P" '.linux.namespaces |= map(select(.type != "mount")) | .mounts=[] | .root.path="/"
+        | .annotations["io.github.sdrun.userns"]="auto"'
+out=$(sd run --bundle "$P" "$id" 2>&1 </dev/null)
+like "$out" 'linux.namespaces: no mount namespace of the container.s own, but annotations' \
+        "  and no mount namespace of its own (the host's / cannot be id-mapped for it)"
+bundle_set "$P" 'del(.annotations) | .linux.namespaces += [{type: "mount"}] | .root.path="rootfs"'
 out=$(SDRUN_USERNS=yes sd run --bundle "$P" "$id" 2>&1 </dev/null)
 like "$out" 'SDRUN_USERNS=yes: not "auto" or "host"' "  and in the environment"
 
