@@ -201,6 +201,7 @@ static int init_prepare_rootfs(InitContext *ic) {
                 .bundle = p->bundle,
                 .bind_source_fds = p->bind_source_fds,
                 .own_cgroup_fd = p->own_cgroup_fd,
+                .root_tree_fd = p->root_tree_fd,
         };
         return rootfs_prepare(&ic->rc, &ic->err);
 }

@@ -37,6 +37,7 @@ typedef struct InitParams {
                             * "/" and nothing to mount) the rootfs steps mount nothing */
         const int *bind_source_fds;     /* see rootfs_open_bind_sources() */
         int own_cgroup_fd;              /* rootless: the cgroup directory the init was born in, or -1 */
+        int root_tree_fd;               /* > 0: the id-mapped rootfs (RootfsContext.root_tree_fd) */
         const char *comm;               /* the init's name until it execs the user process */
         const SeccompProgram *seccomp;  /* linux.seccomp, compiled by the runtime before the clone */
         const Credentials *credentials; /* the runtime's CREDENTIALS_DIRECTORY, read; NULL: none */

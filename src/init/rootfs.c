@@ -385,6 +385,65 @@ static bool mountinfo_parse_line(char *line, MountinfoEntry *ret) {
         return ret->fstype && ret->super_options;
 }
 
+/* The type of the filesystem of the mount at fd ("ext4", "overlay"), from mountinfo by its mount id, for a
+ * message; NULL when unknown. */
+static char *mount_fstype(int fd) {
+        _cleanup_free_ char *mi = NULL;
+        struct statx sx;
+        char *save = NULL;
+
+        if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &sx) < 0 ||
+            !(sx.stx_mask & STATX_MNT_ID) ||
+            read_full_file_at(AT_FDCWD, "/proc/self/mountinfo", 16U << 20, &mi, NULL) < 0)
+                return NULL;
+        for (char *line = strtok_r(mi, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                MountinfoEntry e;
+                if (strtoull(line, NULL, 10) == sx.stx_mnt_id && mountinfo_parse_line(line, &e))
+                        return strdup(e.fstype);
+        }
+        return NULL;
+}
+
+int rootfs_open_idmapped_root(const OciConfig *config, const char *rootfs, int userns_fd, int *ret_fd,
+                              char **reterr) {
+        /* Privileged, runs in the runtime, on the host side. */
+        const RootfsContext rc = { .config = config };
+        _cleanup_close_ int src_fd = -EBADF, tree_fd = -EBADF;
+        int r;
+
+        assert(config);
+        assert(rootfs);
+        assert(ret_fd);
+
+        src_fd = RET_NERRNO(open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC));
+        if (src_fd < 0)
+                return errorf(reterr, src_fd, "root.path \"%s\": %s", rootfs, strerror(-src_fd));
+        tree_fd = clone_tree_fd(src_fd, true);
+        if (tree_fd < 0)
+                return errorf(reterr, tree_fd, "root.path \"%s\": clone its mount tree: %s", rootfs,
+                              strerror(-tree_fd));
+        /* As the bind sources of a container with a user namespace: never a peer of the host's mounts. */
+        r = mount_setattr_fd(tree_fd, true, 0, 0,
+                             root_propagation(&rc) == MS_PRIVATE ? MS_PRIVATE : MS_SLAVE);
+        if (r < 0)
+                return errorf(reterr, r, "root.path \"%s\": set the propagation of its clone: %s", rootfs,
+                              strerror(-r));
+        r = mount_setattr_idmap(tree_fd, true, userns_fd);
+        if (r < 0) {
+                _cleanup_free_ char *fstype = mount_fstype(src_fd);
+                if (r == -EINVAL)
+                        return errorf(
+                                reterr, r,
+                                "root.path \"%s\": cannot id-map it: its filesystem (%s), or that of a "
+                                "mount below it, does not support id-mapped mounts",
+                                rootfs, fstype ?: "of unknown type");
+                return errorf(reterr, r, "root.path \"%s\" (filesystem %s): cannot id-map it: %s", rootfs,
+                              fstype ?: "of unknown type", strerror(-r));
+        }
+        *ret_fd = TAKE_FD(tree_fd);
+        return 0;
+}
+
 /* ---- cgroup ------------------------------------------------------------------------------------ */
 
 typedef struct CgroupHierarchy {
@@ -839,9 +898,19 @@ int rootfs_prepare(const RootfsContext *ctx, char **reterr) {
                                              prop == MS_PRIVATE ? "rprivate" : "rslave");
         }
 
-        r = RET_NERRNO(mount(ctx->rootfs, ctx->rootfs, NULL, MS_BIND | MS_REC, NULL));
-        if (r < 0)
-                return errwrap_first(reterr, r, "bind-mount the rootfs \"%s\" onto itself", ctx->rootfs);
+        if (ctx->root_tree_fd > 0) {
+                /* The id-mapped clone the runtime made of it (and of its submounts), in its place. */
+                _cleanup_close_ int target_fd =
+                        RET_NERRNO(open(ctx->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC));
+                r = target_fd < 0 ? target_fd : move_mount_to_fd(ctx->root_tree_fd, target_fd);
+                if (r < 0)
+                        return errwrap_first(reterr, r, "attach the id-mapped rootfs \"%s\"", ctx->rootfs);
+        } else {
+                r = RET_NERRNO(mount(ctx->rootfs, ctx->rootfs, NULL, MS_BIND | MS_REC, NULL));
+                if (r < 0)
+                        return errwrap_first(reterr, r, "bind-mount the rootfs \"%s\" onto itself",
+                                             ctx->rootfs);
+        }
         root_fd = RET_NERRNO(open(ctx->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC));
         if (root_fd < 0)
                 return errwrap_first(reterr, root_fd, "open rootfs \"%s\"", ctx->rootfs);

@@ -20,6 +20,9 @@ typedef struct RootfsContext {
         const char *bundle;        /* relative mounts[].source paths are relative to this (NULL: cwd) */
         const int
                 *bind_source_fds; /* NULL, or per mounts[] entry a host-side clone of a bind source, or -1 */
+        int root_tree_fd;         /* > 0: the rootfs as a detached, id-mapped clone of root.path (see
+                                   * rootfs_open_idmapped_root()), attached instead of the rootfs bound
+                                   * onto itself; 0 or negative: none */
         int own_cgroup_fd;        /* > 0: the init's cgroup v2 directory, bound at a cgroup mount where a
                                     * fresh cgroup2 cannot be mounted (a user namespace: EBUSY/EPERM), as
                                     * runc does; 0 or negative: none */
@@ -37,6 +40,14 @@ typedef struct RootfsContext {
 int rootfs_open_bind_sources(const OciConfig *config, const char *bundle, bool all,
                              const int *idmap_userns_fds, int **ret_fds, char **reterr);
 void rootfs_close_bind_sources(int *fds, size_t n);
+
+/* In the runtime, on the host side: root.path (rootfs, realpath'd) and the mounts below it as a detached
+ * clone, made rslave (rprivate for rootfsPropagation "[r]private") and id-mapped through userns_fd, for the
+ * init to attach in place of the rootfs (RootfsContext.root_tree_fd): the container's root then sees the
+ * files of the host's root as its own, and what it writes is owned on disk by the ids the files had,
+ * nothing chowned. A filesystem that cannot be id-mapped is named in *reterr. */
+int rootfs_open_idmapped_root(const OciConfig *config, const char *rootfs, int userns_fd, int *ret_fd,
+                              char **reterr);
 
 /* Without a mount namespace of its own (own_mountns false: create accepted that only for root.path the host's
  * "/", no mounts, maskedPaths, readonlyPaths, linux.devices, rootfsPropagation or read-only root), both steps

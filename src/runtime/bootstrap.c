@@ -168,6 +168,7 @@ typedef struct Bootstrap {
         unsigned long new_flags;
         bool need_stage1, new_userns;
         int own_cgroup_fd; /* the container's cgroup v2 directory, for the init's cgroup mount fallback */
+        int root_tree_fd;  /* BootstrapParams.idmap_rootfs: the id-mapped clone of the rootfs */
         pid_t runtime_pid;
         InitProcess ip; /* the init until it is handed out */
 } Bootstrap;
@@ -178,6 +179,7 @@ static void bootstrap_done(Bootstrap *b) {
         rootfs_close_bind_sources(b->bind_fds, b->n_bind_fds);
         b->bind_fds = NULL;
         b->own_cgroup_fd = safe_close(b->own_cgroup_fd);
+        b->root_tree_fd = safe_close(b->root_tree_fd);
         close_pairp(&b->sv);
         init_process_kill(&b->ip);
 }
@@ -279,6 +281,21 @@ static int bootstrap_plan(Bootstrap *b, char **reterr) {
         if (r < 0)
                 return r;
         bool userns = oci_config_has_namespace(c, OCI_NS_USER, NULL);
+        if (r >= 0 && bp->idmap_rootfs) {
+                /* The rootfs id-mapped through the container's own mappings (a user namespace with the
+                 * same ones: an id-mapped mount holds only the mapping). */
+                _cleanup_close_ int mapped = -EBADF;
+                r = userns_open_mapped(c->linux_.uid_mappings, c->linux_.n_uid_mappings,
+                                       c->linux_.gid_mappings, c->linux_.n_gid_mappings, "linux", &mapped,
+                                       reterr);
+                if (r >= 0)
+                        r = rootfs_open_idmapped_root(c, bp->init.rootfs, mapped, &b->root_tree_fd, reterr);
+                if (r < 0) {
+                        rootfs_close_bind_sources(idmap_fds, c->n_mounts);
+                        return r;
+                }
+                bp->init.root_tree_fd = b->root_tree_fd;
+        }
         if (userns || idmap_fds) {
                 r = rootfs_open_bind_sources(c, bp->init.bundle, userns, idmap_fds, &b->bind_fds, reterr);
                 /* The id-mapped trees hold their user namespaces. */
@@ -386,6 +403,7 @@ int bootstrap_clone_init(const BootstrapParams *bp, InitProcess *ret, char **ret
                 .sv = { -EBADF, -EBADF },
                 .runtime_pid = getpid(),
                 .own_cgroup_fd = -EBADF,
+                .root_tree_fd = -EBADF,
                 .ip = { .pidfd = -EBADF, .sync_fd = -EBADF },
         };
         int r;
@@ -394,6 +412,7 @@ int bootstrap_clone_init(const BootstrapParams *bp, InitProcess *ret, char **ret
                 *fd = -EBADF;
         b.params.init.bind_source_fds = NULL;
         b.params.init.own_cgroup_fd = -EBADF;
+        b.params.init.root_tree_fd = -EBADF;
         b.params.init.comm = INIT_COMM;
         b.params.init.after_pivot = criu_reopen_dev_null_stdio;
 

@@ -15,10 +15,13 @@
 #include "oci-config.h"
 
 typedef struct BootstrapParams {
-        /* What the init gets (init.h); bind_source_fds, own_cgroup_fd, comm and after_pivot are filled in by
+        /* What the init gets (init.h); bind_source_fds, own_cgroup_fd, root_tree_fd, comm and after_pivot are filled in by
          * bootstrap_clone_init(). */
         InitParams init;
         int init_cgroup_fd; /* >= 0: the init is born in this cgroup v2 directory (a sub-cgroup of the scope) */
+        /* The rootfs id-mapped through linux.uidMappings/gidMappings (rootfs_open_idmapped_root()): the
+         * automatic user namespace (userns-auto.h). Needs a new user namespace with those mappings. */
+        bool idmap_rootfs;
         /* Rootless (rootless.h): the runtime stays where it is. The init is cloned through stage1, which
          * waits until place_stage1(its pid) has put it into the container's scope, so that the init is
          * still born there; a cgroup fd returned in *ret_cgroup_fd (>= 0) replaces init_cgroup_fd. */

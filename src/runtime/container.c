@@ -45,6 +45,7 @@
 #include "string-util.h"
 #include "sync-server.h"
 #include "sync.h"
+#include "userns-auto.h"
 
 #define START_SOCKET START_SOCKET_NAME
 #define SETUP_TIMEOUT_USEC (5 * 60 * USEC_PER_SEC)
@@ -159,6 +160,7 @@ typedef struct CreateRun {
         OciConfig *c;                /* b.c */
         ScopePlan plan;
         NotifyReady notify_ready;
+        UsernsAuto userns; /* the automatic user namespace: its range, locked until the state records it */
         /* what exists, undone on failure */
         Container *ct;
         int listen_fd; /* the start socket, until the init has it */
@@ -202,6 +204,7 @@ static void create_run_done(CreateRun *cr) {
         keep_unit_done(&cr->keep);
         seccomp_program_free(cr->seccomp);
         credentials_done(&cr->credentials);
+        userns_auto_done(&cr->userns);
         free(cr->se.cgroup);
         free(cr->se.scope_dir);
         free(cr->cgroup);
@@ -215,11 +218,15 @@ static void create_run_done(CreateRun *cr) {
         bundle_done(&cr->b);
 }
 
-/* The bundle, the id and config.json, parsed, with its root.path resolved. */
+/* The bundle, the id and config.json, parsed, with its root.path resolved; with the automatic user
+ * namespace, its range picked and config.json given it. */
 static int create_load(CreateRun *cr, char **reterr) {
         int r;
 
         r = bundle_load(cr->o->bundle, cr->o->config_file, cr->o->id, &cr->b, reterr);
+        if (r < 0)
+                return r;
+        r = userns_auto_setup(cr->o->root, cr->o->id, cr->rootless, &cr->b, &cr->userns, reterr);
         if (r < 0)
                 return r;
         cr->bundle = cr->b.path;
@@ -273,6 +280,15 @@ static int create_state(CreateRun *cr, char **reterr) {
         if (r < 0)
                 return r;
         ct = cr->ct;
+        if (cr->userns.on) {
+                /* Recorded before the lock goes: the next create's pick sees the range taken. */
+                ct->userns_base = cr->userns.base;
+                ct->userns_size = USERNS_AUTO_SIZE;
+                r = container_save(ct);
+                if (r < 0)
+                        return errorf(reterr, r, "write state of \"%s\": %s", o->id, strerror(-r));
+                userns_auto_done(&cr->userns);
+        }
         test_stop_at("state");
 
         /* NOTIFY_SOCKET (as runc): the container gets a directory of its state dir on /run/notify; whoever
@@ -396,6 +412,7 @@ static int create_clone_init(CreateRun *cr, char **reterr) {
                         .credentials = &cr->credentials,
                 },
                 .init_cgroup_fd = cr->subgroup_fd,
+                .idmap_rootfs = cr->userns.on,
                 /* Rootless: the scope holds stage1 first, and the init is cloned from there. */
                 .place_stage1 = cr->rootless ? scope_place_stage1 : NULL,
                 .place_userdata = &cr->se,
@@ -584,6 +601,7 @@ int container_create(const CreateOptions *o, pid_t *ret_pid, int *ret_pidfd, cha
                 .rootless = rootless_detect(),
                 .listen_fd = -EBADF,
                 .subgroup_fd = -EBADF,
+                .userns = USERNS_AUTO_NULL,
                 .ip = { .pidfd = -EBADF, .sync_fd = -EBADF },
         };
         int r;

@@ -38,6 +38,7 @@
 #include "socket-util.h"
 #include "sdunit.h"
 #include "state.h"
+#include "userns-auto.h"
 #include "string-util.h"
 #include "strv.h"
 
@@ -369,6 +370,15 @@ static int restore_load(RestoreRun *rr, char **reterr) {
         r = bundle_load(o->bundle, NULL, o->id, &rr->b, reterr);
         if (r < 0)
                 return r;
+        /* criu restores the namespaces the checkpoint recorded: a range picked now could differ from it. */
+        bool userns_auto;
+        r = userns_auto_requested(rr->b.c, &userns_auto, reterr);
+        if (r < 0)
+                return r;
+        if (userns_auto)
+                return errorf(reterr, EOPNOTSUPP,
+                              "the automatic user namespace (annotations[\"" USERNS_ANNOTATION
+                              "\"] or " USERNS_ENV "=auto): not supported by restore");
         /* process.terminal wants --console-socket: the restored terminal is a new one, its master sent there. */
         BundleChecks k = { .root = o->root,
                            .console_socket = o->console_socket,

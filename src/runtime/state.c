@@ -248,6 +248,27 @@ int state_root_open(const char *root, bool create, int *ret_fd, char **reterr) {
         return 0;
 }
 
+int state_root_lock(const char *root, const char *name, int *ret_fd, char **reterr) {
+        _cleanup_close_ int root_fd = -EBADF, fd = -EBADF;
+        int r;
+
+        assert(name);
+        assert(ret_fd);
+
+        r = state_root_open(root, true, &root_fd, reterr);
+        if (r < 0)
+                return r;
+        fd = openat(root_fd, name, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0)
+                return errorf(reterr, errno, "cannot open \"%s/%s\": %s", root, name, strerror(errno));
+        r = lock_exclusive(fd, LOCK_TIMEOUT_USEC);
+        if (r < 0)
+                return errorf(reterr, r, "cannot lock \"%s/%s\": %s", root, name,
+                              r == -ETIMEDOUT ? "another sdrun holds it" : strerror(-r));
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
 static int open_state_dir(int root_fd, const char *root, const char *name, int *ret_fd, char **reterr) {
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *path = NULL;
@@ -373,7 +394,7 @@ static int check_state_format(const cJSON *j, const char *id, char **reterr) {
 
 static int container_parse_state(Container *c, const char *buf, size_t size, char **reterr) {
         _cleanup_json_ cJSON *j = NULL;
-        const cJSON *v, *sd;
+        const cJSON *v, *w, *sd;
         int r;
 
         r = json_parse(buf, size, &j, NULL);
@@ -418,6 +439,13 @@ static int container_parse_state(Container *c, const char *buf, size_t size, cha
                 if (cJSON_IsString(v))
                         c->pid_start_time = strtoull(v->valuestring, NULL, 10);
                 c->user_bus = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sd, "userBus"));
+                v = cJSON_GetObjectItemCaseSensitive(sd, "usernsBase");
+                w = cJSON_GetObjectItemCaseSensitive(sd, "usernsSize");
+                if (cJSON_IsNumber(v) && cJSON_IsNumber(w) && v->valuedouble >= 0 && w->valuedouble > 0 &&
+                    v->valuedouble + w->valuedouble <= (double) UINT32_MAX) {
+                        c->userns_base = (uint32_t) v->valuedouble;
+                        c->userns_size = (uint32_t) w->valuedouble;
+                }
         }
         /* A pid without its start time cannot be verified: never use it. */
         if (c->pid > 0 && c->pid_start_time == 0)
@@ -552,6 +580,8 @@ int container_save(Container *c) {
             (c->machine && !cJSON_AddStringToObject(sd, "machine", c->machine)) ||
             !cJSON_AddStringToObject(sd, "pidStartTime", buf) ||
             !cJSON_AddBoolToObject(sd, "userBus", c->user_bus) ||
+            (c->userns_size > 0 && (!cJSON_AddNumberToObject(sd, "usernsBase", c->userns_base) ||
+                                    !cJSON_AddNumberToObject(sd, "usernsSize", c->userns_size))) ||
             !cJSON_AddNumberToObject(sd, "stateFormat", STATE_FORMAT) ||
             !cJSON_AddStringToObject(sd, "version", PACKAGE_VERSION))
                 return -ENOMEM;

@@ -58,6 +58,9 @@ typedef struct Container {
         char *machine; /* the name systemd-machined accepted for it, NULL when not registered */
         bool user_bus;
         cJSON *annotations; /* object, owned */
+        /* The host ids the automatic user namespace maps the container's 0..size-1 onto (userns-auto.h), in
+         * sdrun.usernsBase and sdrun.usernsSize (older releases ignore them); size 0: none. */
+        uint32_t userns_base, userns_size;
 
         bool corrupt; /* container_load_salvage(): state.json could not be parsed; only id and dir_fd hold */
 } Container;
@@ -105,6 +108,9 @@ int container_oci_state(Container *c, ContainerStatus st, cJSON **ret);
 int container_oci_state_string(Container *c, ContainerStatus st, char **ret);
 /* The state a hook reads on its stdin: status st, and pid as the hook sees it (none when pid <= 0). */
 int container_hook_state_string(Container *c, ContainerStatus st, pid_t pid, char **ret);
+/* Take the lock file name in the state root (made, mode 0600, with the root when missing), exclusively, with
+ * the bounded wait of a container's lock: for what must be decided across containers (userns-auto.c). */
+int state_root_lock(const char *root, const char *name, int *ret_fd, char **reterr);
 /* Remove the state directory (the caller holds the lock). */
 int container_remove(Container *c);
 /* Ids below root, sorted (none if root does not exist; a root state_root_open() refuses fails). */
