@@ -12,6 +12,9 @@
 
 require_root
 require_systemd
+# the unified box and the VM: cgroup v2 only; the hybrid box: v1 controllers beside it
+V2=0
+[ "$SDRUN_TEST_LAYOUT" = unified ] || [ "$SDRUN_TEST_LAYOUT" = vm ] && V2=1
 install_sdrun_template
 
 svc() { echo "sdrun@$1.service"; }
@@ -25,7 +28,7 @@ start_unit() {
 # v1 (hybrid) or v2 directory of a cgroup path for CONTROLLER ("" = the unified hierarchy).
 cg_path() {
         local ctl=$1 path=$2
-        if [ "$SDRUN_TEST_LAYOUT" = unified ]; then
+        if [ "$V2" = 1 ]; then
                 echo "/sys/fs/cgroup$path"
         elif [ -z "$ctl" ]; then
                 echo "/sys/fs/cgroup/unified$path"
@@ -36,7 +39,7 @@ cg_path() {
 # the cgroup path of PID in the hierarchy of CONTROLLER ("" = unified; "name=systemd")
 pid_cg() { awk -F: -v c="$2" '$2 == c { print $3 }' "/proc/$1/cgroup"; }
 memory_controller() {
-        if [ "$SDRUN_TEST_LAYOUT" = unified ]; then
+        if [ "$V2" = 1 ]; then
                 grep -qw memory /sys/fs/cgroup/cgroup.controllers
         else
                 [ -d /sys/fs/cgroup/memory ]
@@ -63,7 +66,7 @@ cg=$(unit_prop "$(svc "$id")" ControlGroup)
 init=$("$SDRUN" state "$id" | jq -r .pid)
 main=$(unit_prop "$(svc "$id")" MainPID)
 sysctl_ctl=""
-[ "$SDRUN_TEST_LAYOUT" = unified ] || sysctl_ctl=name=systemd
+[ "$V2" = 1 ] || sysctl_ctl=name=systemd
 is "$(pid_cg "$init" "$sysctl_ctl")" "$cg/payload" "  the container's init ($init) is in $cg/payload"
 is "$(pid_cg "$main" "$sysctl_ctl")" "$cg/supervisor" "  sdrun run ($main) is in $cg/supervisor"
 is "$(cat "$(cg_path "" "$cg")/cgroup.procs" 2>&1)" "" "  the service's own cgroup holds no process"
@@ -80,7 +83,7 @@ fi
 
 # The service's MemoryMax= is the container's; config.json's limits on the payload below it.
 if memory_controller; then
-        if [ "$SDRUN_TEST_LAYOUT" = unified ]; then
+        if [ "$V2" = 1 ]; then
                 is "$(cat "$(cg_path "" "$cg")/memory.max")" 67108864 "  the service's memory.max is its MemoryMax= (64M)"
                 is "$(cat "$(cg_path "" "$cg/payload")/memory.max")" 100663296 \
                         "  the payload's memory.max is config.json's linux.resources.memory.limit"
@@ -99,10 +102,10 @@ if memory_controller; then
         is "$(unit_prop "$(svc "$id")" ActiveState)" active "  the service (its init) runs on"
 else
         n=6
-        [ "$SDRUN_TEST_LAYOUT" = unified ] && n=5
+        [ "$V2" = 1 ] && n=5
         skips "no memory controller in this box's cgroup hierarchy" "$n"
 fi
-if [ "$SDRUN_TEST_LAYOUT" = unified ] && ! grep -qw pids /sys/fs/cgroup/cgroup.controllers; then
+if [ "$V2" = 1 ] && ! grep -qw pids /sys/fs/cgroup/cgroup.controllers; then
         skips "no pids controller in this box's cgroup hierarchy" 1
 else
         is "$(cat "$(cg_path pids "$cg/payload")/pids.max" 2>&1)" 77 "  the payload's pids.max is config.json's pids.limit"
@@ -117,7 +120,7 @@ unlike "$(cat "$(cg_path "" "$cg")/cgroup.events" 2>&1)" "frozen 1" "  the servi
 is "$(unit_prop "$(svc "$id")" ActiveState)" active "  the service stays active"
 ok_desc "sdrun resume" "$SDRUN" resume "$id"
 is "$("$SDRUN" state "$id" | jq -r .status)" running "  state: running"
-if [ "$SDRUN_TEST_LAYOUT" = unified ] && ! grep -qw pids /sys/fs/cgroup/cgroup.controllers; then
+if [ "$V2" = 1 ] && ! grep -qw pids /sys/fs/cgroup/cgroup.controllers; then
         skips "no pids controller in this box's cgroup hierarchy" 2
 else
         out=$("$SDRUN" update --pids-limit 55 "$id" 2>&1)
