@@ -172,19 +172,16 @@ int sdunit_bus_open(bool user, SdUnitBus **ret, char **reterr) {
         }
         r = bus_wait_ready(bus);
         if (r < 0) {
+                const char *what = direct ? "systemd" : user ? "user" : "system";
+
                 sym_sd_bus_close_unref(bus);
                 if (r == -ETIMEDOUT)
                         return sdunit_fail(reterr, r, NULL,
                                            "connect to the %s bus: no answer within %llu s (is %s stalled?)",
-                                           direct ? "systemd"
-                                           : user ? "user"
-                                                  : "system",
+                                           what,
                                            (unsigned long long) (BUS_READY_TIMEOUT_USEC / USEC_PER_SEC),
                                            direct ? "systemd" : "the dbus-daemon");
-                return sdunit_fail(reterr, r, NULL, "connect to the %s bus",
-                                   direct ? "systemd"
-                                   : user ? "user"
-                                          : "system");
+                return sdunit_fail(reterr, r, NULL, "connect to the %s bus", what);
         }
 
         b->n_ref = 1;
