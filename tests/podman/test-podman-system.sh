@@ -40,6 +40,19 @@ done
 # The files run (the ones about the runtime; each takes 3 s to 3 min).
 files=(030-run 032-sig-proxy 045-start 050-stop 055-rm 075-exec 080-pause 130-kill 170-run-userns
         190-run-ipcns 200-pod 220-healthcheck 250-systemd 280-update 420-cgroups 450-interactive)
+# In CI ($CI set) the two box lanes share the long files, each running once per CI run (the run's time is
+# the podman lanes' plus the engines' after them): the unified box, the layout most of Podman's users have,
+# takes 030-run (~4.5 min) and the files beside it; the hybrid box takes pods, healthchecks and the systemd
+# units. Both run the short files about the cgroup layout (pause, update, cgroups) and the terminal ones.
+# Outside CI every lane runs every file.
+if [ -n "${CI:-}" ] && [ -z "${SDRUN_PODMAN_FILES:-}" ]; then
+        both=(032-sig-proxy 080-pause 170-run-userns 280-update 420-cgroups 450-interactive)
+        case $SDRUN_TEST_LAYOUT in
+        unified) files=(030-run 050-stop 055-rm 190-run-ipcns "${both[@]}") ;;
+        hybrid) files=(045-start 075-exec 130-kill 200-pod 220-healthcheck 250-systemd "${both[@]}") ;;
+        esac
+        diag "CI: this lane ($SDRUN_TEST_LAYOUT) runs ${files[*]}"
+fi
 # SDRUN_PODMAN_FILES="220-healthcheck ...": only these (to run one file again by hand).
 [ -n "${SDRUN_PODMAN_FILES:-}" ] && read -ra files <<<"$SDRUN_PODMAN_FILES"
 
