@@ -561,138 +561,113 @@ static int reopen_in_own_mount_ns(int fd) {
         return nfd;
 }
 
-/* A cgroup mount: with a cgroup namespace a fresh cgroup filesystem (its root is the namespace's root);
- * without one a bind of the init's own cgroup directory, so the container never sees the host's tree.
- * On a hybrid/v1 host: a tmpfs at the destination with one directory per v1 hierarchy. Privileged, runs in
- * the container's namespaces (before pivot_root). */
-static int mount_cgroup(MountCtx *c, char **reterr) {
-        _cleanup_free_ char *proc_cgroup = NULL;
-        _cleanup_close_ int target_fd = -EBADF;
-        CgroupHierarchy *h = NULL;
-        size_t n = 0;
-        struct statfs sfs;
+/* cgroup v2 (the unified layout): with a cgroup namespace a fresh cgroup2 filesystem (its root is the
+ * namespace's root), else (or rootless, where the superblock cannot be mounted again) a bind of the init's own
+ * cgroup directory. */
+static int mount_cgroup_unified(MountCtx *c, const char *proc_cgroup, int target_fd, char **reterr) {
+        _cleanup_free_ char *own = NULL, *src = NULL;
+        _cleanup_close_ int src_fd = -EBADF;
         const char *step = NULL;
-        bool unified;
         int r;
 
-        if (statfs(CGROUP_ROOT, &sfs) < 0)
-                return mount_fail(c, reterr, negative_errno(), "statfs " CGROUP_ROOT);
-        unified = sfs.f_type == CGROUP2_SUPER_MAGIC;
-
-        if (!c->rc->own_cgroupns) {
-                r = read_full_file_at(AT_FDCWD, "/proc/self/cgroup", 1024 * 1024, &proc_cgroup, NULL);
-                if (r < 0)
-                        return mount_fail(c, reterr, r, "read /proc/self/cgroup");
-        }
-
-        r = mkdir_p_in_root(c->root_fd, c->m->destination, 0755, false, &target_fd);
-        if (r < 0)
-                return mount_fail(c, reterr, r, "create destination");
-
-        if (unified) {
-                _cleanup_free_ char *own = NULL, *src = NULL;
-                _cleanup_close_ int src_fd = -EBADF;
-
-                if (c->rc->own_cgroupns) {
-                        /* the source as config.json names it ("cgroup" from Podman), as runc mounts it */
-                        r = mount_on_fd(isempty(c->m->source) ? "cgroup2" : c->m->source, target_fd,
-                                        "cgroup2", c->spec.flags, c->spec.data);
-                        if (r >= 0)
-                                return mount_apply_after(c, reterr);
-                        /* In a user namespace (rootless) the host's cgroup2 superblock cannot be mounted
-                         * again (EBUSY): bind the init's own cgroup instead, the root of its namespace. */
-                        if ((r != -EBUSY && r != -EPERM) || c->rc->own_cgroup_fd <= 0)
-                                return mount_fail(c, reterr, r, NULL);
-                        _cleanup_close_ int own_fd = reopen_in_own_mount_ns(c->rc->own_cgroup_fd);
-                        if (own_fd < 0)
-                                return mount_fail(c, reterr, own_fd, "find the container's own cgroup");
-                        r = bind_tree(own_fd, false, target_fd, true, c->spec.flags, c->spec.clear,
-                                      c->spec.rec_attr_set, c->spec.rec_attr_clr, c->spec.propagation,
-                                      &step);
-                        if (r < 0)
-                                return mount_fail(c, reterr, r, step ?: "bind the container's own cgroup");
-                        return 0;
-                }
-                r = own_cgroup_path(proc_cgroup, "", &own);
-                if (r < 0)
-                        return mount_fail(c, reterr, r, "find own cgroup");
-                if (asprintf(&src, CGROUP_ROOT "%s", own) < 0)
-                        return mount_fail(c, reterr, -ENOMEM, NULL);
-                src_fd = RET_NERRNO(open(src, O_PATH | O_DIRECTORY | O_CLOEXEC));
+        if (c->rc->own_cgroupns) {
+                /* the source as config.json names it ("cgroup" from Podman), as runc mounts it */
+                r = mount_on_fd(isempty(c->m->source) ? "cgroup2" : c->m->source, target_fd, "cgroup2",
+                                c->spec.flags, c->spec.data);
+                if (r >= 0)
+                        return mount_apply_after(c, reterr);
+                /* In a user namespace (rootless) the host's cgroup2 superblock cannot be mounted again
+                 * (EBUSY): bind the init's own cgroup instead, the root of its namespace. */
+                if ((r != -EBUSY && r != -EPERM) || c->rc->own_cgroup_fd <= 0)
+                        return mount_fail(c, reterr, r, NULL);
+                src_fd = reopen_in_own_mount_ns(c->rc->own_cgroup_fd);
                 if (src_fd < 0)
-                        return mount_fail(c, reterr, src_fd, src);
+                        return mount_fail(c, reterr, src_fd, "find the container's own cgroup");
                 r = bind_tree(src_fd, false, target_fd, true, c->spec.flags, c->spec.clear,
                               c->spec.rec_attr_set, c->spec.rec_attr_clr, c->spec.propagation, &step);
                 if (r < 0)
-                        return mount_fail(c, reterr, r, step);
+                        return mount_fail(c, reterr, r, step ?: "bind the container's own cgroup");
                 return 0;
         }
+        r = own_cgroup_path(proc_cgroup, "", &own);
+        if (r < 0)
+                return mount_fail(c, reterr, r, "find own cgroup");
+        if (asprintf(&src, CGROUP_ROOT "%s", own) < 0)
+                return mount_fail(c, reterr, -ENOMEM, NULL);
+        src_fd = RET_NERRNO(open(src, O_PATH | O_DIRECTORY | O_CLOEXEC));
+        if (src_fd < 0)
+                return mount_fail(c, reterr, src_fd, src);
+        r = bind_tree(src_fd, false, target_fd, true, c->spec.flags, c->spec.clear, c->spec.rec_attr_set,
+                      c->spec.rec_attr_clr, c->spec.propagation, &step);
+        if (r < 0)
+                return mount_fail(c, reterr, r, step);
+        return 0;
+}
 
-        /* hybrid or v1 */
+/* One v1 hierarchy H below the tmpfs at the destination: a fresh mount of it with a cgroup namespace, else a
+ * bind of the init's own cgroup in it; co-mounted controllers ("cpu,cpuacct") get a link per controller. */
+static int mount_cgroup_v1_one(MountCtx *c, const CgroupHierarchy *h, const char *proc_cgroup,
+                               char **reterr) {
+        _cleanup_free_ char *sub = NULL, *own = NULL, *src = NULL, *copy = NULL;
+        _cleanup_close_ int sub_fd = -EBADF, src_fd = -EBADF, dir_fd = -EBADF;
+        const char *base = h->mount_point + STRLEN(CGROUP_ROOT "/"), *step = NULL;
+        char *s = NULL;
+        int r;
+
+        if (asprintf(&sub, "%s/%s", c->m->destination, base) < 0)
+                return mount_fail(c, reterr, -ENOMEM, NULL);
+        r = mkdir_p_in_root(c->root_fd, sub, 0755, false, &sub_fd);
+        if (r < 0)
+                return mount_fail(c, reterr, r, base);
+
+        if (c->rc->own_cgroupns) {
+                r = mount_on_fd("cgroup", sub_fd, "cgroup", c->spec.flags,
+                                isempty(h->controllers) ? NULL : h->controllers);
+                if (r < 0)
+                        return mount_fail(c, reterr, r, base);
+        } else {
+                r = own_cgroup_path(proc_cgroup, h->controllers, &own);
+                if (r >= 0 && asprintf(&src, "%s%s", h->mount_point, own) < 0)
+                        r = -ENOMEM;
+                if (r >= 0)
+                        r = src_fd = RET_NERRNO(open(src, O_PATH | O_DIRECTORY | O_CLOEXEC));
+                if (r >= 0)
+                        r = bind_tree(src_fd, false, sub_fd, false, c->spec.flags, c->spec.clear, 0, 0, 0,
+                                      &step);
+                if (r < 0)
+                        return mount_fail(c, reterr, r, base);
+        }
+
+        if (!strchr(base, ','))
+                return 0;
+        dir_fd = open_in_root(c->root_fd, c->m->destination, O_PATH | O_DIRECTORY);
+        copy = strdup(base);
+        if (dir_fd < 0 || !copy)
+                return mount_fail(c, reterr, dir_fd < 0 ? dir_fd : -ENOMEM, base);
+        for (char *o = strtok_r(copy, ",", &s); o; o = strtok_r(NULL, ",", &s))
+                if (symlinkat(base, dir_fd, o) < 0 && errno != EEXIST)
+                        return mount_fail(c, reterr, negative_errno(), o);
+        return 0;
+}
+
+/* hybrid or v1: a tmpfs at the destination with one directory per v1 hierarchy, read-only at the end if
+ * config.json asks for it. */
+static int mount_cgroup_v1(MountCtx *c, const char *proc_cgroup, int target_fd, char **reterr) {
+        CgroupHierarchy *h = NULL;
+        size_t n = 0;
+        int r;
+
         r = mount_on_fd("tmpfs", target_fd, "tmpfs",
                         (c->spec.flags & ~(unsigned long) MS_RDONLY) | MS_NOSUID | MS_NODEV | MS_NOEXEC,
                         "mode=755");
         if (r < 0)
                 return mount_fail(c, reterr, r, "tmpfs");
-        target_fd = safe_close(target_fd);
 
         r = read_cgroup_hierarchies(&h, &n);
         if (r < 0)
                 return mount_fail(c, reterr, r, "read /proc/self/mountinfo");
-
-        for (size_t i = 0; i < n && r >= 0; i++) {
-                _cleanup_free_ char *sub = NULL, *own = NULL, *src = NULL;
-                _cleanup_close_ int sub_fd = -EBADF, src_fd = -EBADF;
-                const char *base = h[i].mount_point + STRLEN(CGROUP_ROOT "/");
-
-                if (asprintf(&sub, "%s/%s", c->m->destination, base) < 0) {
-                        r = mount_fail(c, reterr, -ENOMEM, NULL);
-                        break;
-                }
-                r = mkdir_p_in_root(c->root_fd, sub, 0755, false, &sub_fd);
-                if (r < 0) {
-                        r = mount_fail(c, reterr, r, base);
-                        break;
-                }
-
-                if (c->rc->own_cgroupns) {
-                        r = mount_on_fd("cgroup", sub_fd, "cgroup", c->spec.flags,
-                                        isempty(h[i].controllers) ? NULL : h[i].controllers);
-                        if (r < 0)
-                                r = mount_fail(c, reterr, r, base);
-                } else {
-                        r = own_cgroup_path(proc_cgroup, h[i].controllers, &own);
-                        if (r >= 0 && asprintf(&src, "%s%s", h[i].mount_point, own) < 0)
-                                r = -ENOMEM;
-                        if (r >= 0)
-                                r = src_fd = RET_NERRNO(open(src, O_PATH | O_DIRECTORY | O_CLOEXEC));
-                        if (r >= 0)
-                                r = bind_tree(src_fd, false, sub_fd, false, c->spec.flags, c->spec.clear, 0,
-                                              0, 0, &step);
-                        if (r < 0)
-                                r = mount_fail(c, reterr, r, base);
-                }
-                if (r < 0)
-                        break;
-
-                /* co-mounted controllers: "cpu,cpuacct" gets the links "cpu" and "cpuacct" */
-                if (strchr(base, ',')) {
-                        _cleanup_close_ int dir_fd =
-                                open_in_root(c->root_fd, c->m->destination, O_PATH | O_DIRECTORY);
-                        _cleanup_free_ char *copy = strdup(base);
-                        char *s = NULL;
-
-                        if (dir_fd < 0 || !copy) {
-                                r = mount_fail(c, reterr, dir_fd < 0 ? dir_fd : -ENOMEM, base);
-                                break;
-                        }
-                        for (char *o = strtok_r(copy, ",", &s); o; o = strtok_r(NULL, ",", &s))
-                                if (symlinkat(base, dir_fd, o) < 0 && errno != EEXIST) {
-                                        r = mount_fail(c, reterr, negative_errno(), o);
-                                        break;
-                                }
-                }
-        }
+        for (size_t i = 0; i < n && r >= 0; i++)
+                r = mount_cgroup_v1_one(c, &h[i], proc_cgroup, reterr);
         hierarchies_free(h, n);
         if (r < 0)
                 return r;
@@ -706,6 +681,30 @@ static int mount_cgroup(MountCtx *c, char **reterr) {
                         return mount_fail(c, reterr, r, "remount read-only");
         }
         return mount_apply_after(c, reterr);
+}
+
+/* A cgroup mount: the container never sees the host's tree (a fresh cgroup filesystem with a cgroup
+ * namespace, a bind of the init's own cgroup without one). Privileged, runs in the container's namespaces
+ * (before pivot_root). */
+static int mount_cgroup(MountCtx *c, char **reterr) {
+        _cleanup_free_ char *proc_cgroup = NULL;
+        _cleanup_close_ int target_fd = -EBADF;
+        struct statfs sfs;
+        int r;
+
+        if (statfs(CGROUP_ROOT, &sfs) < 0)
+                return mount_fail(c, reterr, negative_errno(), "statfs " CGROUP_ROOT);
+        if (!c->rc->own_cgroupns) {
+                r = read_full_file_at(AT_FDCWD, "/proc/self/cgroup", 1024 * 1024, &proc_cgroup, NULL);
+                if (r < 0)
+                        return mount_fail(c, reterr, r, "read /proc/self/cgroup");
+        }
+        r = mkdir_p_in_root(c->root_fd, c->m->destination, 0755, false, &target_fd);
+        if (r < 0)
+                return mount_fail(c, reterr, r, "create destination");
+        if (sfs.f_type == CGROUP2_SUPER_MAGIC)
+                return mount_cgroup_unified(c, proc_cgroup, target_fd, reterr);
+        return mount_cgroup_v1(c, proc_cgroup, target_fd, reterr);
 }
 
 /* ---- the steps --------------------------------------------------------------------------------- */
