@@ -261,17 +261,20 @@ static int validate_config(const OciConfig *c, char **reterr) {
         }
 
         /* Without the namespace at all, runc and crun ignore the mappings and offsets: so does sdrun, with a
-         * warning. With one joined by path they cannot be applied: refused. */
+         * warning. With a user namespace joined by path the mappings describe it, and it has them already:
+         * Podman sends them (--userns=container:X, a pod sharing its user namespace), runc 1.1 requires them
+         * and crun accepts them. Nothing writes them there (an id-mapped mount without mappings of its own
+         * maps through the joined namespace itself). */
         if (l->n_uid_mappings > 0 || l->n_gid_mappings > 0) {
                 const char *what = l->n_uid_mappings > 0 ? "linux.uidMappings" : "linux.gidMappings";
-                if (!find_namespace(c, OCI_NS_USER, NULL))
+                const OciNamespace *userns = find_namespace(c, OCI_NS_USER, NULL);
+                if (!userns)
                         log_warning("%s: no user namespace in linux.namespaces, ignoring the mappings.",
                                     what);
-                else {
-                        r = require_new_namespace(c, OCI_NS_USER, what, reterr);
-                        if (r < 0)
-                                return r;
-                }
+                else if (userns->path)
+                        log_debug("%s: the user namespace joined by path has its mappings already, not "
+                                  "writing them.",
+                                  what);
         }
         if (l->time_boottime.present || l->time_monotonic.present) {
                 if (!find_namespace(c, OCI_NS_TIME, NULL))

@@ -117,7 +117,7 @@ shared_pidns() {
                 | .process.args=["true"]' --arg p "/proc/$apid/ns/pid"
         if [ "$variant" = d ]; then
                 bundle_set "$B" '.linux.namespaces += [{type: "user", path: $u}]' --arg u "/proc/$apid/ns/user"
-                # runc 1.1 wants the mappings of the user namespace it joins; sdrun refuses them there
+                # runc 1.1 wants the mappings of the user namespace it joins (sdrun and crun accept them there too)
                 [ "$n" = runc ] && bundle_set "$B" "${UNS#*|}"
         fi
         fails=0

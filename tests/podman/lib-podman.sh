@@ -11,7 +11,8 @@
 #     pm run --rm "$PODMAN_IMAGE" echo hi
 #
 # Environment in: PODMAN_TEST_RUNTIME (sdrun | crun | runc | control: crun, or runc in the unified layout, or
-# $PODMAN_TEST_CONTROL), SDRUN (the sdrun binary), SDRUN_TEST_LAYOUT.
+# $PODMAN_TEST_CONTROL), SDRUN (the sdrun binary), SDRUN_TEST_LAYOUT, PODMAN_RUNTIME_BIN (optional: the
+# runtime's binary at another path, e.g. a copy the test may see damaged; the drop-in names it).
 # Out (after podman_setup): PODMAN_RUNTIME_PATH, PODMAN_IMAGE, PODMAN_CONF_DIR and CONTAINERS_STORAGE_CONF
 # (exported: a plain `podman` in the test sees the test's storage). Podman's configuration is the
 # distribution's, plus a drop-in naming the runtime (podman_write_conf).
@@ -33,6 +34,7 @@ PODMAN_IMAGE=localhost/sdrun-test-busybox:latest
 
 # The runtime's binary.
 podman_runtime_path() {
+        [ -n "${PODMAN_RUNTIME_BIN:-}" ] && { echo "$PODMAN_RUNTIME_BIN"; return 0; }
         case "$PODMAN_TEST_RUNTIME" in
         sdrun) echo "$SDRUN" ;;
         crun | runc) command -v "$PODMAN_TEST_RUNTIME" ;;
@@ -65,6 +67,11 @@ PODMAN_DROPIN=$PODMAN_DROPIN_DIR/zz-sdrun-test.conf
 # podman_write_dropin [TOML]: the drop-in (see above), TOML (other sections) first; removed on exit. (The
 # suite's scripts run one at a time; a drop-in left by a killed run is overwritten.)
 podman_write_dropin() {
+        local bins="sdrun = [\"$SDRUN\"]"
+        if [ -n "${PODMAN_RUNTIME_BIN:-}" ]; then
+                [ "$PODMAN_TEST_RUNTIME" = sdrun ] && bins=""
+                bins+=$'\n'"$PODMAN_TEST_RUNTIME = [\"$PODMAN_RUNTIME_BIN\"]"
+        fi
         mkdir -p "$PODMAN_DROPIN_DIR" || return 1
         cleanup_add rm -f "$PODMAN_DROPIN"
         cat >"$PODMAN_DROPIN" <<EOF
@@ -75,7 +82,7 @@ runtime = "$PODMAN_TEST_RUNTIME"
 runtime_supports_json = ["crun", "runc", "kata", "runsc", "youki", "krun", "sdrun"]
 
 [engine.runtimes]
-sdrun = ["$SDRUN"]
+$bins
 EOF
 }
 

@@ -294,8 +294,6 @@ static const BadCase bad_cases[] = {
         { "{" MIN_ "," LNX_ "\"namespaces\":[{\"type\":\"net\",\"path\":\"/x\"}]}}", "linux.namespaces[0].type: unknown namespace" },
         { "{" MIN_ "," LNX_ "\"namespaces\":[{\"type\":\"network\",\"path\":\"run/netns/x\"}]}}",
           "linux.namespaces[0].path: \"run/netns/x\" is not an absolute path" },
-        { "{" MIN_ "," LNX_ "\"namespaces\":[{\"type\":\"user\",\"path\":\"/proc/1/ns/user\"}],"
-          "\"gidMappings\":[{\"containerID\":0,\"hostID\":1000,\"size\":1}]}}", "linux.gidMappings: cannot be applied" },
         { "{" MIN_ "," LNX_ "\"namespaces\":[{\"type\":\"user\"}],\"uidMappings\":[{\"containerID\":0,\"hostID\":1000,\"size\":0}]}}",
           "linux.uidMappings[0].size: must be at least 1" },
         { "{" MIN_ "," LNX_ "\"namespaces\":[{\"type\":\"time\"}],\"timeOffsets\":{\"realtime\":{\"secs\":1}}}}",
@@ -469,6 +467,15 @@ static void test_engine_compat(void) {
                 tap_is_int(oci_config_parse(doc, strlen(doc), &d, &err), 0, "rootfsPropagation %s accepted (%s)", *pr,
                            strna(err));
         }
+
+        /* Podman's --userns=container:X: the joined user namespace's mappings given along with its path */
+        static const char joined[] = "{" MIN_ "," LNX_ "\"namespaces\":[{\"type\":\"user\",\"path\":\"/proc/1/ns/user\"}],"
+                "\"uidMappings\":[{\"containerID\":0,\"hostID\":100000,\"size\":65536}],"
+                "\"gidMappings\":[{\"containerID\":0,\"hostID\":100000,\"size\":65536}]}}";
+        _cleanup_oci_config_ OciConfig *j = NULL;
+        _cleanup_free_ char *jerr = NULL;
+        tap_is_int(oci_config_parse(joined, strlen(joined), &j, &jerr), 0,
+                   "uidMappings and gidMappings with a user namespace joined by path accepted (%s)", strna(jerr));
 
         static const char more[] = "{" MIN_ "," LNX_ "\"resources\":{\"devices\":[{\"allow\":true,\"access\":\"rwxr\"}]},"
                 "\"seccomp\":{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":[{\"names\":[],\"action\":\"SCMP_ACT_LOG\"}]}}}";
