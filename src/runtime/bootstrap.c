@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/nsfs.h>
-#include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -14,12 +13,12 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "bootstrap.h"
 #include "cgroup-util.h"
+#include "clone-util.h"
 #include "criu.h"
 #include "error-util.h"
 #include "init.h"
@@ -32,10 +31,6 @@
 #include "state.h"
 #include "sync.h"
 
-#ifndef CLONE_NEWTIME
-#define CLONE_NEWTIME 0x00000080
-#endif
-
 unsigned long namespace_clone_flag(OciNamespaceType t) {
         static const unsigned long table[_OCI_NS_MAX] = {
                 [OCI_NS_PID] = CLONE_NEWPID,       [OCI_NS_NETWORK] = CLONE_NEWNET,
@@ -44,21 +39,6 @@ unsigned long namespace_clone_flag(OciNamespaceType t) {
                 [OCI_NS_CGROUP] = CLONE_NEWCGROUP, [OCI_NS_TIME] = CLONE_NEWTIME,
         };
         return t >= 0 && t < _OCI_NS_MAX ? table[t] : 0;
-}
-
-#ifndef CLONE_INTO_CGROUP
-#define CLONE_INTO_CGROUP 0x200000000ULL
-#endif
-
-/* cgroup_fd >= 0: the child is born in that (cgroup v2) cgroup (CLONE_INTO_CGROUP). */
-static pid_t raw_clone3(uint64_t flags, int *pidfd, int exit_signal, int cgroup_fd) {
-        struct clone_args args = {
-                .flags = flags | (cgroup_fd >= 0 ? CLONE_INTO_CGROUP : 0),
-                .pidfd = (uint64_t) (uintptr_t) pidfd,
-                .exit_signal = (uint64_t) exit_signal,
-                .cgroup = cgroup_fd >= 0 ? (uint64_t) cgroup_fd : 0,
-        };
-        return (pid_t) syscall(SYS_clone3, &args, sizeof args);
 }
 
 /* ---- the runtime side ---- */
@@ -146,7 +126,7 @@ _noreturn_ static void stage1_main(const BootstrapParams *bp, InitParams *init, 
                                 _exit(EXIT_FAILURE);
                         }
                 }
-        pid = raw_clone3(new_flags | CLONE_PIDFD | CLONE_PARENT, &pidfd, 0, cgroup_fd);
+        pid = clone3_pidfd(new_flags | CLONE_PARENT, 0, cgroup_fd, &pidfd);
         if (pid < 0) {
                 sync_send_error(sync_fd, errno, "clone the container init: %m");
                 _exit(EXIT_FAILURE);
@@ -345,7 +325,7 @@ static int bootstrap_clone_via_stage1(Bootstrap *b, char **reterr) {
         SyncMsg m;
         int r;
 
-        s1.pid = raw_clone3(CLONE_PIDFD, &s1.pidfd, SIGCHLD, -EBADF);
+        s1.pid = clone3_pidfd(0, SIGCHLD, -EBADF, &s1.pidfd);
         if (s1.pid < 0) {
                 s1.pid = 0;
                 return -errno;
@@ -382,7 +362,7 @@ static int bootstrap_clone_via_stage1(Bootstrap *b, char **reterr) {
 }
 
 static int bootstrap_clone_direct(Bootstrap *b, char **reterr) {
-        b->ip.pid = raw_clone3(b->new_flags | CLONE_PIDFD, &b->ip.pidfd, SIGCHLD, b->params.init_cgroup_fd);
+        b->ip.pid = clone3_pidfd(b->new_flags, SIGCHLD, b->params.init_cgroup_fd, &b->ip.pidfd);
         if (b->ip.pid < 0) {
                 int r = -errno;
                 b->ip.pid = 0;

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -11,7 +10,6 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,6 +18,7 @@
 #include "become.h"
 #include "capabilities.h"
 #include "cgroup-util.h"
+#include "clone-util.h"
 #include "console.h"
 #include "exec-child.h"
 #include "exec.h"
@@ -40,13 +39,6 @@
 #include "strv.h"
 #include "sync-server.h"
 #include "sync.h"
-
-#ifndef CLONE_NEWTIME
-#define CLONE_NEWTIME 0x00000080
-#endif
-#ifndef CLONE_INTO_CGROUP
-#define CLONE_INTO_CGROUP 0x200000000ULL
-#endif
 
 #define EXEC_SETUP_TIMEOUT_USEC (5 * 60 * USEC_PER_SEC)
 
@@ -501,16 +493,6 @@ static int cgroup_plan_attach_v1(const CgroupPlan *c, pid_t pid, char **reterr) 
 
 /* ---- the runtime side ---- */
 
-static pid_t clone_into(int cgroup_fd, int *ret_pidfd) {
-        struct clone_args args = {
-                .flags = CLONE_PIDFD | (cgroup_fd >= 0 ? CLONE_INTO_CGROUP : 0),
-                .pidfd = (uint64_t) (uintptr_t) ret_pidfd,
-                .exit_signal = SIGCHLD,
-                .cgroup = cgroup_fd >= 0 ? (uint64_t) cgroup_fd : 0,
-        };
-        return (pid_t) syscall(SYS_clone3, &args, sizeof args);
-}
-
 /* Rootless (rootless.h): we may not join a pid namespace that belongs to the container's own user namespace.
  * A short-lived intermediate joins the user and pid namespaces and clones the child as our own
  * (CLONE_PARENT), into the container's cgroup where the kernel lets it; the child's pid, its pidfd and
@@ -528,14 +510,10 @@ static pid_t clone_via_userns(ExecChild *x, int cgroup_fd, int sock, int *ret_pi
         pid_t mid;
         int r;
 
-        mid = clone_into(-EBADF, &mid_pidfd);
+        mid = clone3_pidfd(0, SIGCHLD, -EBADF, &mid_pidfd);
         if (mid < 0)
                 return errorf(reterr, -errno, "clone: %s", strerror(errno));
         if (mid == 0) {
-                struct clone_args args = {
-                        .flags = CLONE_PIDFD | CLONE_PARENT | (cgroup_fd >= 0 ? CLONE_INTO_CGROUP : 0),
-                        .cgroup = cgroup_fd >= 0 ? (uint64_t) cgroup_fd : 0,
-                };
                 int pidfd = -EBADF;
 
                 safe_close(sock);
@@ -545,15 +523,12 @@ static pid_t clone_via_userns(ExecChild *x, int cgroup_fd, int sock, int *ret_pi
                                         "join the user and pid namespaces of the container init: %m");
                         _exit(EXIT_FAILURE);
                 }
-                args.pidfd = (uint64_t) (uintptr_t) &pidfd;
                 v.in_cgroup = cgroup_fd >= 0;
-                v.pid = (pid_t) syscall(SYS_clone3, &args, sizeof args);
+                v.pid = clone3_pidfd(CLONE_PARENT, 0, cgroup_fd, &pidfd);
                 if (v.pid < 0 && v.in_cgroup && (errno == EACCES || errno == EPERM)) {
                         /* Not ours to write: systemd moves it (AttachProcessesToUnit) before it goes on. */
-                        args.flags &= ~CLONE_INTO_CGROUP;
-                        args.cgroup = 0;
                         v.in_cgroup = false;
-                        v.pid = (pid_t) syscall(SYS_clone3, &args, sizeof args);
+                        v.pid = clone3_pidfd(CLONE_PARENT, 0, -EBADF, &pidfd);
                 }
                 if (v.pid == 0)
                         exec_child_main(x);
@@ -787,14 +762,14 @@ static int exec_clone(ExecRun *e, char **reterr) {
                         return child;
                 e->child = child;
         } else {
-                pid_t child = clone_into(e->cg.unified_fd, &e->child_pidfd);
+                pid_t child = clone3_pidfd(0, SIGCHLD, e->cg.unified_fd, &e->child_pidfd);
                 if (child < 0 && errno == EBUSY && e->cg.fallback_fd >= 0) {
                         /* The container's cgroup has domain controllers on for its children: the init's */
                         log_debug(
                                 "exec: the container's cgroup takes no process (%m), joining the init's \"%s\"",
                                 e->cg.fallback_path);
                         cgroup_plan_use_fallback(&e->cg);
-                        child = clone_into(e->cg.unified_fd, &e->child_pidfd);
+                        child = clone3_pidfd(0, SIGCHLD, e->cg.unified_fd, &e->child_pidfd);
                 }
                 if (child < 0 && e->cg.unified_fd >= 0 && (errno == EACCES || errno == EPERM) &&
                     rootless_detect()) {
@@ -803,7 +778,7 @@ static int exec_clone(ExecRun *e, char **reterr) {
                         cgroup_plan_use_fallback(&e->cg);
                         e->x.wait_go = true;
                         e->in_cgroup = false;
-                        child = clone_into(-EBADF, &e->child_pidfd);
+                        child = clone3_pidfd(0, SIGCHLD, -EBADF, &e->child_pidfd);
                 }
                 if (child < 0 && e->cg.explicit_sub)
                         return errorf(reterr, -errno,
