@@ -15,14 +15,14 @@
 
 #include <sys/capability.h>
 
-#include "become.h"
 #include "capabilities.h"
 #include "cgroup-util.h"
 #include "clone-util.h"
-#include "console.h"
 #include "exec-child.h"
 #include "exec.h"
 #include "fileio.h"
+#include "host-console.h"
+#include "host-features.h"
 #include "log.h"
 #include "error-util.h"
 #include "macro.h"
@@ -78,11 +78,11 @@ static int build_process(const ExecOptions *o, OciProcess *config_process, bool 
         int r;
 
         /* Refused where the host cannot apply them (runc's behaviour), never silently dropped. */
-        if (!isempty(o->process_label) && !become_selinux_enabled())
+        if (!isempty(o->process_label) && !host_selinux_enabled())
                 return errorf(reterr, EINVAL,
                               "--process-label: \"%s\" requested, but SELinux is not enabled on this host",
                               o->process_label);
-        if (!isempty(o->apparmor) && !become_apparmor_enabled())
+        if (!isempty(o->apparmor) && !host_apparmor_enabled())
                 return errorf(reterr, EINVAL,
                               "--apparmor: \"%s\" requested, but AppArmor is not enabled on this host",
                               o->apparmor);
@@ -172,7 +172,7 @@ static int build_process(const ExecOptions *o, OciProcess *config_process, bool 
                 return r;
         if (!isempty(o->process_label) && (r = free_and_strdup(&p->selinux_label, o->process_label)) < 0)
                 return r;
-        r = become_check_lsm(p, NULL, reterr);
+        r = host_check_lsm(p, NULL, reterr);
         if (r < 0)
                 return r;
         if (!p->args || !p->args[0] || !*p->args[0])
