@@ -494,14 +494,9 @@ static int cgroup_plan_attach_v1(const CgroupPlan *c, pid_t pid, char **reterr) 
 /* ---- the runtime side ---- */
 
 /* Rootless (rootless.h): we may not join a pid namespace that belongs to the container's own user namespace.
- * A short-lived intermediate joins the user and pid namespaces and clones the child as our own
- * (CLONE_PARENT), into the container's cgroup where the kernel lets it; the child's pid, its pidfd and
- * whether it is in the cgroup come back over the sync socket. The child waits for SYNC_GO (x->wait_go). */
-typedef struct ExecViaUserns {
-        pid_t pid;
-        bool in_cgroup;
-} ExecViaUserns;
-
+ * A short-lived intermediate (exec_intermediate_main(), src/init/exec-child.c) joins the user and pid
+ * namespaces and clones the child as our own (CLONE_PARENT), into the container's cgroup where the kernel
+ * lets it; the child's pid, its pidfd and whether it is in the cgroup come back over the sync socket. */
 static pid_t clone_via_userns(ExecChild *x, int cgroup_fd, int sock, int *ret_pidfd, bool *ret_in_cgroup,
                               char **reterr) {
         _cleanup_close_ int mid_pidfd = -EBADF;
@@ -514,31 +509,8 @@ static pid_t clone_via_userns(ExecChild *x, int cgroup_fd, int sock, int *ret_pi
         if (mid < 0)
                 return errorf(reterr, -errno, "clone: %s", strerror(errno));
         if (mid == 0) {
-                int pidfd = -EBADF;
-
                 safe_close(sock);
-                (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
-                if (setns(x->init_pidfd, CLONE_NEWUSER | CLONE_NEWPID) < 0) {
-                        sync_send_error(x->b.sync_fd, errno,
-                                        "join the user and pid namespaces of the container init: %m");
-                        _exit(EXIT_FAILURE);
-                }
-                v.in_cgroup = cgroup_fd >= 0;
-                v.pid = clone3_pidfd(CLONE_PARENT, 0, cgroup_fd, &pidfd);
-                if (v.pid < 0 && v.in_cgroup && (errno == EACCES || errno == EPERM)) {
-                        /* Not ours to write: systemd moves it (AttachProcessesToUnit) before it goes on. */
-                        v.in_cgroup = false;
-                        v.pid = clone3_pidfd(CLONE_PARENT, 0, -EBADF, &pidfd);
-                }
-                if (v.pid == 0)
-                        exec_child_main(x);
-                if (v.pid < 0) {
-                        sync_send_error(x->b.sync_fd, errno,
-                                        "clone the process in the container's namespaces: %m");
-                        _exit(EXIT_FAILURE);
-                }
-                _exit(sync_send(x->b.sync_fd, SYNC_STAGE1_PID, 0, &v, sizeof v, pidfd) < 0 ? EXIT_FAILURE
-                                                                                           : EXIT_SUCCESS);
+                exec_intermediate_main(x, cgroup_fd);
         }
 
         r = sync_expect(sock, -1, EXEC_SETUP_TIMEOUT_USEC, SYNC_STAGE1_PID, &m, reterr);
