@@ -126,37 +126,6 @@ int become_read_file(const char *path, size_t max, char **ret) {
         return 0;
 }
 
-bool become_apparmor_enabled(void) {
-        _cleanup_free_ char *v = NULL;
-
-        if (access("/proc/self/attr/apparmor/exec", F_OK) < 0)
-                return false;
-        return read_full_file_at(AT_FDCWD, "/sys/module/apparmor/parameters/enabled", 16, &v, NULL) >= 0 &&
-               v[0] == 'Y';
-}
-
-bool become_selinux_enabled(void) {
-        return access("/sys/fs/selinux/enforce", F_OK) >= 0;
-}
-
-int become_check_lsm(const OciProcess *p, const OciLinux *l, char **reterr) {
-        if (p && !isempty(p->apparmor_profile) && !become_apparmor_enabled())
-                return errorf(
-                        reterr, EINVAL,
-                        "process.apparmorProfile: \"%s\" requested, but AppArmor is not enabled on this host",
-                        p->apparmor_profile);
-        if (p && !isempty(p->selinux_label) && !become_selinux_enabled())
-                return errorf(
-                        reterr, EINVAL,
-                        "process.selinuxLabel: \"%s\" requested, but SELinux is not enabled on this host",
-                        p->selinux_label);
-        if (l && !isempty(l->mount_label) && !become_selinux_enabled())
-                return errorf(reterr, EINVAL,
-                              "linux.mountLabel: \"%s\" requested, but SELinux is not enabled on this host",
-                              l->mount_label);
-        return 0;
-}
-
 int become_prepare(Become *b) {
         const OciProcess *p = b->p;
         const char *cwd = p->cwd ?: "/";
@@ -345,7 +314,7 @@ static int build_env(const OciProcess *p, char *const *set, char ***ret) {
 }
 
 /* process.apparmorProfile / process.selinuxLabel: the label of the next execve. (Checked against the host's
- * LSMs by become_check_lsm() before anything was created; a write that fails here is still an error.) */
+ * LSMs by host_check_lsm() before anything was created; a write that fails here is still an error.) */
 static int apply_lsm_exec_labels(Become *b) {
         const OciProcess *p = b->p;
         _cleanup_free_ char *v = NULL;

@@ -43,14 +43,6 @@ int become_userns_root(char **reterr);
 /* Read a small regular file of the container, never blocking on a FIFO or a device. */
 int become_read_file(const char *path, size_t max, char **ret);
 
-/* The LSMs this kernel has enabled (for process.apparmorProfile, process.selinuxLabel, linux.mountLabel
- * and `features`). */
-bool become_apparmor_enabled(void);
-bool become_selinux_enabled(void);
-/* A requested profile or label the host cannot apply is an error naming the field (as runc); field_prefix
- * names the source ("process", "--apparmor"...). Runs in the runtime before anything is created. */
-int become_check_lsm(const OciProcess *p, const OciLinux *l, char **reterr);
-
 /* In the container's root: resolve process.args[0], apply oomScoreAdj, rlimits, personality, memory policy,
  * scheduler, ioPriority, execCPUAffinity.initial, and chdir to process.cwd. Fills b->exe and b->err. */
 int become_prepare(Become *b);

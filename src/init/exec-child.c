@@ -2,12 +2,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
 #include "become.h"
+#include "clone-util.h"
 #include "error-util.h"
 #include "exec-child.h"
 #include "log.h"
@@ -102,4 +104,32 @@ _noreturn_ void exec_child_main(ExecChild *x) {
                 }
         }
         become_exec(&x->b);
+}
+
+/* Runs in the runtime's clone, then in the container's user and pid namespaces (privileged). */
+_noreturn_ void exec_intermediate_main(ExecChild *x, int cgroup_fd) {
+        ExecViaUserns v = {};
+        int pidfd = -EBADF;
+
+        (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (setns(x->init_pidfd, CLONE_NEWUSER | CLONE_NEWPID) < 0) {
+                sync_send_error(x->b.sync_fd, errno,
+                                "join the user and pid namespaces of the container init: %m");
+                _exit(EXIT_FAILURE);
+        }
+        v.in_cgroup = cgroup_fd >= 0;
+        v.pid = clone3_pidfd(CLONE_PARENT, 0, cgroup_fd, &pidfd);
+        if (v.pid < 0 && v.in_cgroup && (errno == EACCES || errno == EPERM)) {
+                /* Not ours to write: systemd moves it (AttachProcessesToUnit) before it goes on. */
+                v.in_cgroup = false;
+                v.pid = clone3_pidfd(CLONE_PARENT, 0, -EBADF, &pidfd);
+        }
+        if (v.pid == 0)
+                exec_child_main(x);
+        if (v.pid < 0) {
+                sync_send_error(x->b.sync_fd, errno, "clone the process in the container's namespaces: %m");
+                _exit(EXIT_FAILURE);
+        }
+        _exit(sync_send(x->b.sync_fd, SYNC_STAGE1_PID, 0, &v, sizeof v, pidfd) < 0 ? EXIT_FAILURE
+                                                                                   : EXIT_SUCCESS);
 }

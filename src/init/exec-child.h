@@ -7,6 +7,7 @@
  * socket (sync.h). */
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "become.h"
 #include "macro.h"
@@ -25,3 +26,15 @@ typedef struct ExecChild {
 
 /* Never returns: a failed step is reported on x->b.sync_fd (SYNC_ERROR), and the child exits 1. */
 _noreturn_ void exec_child_main(ExecChild *x);
+
+/* Rootless (src/runtime/rootless.h): the runtime may not join a pid namespace that belongs to the container's
+ * own user namespace. A short-lived intermediate it clones joins the user and pid namespaces of the init
+ * (x->init_pidfd) and clones the exec child as the runtime's own (CLONE_PARENT), into the cgroup v2
+ * directory cgroup_fd (>= 0) where the kernel lets it; it reports an ExecViaUserns and the child's pidfd
+ * (SYNC_STAGE1_PID) on x->b.sync_fd and exits. The child waits for SYNC_GO (x->wait_go). */
+typedef struct ExecViaUserns {
+        pid_t pid;
+        bool in_cgroup;
+} ExecViaUserns;
+
+_noreturn_ void exec_intermediate_main(ExecChild *x, int cgroup_fd);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "become.h"
+#include "clone-util.h"
 #include "credentials.h"
 #include "error-util.h"
 #include "fileio.h"
@@ -27,10 +28,6 @@
 /* Everything in this file runs in the container's namespaces, as root there (privileged). */
 
 #define KEYCTL_JOIN_SESSION_KEYRING 1
-
-#ifndef CLONE_NEWTIME
-#define CLONE_NEWTIME 0x00000080
-#endif
 
 typedef struct InitContext {
         const InitParams *p;

@@ -2,24 +2,20 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <linux/nsfs.h>
-#include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "bootstrap.h"
 #include "cgroup-util.h"
+#include "clone-util.h"
 #include "criu.h"
 #include "error-util.h"
 #include "init.h"
@@ -29,37 +25,9 @@
 #include "process-util.h"
 #include "rootfs.h"
 #include "rootless.h"
+#include "stage1.h"
 #include "state.h"
 #include "sync.h"
-
-#ifndef CLONE_NEWTIME
-#define CLONE_NEWTIME 0x00000080
-#endif
-
-unsigned long namespace_clone_flag(OciNamespaceType t) {
-        static const unsigned long table[_OCI_NS_MAX] = {
-                [OCI_NS_PID] = CLONE_NEWPID,       [OCI_NS_NETWORK] = CLONE_NEWNET,
-                [OCI_NS_MOUNT] = CLONE_NEWNS,      [OCI_NS_IPC] = CLONE_NEWIPC,
-                [OCI_NS_UTS] = CLONE_NEWUTS,       [OCI_NS_USER] = CLONE_NEWUSER,
-                [OCI_NS_CGROUP] = CLONE_NEWCGROUP, [OCI_NS_TIME] = CLONE_NEWTIME,
-        };
-        return t >= 0 && t < _OCI_NS_MAX ? table[t] : 0;
-}
-
-#ifndef CLONE_INTO_CGROUP
-#define CLONE_INTO_CGROUP 0x200000000ULL
-#endif
-
-/* cgroup_fd >= 0: the child is born in that (cgroup v2) cgroup (CLONE_INTO_CGROUP). */
-static pid_t raw_clone3(uint64_t flags, int *pidfd, int exit_signal, int cgroup_fd) {
-        struct clone_args args = {
-                .flags = flags | (cgroup_fd >= 0 ? CLONE_INTO_CGROUP : 0),
-                .pidfd = (uint64_t) (uintptr_t) pidfd,
-                .exit_signal = (uint64_t) exit_signal,
-                .cgroup = cgroup_fd >= 0 ? (uint64_t) cgroup_fd : 0,
-        };
-        return (pid_t) syscall(SYS_clone3, &args, sizeof args);
-}
 
 /* ---- the runtime side ---- */
 
@@ -76,86 +44,6 @@ static int open_ns_paths(const OciConfig *c, int fds[_OCI_NS_MAX], char **reterr
                 }
         }
         return 0;
-}
-
-/* Whether the namespace of fd belongs to the user namespace of userns_fd (NS_GET_USERNS). Where the kernel
- * cannot tell, yes: it is then joined after the user namespace, as it always was. */
-static bool ns_owned_by(int fd, int userns_fd) {
-        _cleanup_close_ int owner = ioctl(fd, NS_GET_USERNS);
-        struct stat a, b;
-
-        if (owner < 0 || fstat(owner, &a) < 0 || fstat(userns_fd, &b) < 0)
-                return true;
-        return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-}
-
-/* The init runs the host's sdrun binary until its last exec, possibly in a pid namespace a container shares
- * (a pod, --pid=host): non-dumpable, no process of the container's uid without CAP_SYS_PTRACE can open its
- * /proc/PID/exe, fds, mem or environ. The exec of the trampoline makes the container's process dumpable
- * again, as with any exec. Not with a user namespace: there the init's own /proc files would belong to the
- * host's root, which the namespace's root cannot write (timens_offsets, oom_score_adj); nor rootless, where
- * the runtime itself must reach them. */
-static void make_undumpable(void) {
-        if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-                _exit(EXIT_FAILURE);
-}
-
-/* stage1: join namespaces by path (user first but for what it does not own), clone the init as our sibling. init is stage1's own copy of
- * the init's parameters. */
-_noreturn_ static void stage1_main(const BootstrapParams *bp, InitParams *init, int sync_fd,
-                                   const int ns_fds[_OCI_NS_MAX], unsigned long new_flags,
-                                   pid_t runtime_pid) {
-        static const OciNamespaceType order[] = { OCI_NS_USER, OCI_NS_MOUNT,  OCI_NS_NETWORK, OCI_NS_IPC,
-                                                  OCI_NS_UTS,  OCI_NS_CGROUP, OCI_NS_PID,     OCI_NS_TIME };
-        int pidfd = -EBADF;
-        pid_t pid;
-        int r;
-
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != runtime_pid)
-                _exit(EXIT_FAILURE);
-        if (!bp->place_stage1 && ns_fds[OCI_NS_USER] < 0 && !(new_flags & CLONE_NEWUSER))
-                make_undumpable();
-
-        int cgroup_fd = bp->init_cgroup_fd;
-        if (bp->place_stage1) {
-                /* Rootless: wait until we are in the scope (the runtime passes a sub-cgroup's fd along). */
-                SyncMsg m;
-                if (sync_expect(sync_fd, -1, 60 * USEC_PER_SEC, SYNC_GO, &m, NULL) < 0)
-                        _exit(EXIT_FAILURE);
-                /* The init inherits it: the cgroup directory it is born in. */
-                if (m.fd >= 0)
-                        cgroup_fd = init->own_cgroup_fd = TAKE_FD(m.fd);
-                sync_msg_done(&m);
-        }
-
-        /* A namespace the user namespace we join does not own (one made outside it: runc issue 4390) is joined
-         * first, while we still have the host's privilege over it; the user namespace next, then what it
-         * owns. Decided before any setns(): once in the user namespace, we may not ask about the others. */
-        bool early[_OCI_NS_MAX] = {};
-        FOREACH_ARRAY(t, order, ELEMENTSOF(order))
-                early[*t] = ns_fds[*t] >= 0 && *t != OCI_NS_USER && ns_fds[OCI_NS_USER] >= 0 &&
-                            !ns_owned_by(ns_fds[*t], ns_fds[OCI_NS_USER]);
-        for (int pass = 0; pass < 2; pass++)
-                FOREACH_ARRAY(t, order, ELEMENTSOF(order)) {
-                        if (ns_fds[*t] < 0 || early[*t] != (pass == 0))
-                                continue;
-                        if (setns(ns_fds[*t], (int) namespace_clone_flag(*t)) < 0) {
-                                r = -errno;
-                                sync_send_error(sync_fd, r, "join %s namespace: %m",
-                                                oci_namespace_type_to_string(*t));
-                                _exit(EXIT_FAILURE);
-                        }
-                }
-        pid = raw_clone3(new_flags | CLONE_PIDFD | CLONE_PARENT, &pidfd, 0, cgroup_fd);
-        if (pid < 0) {
-                sync_send_error(sync_fd, errno, "clone the container init: %m");
-                _exit(EXIT_FAILURE);
-        }
-        if (pid == 0)
-                init_main(init, sync_fd, runtime_pid);
-
-        r = sync_send(sync_fd, SYNC_STAGE1_PID, 0, &pid, sizeof pid, pidfd);
-        _exit(r < 0 ? EXIT_FAILURE : EXIT_SUCCESS);
 }
 
 /* What bootstrap_clone_init() holds until it returns: closed (and the init killed) on every path out. */
@@ -345,14 +233,22 @@ static int bootstrap_clone_via_stage1(Bootstrap *b, char **reterr) {
         SyncMsg m;
         int r;
 
-        s1.pid = raw_clone3(CLONE_PIDFD, &s1.pidfd, SIGCHLD, -EBADF);
+        s1.pid = clone3_pidfd(0, SIGCHLD, -EBADF, &s1.pidfd);
         if (s1.pid < 0) {
                 s1.pid = 0;
                 return -errno;
         }
         if (s1.pid == 0) {
                 b->sv[0] = safe_close(b->sv[0]);
-                stage1_main(bp, &bp->init, b->sv[1], b->ns_fds, b->new_flags, b->runtime_pid);
+                stage1_main(&(const Stage1Params){
+                        .init = &bp->init,
+                        .sync_fd = b->sv[1],
+                        .ns_fds = b->ns_fds,
+                        .new_flags = b->new_flags,
+                        .init_cgroup_fd = bp->init_cgroup_fd,
+                        .wait_placed = bp->place_stage1 != NULL,
+                        .runtime_pid = b->runtime_pid,
+                });
         }
         if (bp->place_stage1) {
                 _cleanup_close_ int cgroup_fd = -EBADF;
@@ -382,7 +278,7 @@ static int bootstrap_clone_via_stage1(Bootstrap *b, char **reterr) {
 }
 
 static int bootstrap_clone_direct(Bootstrap *b, char **reterr) {
-        b->ip.pid = raw_clone3(b->new_flags | CLONE_PIDFD, &b->ip.pidfd, SIGCHLD, b->params.init_cgroup_fd);
+        b->ip.pid = clone3_pidfd(b->new_flags, SIGCHLD, b->params.init_cgroup_fd, &b->ip.pidfd);
         if (b->ip.pid < 0) {
                 int r = -errno;
                 b->ip.pid = 0;
@@ -391,7 +287,7 @@ static int bootstrap_clone_direct(Bootstrap *b, char **reterr) {
         if (b->ip.pid == 0) {
                 b->sv[0] = safe_close(b->sv[0]);
                 if (!(b->new_flags & CLONE_NEWUSER))
-                        make_undumpable();
+                        init_make_undumpable();
                 init_main(&b->params.init, b->sv[1], b->runtime_pid);
         }
         return 0;

@@ -43,6 +43,3 @@ void init_process_done(InitProcess *ip);
 
 /* The message for a dead child: "exited with status N" / "was killed by signal SIGSYS (...)". Reaps it. */
 int init_process_describe_death(InitProcess *ip, char **ret);
-
-/* Namespace clone flag for a type. */
-unsigned long namespace_clone_flag(OciNamespaceType t);

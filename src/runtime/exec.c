@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -11,19 +10,19 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <sys/capability.h>
 
-#include "become.h"
 #include "capabilities.h"
 #include "cgroup-util.h"
-#include "console.h"
+#include "clone-util.h"
 #include "exec-child.h"
 #include "exec.h"
 #include "fileio.h"
+#include "host-console.h"
+#include "host-features.h"
 #include "log.h"
 #include "error-util.h"
 #include "macro.h"
@@ -40,13 +39,6 @@
 #include "strv.h"
 #include "sync-server.h"
 #include "sync.h"
-
-#ifndef CLONE_NEWTIME
-#define CLONE_NEWTIME 0x00000080
-#endif
-#ifndef CLONE_INTO_CGROUP
-#define CLONE_INTO_CGROUP 0x200000000ULL
-#endif
 
 #define EXEC_SETUP_TIMEOUT_USEC (5 * 60 * USEC_PER_SEC)
 
@@ -86,11 +78,11 @@ static int build_process(const ExecOptions *o, OciProcess *config_process, bool 
         int r;
 
         /* Refused where the host cannot apply them (runc's behaviour), never silently dropped. */
-        if (!isempty(o->process_label) && !become_selinux_enabled())
+        if (!isempty(o->process_label) && !host_selinux_enabled())
                 return errorf(reterr, EINVAL,
                               "--process-label: \"%s\" requested, but SELinux is not enabled on this host",
                               o->process_label);
-        if (!isempty(o->apparmor) && !become_apparmor_enabled())
+        if (!isempty(o->apparmor) && !host_apparmor_enabled())
                 return errorf(reterr, EINVAL,
                               "--apparmor: \"%s\" requested, but AppArmor is not enabled on this host",
                               o->apparmor);
@@ -180,7 +172,7 @@ static int build_process(const ExecOptions *o, OciProcess *config_process, bool 
                 return r;
         if (!isempty(o->process_label) && (r = free_and_strdup(&p->selinux_label, o->process_label)) < 0)
                 return r;
-        r = become_check_lsm(p, NULL, reterr);
+        r = host_check_lsm(p, NULL, reterr);
         if (r < 0)
                 return r;
         if (!p->args || !p->args[0] || !*p->args[0])
@@ -501,25 +493,10 @@ static int cgroup_plan_attach_v1(const CgroupPlan *c, pid_t pid, char **reterr) 
 
 /* ---- the runtime side ---- */
 
-static pid_t clone_into(int cgroup_fd, int *ret_pidfd) {
-        struct clone_args args = {
-                .flags = CLONE_PIDFD | (cgroup_fd >= 0 ? CLONE_INTO_CGROUP : 0),
-                .pidfd = (uint64_t) (uintptr_t) ret_pidfd,
-                .exit_signal = SIGCHLD,
-                .cgroup = cgroup_fd >= 0 ? (uint64_t) cgroup_fd : 0,
-        };
-        return (pid_t) syscall(SYS_clone3, &args, sizeof args);
-}
-
 /* Rootless (rootless.h): we may not join a pid namespace that belongs to the container's own user namespace.
- * A short-lived intermediate joins the user and pid namespaces and clones the child as our own
- * (CLONE_PARENT), into the container's cgroup where the kernel lets it; the child's pid, its pidfd and
- * whether it is in the cgroup come back over the sync socket. The child waits for SYNC_GO (x->wait_go). */
-typedef struct ExecViaUserns {
-        pid_t pid;
-        bool in_cgroup;
-} ExecViaUserns;
-
+ * A short-lived intermediate (exec_intermediate_main(), src/init/exec-child.c) joins the user and pid
+ * namespaces and clones the child as our own (CLONE_PARENT), into the container's cgroup where the kernel
+ * lets it; the child's pid, its pidfd and whether it is in the cgroup come back over the sync socket. */
 static pid_t clone_via_userns(ExecChild *x, int cgroup_fd, int sock, int *ret_pidfd, bool *ret_in_cgroup,
                               char **reterr) {
         _cleanup_close_ int mid_pidfd = -EBADF;
@@ -528,42 +505,12 @@ static pid_t clone_via_userns(ExecChild *x, int cgroup_fd, int sock, int *ret_pi
         pid_t mid;
         int r;
 
-        mid = clone_into(-EBADF, &mid_pidfd);
+        mid = clone3_pidfd(0, SIGCHLD, -EBADF, &mid_pidfd);
         if (mid < 0)
                 return errorf(reterr, -errno, "clone: %s", strerror(errno));
         if (mid == 0) {
-                struct clone_args args = {
-                        .flags = CLONE_PIDFD | CLONE_PARENT | (cgroup_fd >= 0 ? CLONE_INTO_CGROUP : 0),
-                        .cgroup = cgroup_fd >= 0 ? (uint64_t) cgroup_fd : 0,
-                };
-                int pidfd = -EBADF;
-
                 safe_close(sock);
-                (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
-                if (setns(x->init_pidfd, CLONE_NEWUSER | CLONE_NEWPID) < 0) {
-                        sync_send_error(x->b.sync_fd, errno,
-                                        "join the user and pid namespaces of the container init: %m");
-                        _exit(EXIT_FAILURE);
-                }
-                args.pidfd = (uint64_t) (uintptr_t) &pidfd;
-                v.in_cgroup = cgroup_fd >= 0;
-                v.pid = (pid_t) syscall(SYS_clone3, &args, sizeof args);
-                if (v.pid < 0 && v.in_cgroup && (errno == EACCES || errno == EPERM)) {
-                        /* Not ours to write: systemd moves it (AttachProcessesToUnit) before it goes on. */
-                        args.flags &= ~CLONE_INTO_CGROUP;
-                        args.cgroup = 0;
-                        v.in_cgroup = false;
-                        v.pid = (pid_t) syscall(SYS_clone3, &args, sizeof args);
-                }
-                if (v.pid == 0)
-                        exec_child_main(x);
-                if (v.pid < 0) {
-                        sync_send_error(x->b.sync_fd, errno,
-                                        "clone the process in the container's namespaces: %m");
-                        _exit(EXIT_FAILURE);
-                }
-                _exit(sync_send(x->b.sync_fd, SYNC_STAGE1_PID, 0, &v, sizeof v, pidfd) < 0 ? EXIT_FAILURE
-                                                                                           : EXIT_SUCCESS);
+                exec_intermediate_main(x, cgroup_fd);
         }
 
         r = sync_expect(sock, -1, EXEC_SETUP_TIMEOUT_USEC, SYNC_STAGE1_PID, &m, reterr);
@@ -787,14 +734,14 @@ static int exec_clone(ExecRun *e, char **reterr) {
                         return child;
                 e->child = child;
         } else {
-                pid_t child = clone_into(e->cg.unified_fd, &e->child_pidfd);
+                pid_t child = clone3_pidfd(0, SIGCHLD, e->cg.unified_fd, &e->child_pidfd);
                 if (child < 0 && errno == EBUSY && e->cg.fallback_fd >= 0) {
                         /* The container's cgroup has domain controllers on for its children: the init's */
                         log_debug(
                                 "exec: the container's cgroup takes no process (%m), joining the init's \"%s\"",
                                 e->cg.fallback_path);
                         cgroup_plan_use_fallback(&e->cg);
-                        child = clone_into(e->cg.unified_fd, &e->child_pidfd);
+                        child = clone3_pidfd(0, SIGCHLD, e->cg.unified_fd, &e->child_pidfd);
                 }
                 if (child < 0 && e->cg.unified_fd >= 0 && (errno == EACCES || errno == EPERM) &&
                     rootless_detect()) {
@@ -803,7 +750,7 @@ static int exec_clone(ExecRun *e, char **reterr) {
                         cgroup_plan_use_fallback(&e->cg);
                         e->x.wait_go = true;
                         e->in_cgroup = false;
-                        child = clone_into(-EBADF, &e->child_pidfd);
+                        child = clone3_pidfd(0, SIGCHLD, -EBADF, &e->child_pidfd);
                 }
                 if (child < 0 && e->cg.explicit_sub)
                         return errorf(reterr, -errno,

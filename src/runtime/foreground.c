@@ -10,9 +10,9 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "console.h"
 #include "fileio.h"
 #include "foreground.h"
+#include "host-console.h"
 #include "macro.h"
 #include "notify.h"
 #include "process-util.h"

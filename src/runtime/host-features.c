@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <unistd.h>
 
-#include "become.h"
 #include "criu.h"
+#include "error-util.h"
+#include "fileio.h"
 #include "host-features.h"
 #include "macro.h"
 #include "oci-features.h"
@@ -11,12 +14,43 @@
 #include "seccomp-filter.h"
 #include "string-util.h"
 
+bool host_apparmor_enabled(void) {
+        _cleanup_free_ char *v = NULL;
+
+        if (access("/proc/self/attr/apparmor/exec", F_OK) < 0)
+                return false;
+        return read_full_file_at(AT_FDCWD, "/sys/module/apparmor/parameters/enabled", 16, &v, NULL) >= 0 &&
+               v[0] == 'Y';
+}
+
+bool host_selinux_enabled(void) {
+        return access("/sys/fs/selinux/enforce", F_OK) >= 0;
+}
+
+int host_check_lsm(const OciProcess *p, const OciLinux *l, char **reterr) {
+        if (p && !isempty(p->apparmor_profile) && !host_apparmor_enabled())
+                return errorf(
+                        reterr, EINVAL,
+                        "process.apparmorProfile: \"%s\" requested, but AppArmor is not enabled on this host",
+                        p->apparmor_profile);
+        if (p && !isempty(p->selinux_label) && !host_selinux_enabled())
+                return errorf(
+                        reterr, EINVAL,
+                        "process.selinuxLabel: \"%s\" requested, but SELinux is not enabled on this host",
+                        p->selinux_label);
+        if (l && !isempty(l->mount_label) && !host_selinux_enabled())
+                return errorf(reterr, EINVAL,
+                              "linux.mountLabel: \"%s\" requested, but SELinux is not enabled on this host",
+                              l->mount_label);
+        return 0;
+}
+
 int host_features_build(cJSON **ret) {
         _cleanup_free_ char *criu_version = NULL, *interface = NULL;
         _cleanup_(sdunit_libsystemd_info_done) SdUnitLibInfo lib = {};
         FeaturesHost host = {
-                .apparmor = become_apparmor_enabled(),
-                .selinux = become_selinux_enabled(),
+                .apparmor = host_apparmor_enabled(),
+                .selinux = host_selinux_enabled(),
         };
 
         const SeccompFlagInfo *flags;

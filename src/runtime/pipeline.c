@@ -13,11 +13,11 @@
 
 #include <cjson/cJSON.h>
 
-#include "become.h"
 #include "config.h"
 #include "container.h"
 #include "error-util.h"
 #include "fileio.h"
+#include "host-features.h"
 #include "log.h"
 #include "macro.h"
 #include "netdev.h"
@@ -253,7 +253,7 @@ static int validate_config(const OciConfig *c, const BundleChecks *k, char **ret
                               " bytes is too low: a container needs at least %d "
                               "(%d MiB) to start",
                               c->linux_.resources.memory.limit, MEMORY_LIMIT_MIN, MEMORY_LIMIT_MIN >> 20);
-        return become_check_lsm(c->has_process ? &c->process : NULL, &c->linux_, reterr);
+        return host_check_lsm(c->has_process ? &c->process : NULL, &c->linux_, reterr);
 }
 
 int bundle_validate(const Bundle *b, const BundleChecks *k, SeccompProgram **ret_seccomp, char **reterr) {

@@ -32,6 +32,7 @@
 #include "log.h"
 #include "macro.h"
 #include "seccomp-cache.h"
+#include "seccomp-compile.h"
 #include "state.h"
 #include "string-util.h"
 

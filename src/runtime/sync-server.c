@@ -6,6 +6,7 @@
 #include "error-util.h"
 #include "macro.h"
 #include "process-util.h"
+#include "seccomp-agent.h"
 #include "seccomp-filter.h"
 #include "sync-server.h"
 

@@ -20,6 +20,7 @@
 #include "capabilities.h"
 #include "fileio.h"
 #include "macro.h"
+#include "seccomp-compile.h"
 #include "seccomp-filter.h"
 #include "tap.h"
 

@@ -22,6 +22,8 @@
 
 #include "macro.h"
 #include "process-util.h"
+#include "seccomp-agent.h"
+#include "seccomp-compile.h"
 #include "seccomp-filter.h"
 #include "tap.h"
 
