@@ -209,8 +209,8 @@ for rt in sdrun runc; do
         fi
         [ -s "$D/img/inventory.img" ] || bail "$rt: no complete checkpoint in $D/img"
 
-        # 2. checkpoint --leave-running killed while CRIU holds the container's cgroup frozen, then at a random
-        #    point of the time a full one took.
+        # 2. checkpoint --leave-running killed while CRIU holds the container's cgroup frozen, at a random
+        #    point, and with the cgroup frozen by a wrapper.
         id=$(new_id "ck$rt")
         cleanup_add R "$rt" delete -f "$id"
         R "$rt" run -d --bundle "$B" "$id" </dev/null >/dev/null 2>&1
@@ -235,17 +235,18 @@ for rt in sdrun runc; do
                 diag "$rt: try $try: the checkpoint ended before its cgroup was seen frozen"
         done
         after_checkpoint_kill "$rt" "$id" "$pid" "$cg" "while CRIU had the cgroup frozen (seen frozen: $hit, try $try)"
-        # The same moment for certain: a --criu wrapper that freezes the cgroup as CRIU does first, then
-        # SIGKILLs the runtime (and is killed with it, or ends).
-        FREEZE_CG=$cg bg "$rt" --criu "$WRAP_FREEZE" checkpoint --leave-running --image-path "$D/img-wrap" "$id"
-        reap
-        after_checkpoint_kill "$rt" "$id" "$pid" "$cg" "with its cgroup frozen by its criu (the wrapper)"
+        # At a random point of the time a full one took.
         ms=$((RANDOM % (tdump + 1)))
         bg "$rt" checkpoint --leave-running --image-path "$D/img-rnd" "$id"
         sleep_ms "$ms"
         kill -KILL "$BG" 2>/dev/null
         reap
         after_checkpoint_kill "$rt" "$id" "$pid" "$cg" "after $ms ms"
+        # The frozen moment for certain (last: runc leaves the container frozen there): a --criu wrapper that
+        # freezes the cgroup as CRIU does first, then SIGKILLs the runtime (and is killed with it, or ends).
+        FREEZE_CG=$cg bg "$rt" --criu "$WRAP_FREEZE" checkpoint --leave-running --image-path "$D/img-wrap" "$id"
+        reap
+        after_checkpoint_kill "$rt" "$id" "$pid" "$cg" "with its cgroup frozen by its criu (the wrapper)"
         if pid_alive "$pid"; then
                 check "$rt" "kill works after the killed checkpoints" R "$rt" kill "$id" KILL
                 check "$rt" "the init is gone after kill" within 10 eval "! pid_alive $pid"
