@@ -175,6 +175,7 @@ typedef struct CheckpointRun {
         OciConfig *c;
         char *criu, *version, *image, *work, *log_path;
         char **args;
+        bool freezes; /* --freeze-cgroup of a running container: CHECKPOINTING_MARKER while criu runs */
         int errfd;
         CriuRun run;
 } CheckpointRun;
@@ -312,9 +313,13 @@ static int checkpoint_args_host(CheckpointRun *cr, char **reterr) {
         if (cgroup_detect_layout(&layout) >= 0 && layout == CGROUP_LAYOUT_UNIFIED &&
             !isempty(cr->ct->cgroup)) {
                 _cleanup_free_ char *dir = NULL;
-                if (cgroup_unified_dir(cr->ct->cgroup, &dir) >= 0 &&
-                    (strv_extend(&cr->args, "--freeze-cgroup") < 0 || strv_extend(&cr->args, dir) < 0))
-                        return -ENOMEM;
+                if (cgroup_unified_dir(cr->ct->cgroup, &dir) >= 0) {
+                        if (strv_extend(&cr->args, "--freeze-cgroup") < 0 || strv_extend(&cr->args, dir) < 0)
+                                return -ENOMEM;
+                        /* A paused container stays frozen after CRIU: only a running one's freeze is ours
+                         * to undo. */
+                        cr->freezes = !container_is_frozen(cr->ct);
+                }
         }
         return 0;
 }
@@ -364,10 +369,23 @@ static int checkpoint_dump(CheckpointRun *cr, char **reterr) {
                 _cleanup_free_ char *line = strv_join(cr->args, " ");
                 log_debug("checkpoint %s: %s", cr->o->id, strempty(line));
         }
+        /* Written before criu freezes the cgroup: if we are killed (criu with us), the next verb thaws it. */
+        if (cr->freezes) {
+                r = write_file_atomic_at(cr->ct->dir_fd, CHECKPOINTING_MARKER, "", 0, 0600);
+                if (r < 0)
+                        return errorf(reterr, r, "write %s in the state of \"%s\": %s", CHECKPOINTING_MARKER,
+                                      cr->o->id, strerror(-r));
+        }
         r = criu_spawn(cr->args, -EBADF, -EBADF, NULL, NULL, &pid, &cr->errfd);
-        if (r < 0)
+        if (r < 0) {
+                if (cr->freezes)
+                        (void) container_end_checkpoint_freeze(cr->ct);
                 return errorf(reterr, r, "cannot run %s: %s", cr->criu, strerror(-r));
+        }
         r = criu_wait(pid, cr->errfd, &cr->run);
+        /* criu thawed the cgroup unless it was killed: then we do. */
+        if (cr->freezes)
+                (void) container_end_checkpoint_freeze(cr->ct);
         if (r < 0)
                 return errorf(reterr, r, "wait for criu: %s", strerror(-r));
         if (cr->run.status != 0) {

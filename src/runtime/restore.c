@@ -140,16 +140,28 @@ static int write_hook_script(Container *ct, char **ret_path) {
         return 0;
 }
 
+/* Both FIFOs, opened by us before criu runs and held until we are done (close-on-exec: criu and the hooks
+ * never hold them): the script's opens never block, and if we are killed its read of the answer ends (no
+ * writer left) instead of blocking in the container's scope for ever. */
+static int open_hook_fifos(Container *ct, int *ret_req, int *ret_ack) {
+        *ret_req = openat(ct->dir_fd, HOOK_REQ, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        if (*ret_req < 0)
+                return -errno;
+        *ret_ack = openat(ct->dir_fd, HOOK_ACK, O_RDWR | O_CLOEXEC);
+        if (*ret_ack < 0)
+                return -errno;
+        return 0;
+}
+
 /* Wait for criu, answering the hook script's request on the way. A failed hook fails the restore. */
-static int wait_criu_with_hooks(Container *ct, const OciConfig *c, pid_t criu_pid, int errfd, CriuRun *run,
-                                char **reterr) {
-        _cleanup_close_ int pidfd = -EBADF, req = -EBADF;
+static int wait_criu_with_hooks(Container *ct, const OciConfig *c, pid_t criu_pid, int req, int ack,
+                                int errfd, CriuRun *run, char **reterr) {
+        _cleanup_close_ int pidfd = -EBADF;
         int hook_r = 0;
         bool answered = false;
 
         pidfd = (int) syscall(SYS_pidfd_open, criu_pid, 0);
-        req = openat(ct->dir_fd, HOOK_REQ, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-        if (pidfd < 0 || req < 0)
+        if (pidfd < 0)
                 return -errno;
         while (!answered) {
                 struct pollfd p[2] = { { .fd = pidfd, .events = POLLIN }, { .fd = req, .events = POLLIN } };
@@ -170,9 +182,7 @@ static int wait_criu_with_hooks(Container *ct, const OciConfig *c, pid_t criu_pi
                                 hook_r = hooks_run(c, OCI_HOOK_PRESTART, st, ct->bundle, reterr);
                         if (hook_r >= 0)
                                 hook_r = hooks_run(c, OCI_HOOK_CREATE_RUNTIME, st, ct->bundle, reterr);
-                        _cleanup_close_ int ack = openat(ct->dir_fd, HOOK_ACK, O_WRONLY | O_CLOEXEC);
-                        if (ack >= 0)
-                                (void) loop_write(ack, hook_r >= 0 ? "ok\n" : "fail\n", hook_r >= 0 ? 3 : 5);
+                        (void) loop_write(ack, hook_r >= 0 ? "ok\n" : "fail\n", hook_r >= 0 ? 3 : 5);
                         answered = true;
                 } else if (p[0].revents & POLLIN)
                         break;
@@ -295,6 +305,7 @@ typedef struct RestoreRun {
         /* what exists, undone on failure */
         Container *ct;
         char *criu_root, *pid_path, *log_path, *hook_script, *devpts_dir;
+        int hook_req, hook_ack; /* the hook script's FIFOs (open_hook_fifos()) */
         int devpts_fd, tty_master, tty_slave, pty_index;
         char **args;
         ChildSetup cs;
@@ -341,6 +352,8 @@ static void restore_run_done(RestoreRun *rr) {
         rr->tty_master = safe_close(rr->tty_master);
         rr->tty_slave = safe_close(rr->tty_slave);
         free(rr->devpts_dir);
+        rr->hook_req = safe_close(rr->hook_req);
+        rr->hook_ack = safe_close(rr->hook_ack);
         free(rr->hook_script);
         free(rr->log_path);
         free(rr->pid_path);
@@ -454,7 +467,7 @@ static int restore_state(RestoreRun *rr, char **reterr) {
         if (r < 0)
                 return r;
         if (container_path(rr->ct, CRIU_ROOT, &rr->criu_root) < 0 ||
-            container_path(rr->ct, "restore.pid", &rr->pid_path) < 0 ||
+            container_path(rr->ct, RESTORE_PID_FILE, &rr->pid_path) < 0 ||
             !(rr->log_path = strdup_printf("%s/restore.log", rr->work)))
                 return -ENOMEM;
         if (mkdirat(rr->ct->dir_fd, CRIU_ROOT, 0700) < 0)
@@ -462,6 +475,8 @@ static int restore_state(RestoreRun *rr, char **reterr) {
         if (rr->b.c->hooks.n_hooks[OCI_HOOK_PRESTART] + rr->b.c->hooks.n_hooks[OCI_HOOK_CREATE_RUNTIME] >
             0) {
                 r = write_hook_script(rr->ct, &rr->hook_script);
+                if (r >= 0)
+                        r = open_hook_fifos(rr->ct, &rr->hook_req, &rr->hook_ack);
                 if (r < 0)
                         return errorf(reterr, r, "write the hook script for criu: %s", strerror(-r));
         }
@@ -636,7 +651,8 @@ static int restore_wait(RestoreRun *rr, char **reterr) {
         int r;
 
         if (rr->hook_script)
-                r = wait_criu_with_hooks(rr->ct, rr->b.c, rr->criu_pid, rr->errfd, &rr->run, reterr);
+                r = wait_criu_with_hooks(rr->ct, rr->b.c, rr->criu_pid, rr->hook_req, rr->hook_ack,
+                                         rr->errfd, &rr->run, reterr);
         else
                 r = criu_wait(rr->criu_pid, rr->errfd, &rr->run);
         rr->criu_pid = 0;
@@ -646,7 +662,7 @@ static int restore_wait(RestoreRun *rr, char **reterr) {
                 _cleanup_free_ char *why = criu_explain_failure(rr->version, &rr->run, rr->log_path);
                 return errorf(reterr, EIO, "%s", why ?: "criu failed");
         }
-        r = read_full_file_at(rr->ct->dir_fd, "restore.pid", 64, &pidtext, NULL);
+        r = read_full_file_at(rr->ct->dir_fd, RESTORE_PID_FILE, 64, &pidtext, NULL);
         if (r >= 0) {
                 rr->pid = (pid_t) strtol(pidtext, NULL, 10);
                 if (rr->pid <= 0)
@@ -692,7 +708,7 @@ static int restore_commit(RestoreRun *rr, char **reterr) {
         }
         (void) unlinkat(ct->dir_fd, CRIU_ROOT, AT_REMOVEDIR);
         (void) unlinkat(ct->dir_fd, CRIU_DEVPTS, AT_REMOVEDIR);
-        (void) unlinkat(ct->dir_fd, "restore.pid", 0);
+        (void) unlinkat(ct->dir_fd, RESTORE_PID_FILE, 0);
         if (rr->hook_script) {
                 (void) unlinkat(ct->dir_fd, HOOK_SCRIPT, 0);
                 (void) unlinkat(ct->dir_fd, HOOK_REQ, 0);
@@ -713,6 +729,8 @@ int container_restore(const RestoreOptions *o, pid_t *ret_pid, int *ret_pidfd, c
                 .user_bus = geteuid() != 0,
                 .netns_fd = -EBADF,
                 .devpts_fd = -EBADF,
+                .hook_req = -EBADF,
+                .hook_ack = -EBADF,
                 .tty_master = -EBADF,
                 .tty_slave = -EBADF,
                 .pty_index = -1,

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup-props.h"
 #include "cgroup-util.h"
 #include "config.h"
 #include "error-util.h"
@@ -23,6 +24,7 @@
 #include "macro.h"
 #include "process-util.h"
 #include "state.h"
+#include "string-util.h"
 #include "strv.h"
 
 #define STATE_FILE "state.json"
@@ -671,6 +673,45 @@ bool container_is_frozen(Container *c) {
         return strneq(v1buf, "FROZEN", 6) || strneq(v1buf, "FREEZING", 8);
 }
 
+#define CHECKPOINT_THAW_TIMEOUT_USEC (5 * USEC_PER_SEC)
+
+int container_end_checkpoint_freeze(Container *c) {
+        _cleanup_free_ char *err = NULL;
+        CgroupLayout layout;
+        int r;
+
+        if (container_is_frozen(c)) {
+                r = cgroup_detect_layout(&layout);
+                if (r >= 0)
+                        r = cgroup_freeze(c->cgroup, layout, false, CHECKPOINT_THAW_TIMEOUT_USEC, &err);
+                if (r < 0) {
+                        log_warning("container %s: cannot thaw the cgroup its checkpoint froze: %s", c->id,
+                                    err ?: strerror(-r));
+                        return r;
+                }
+                log_info("container %s: thawed the cgroup its interrupted checkpoint left frozen", c->id);
+        }
+        if (unlinkat(c->dir_fd, CHECKPOINTING_MARKER, 0) < 0 && errno != ENOENT)
+                return -errno;
+        return 0;
+}
+
+/* A checkpoint's freeze that outlived the checkpoint (CHECKPOINTING_MARKER with the lock free) undone. */
+static void checkpoint_freeze_recover(Container *c) {
+        _cleanup_close_ int fd = -EBADF;
+
+        if (faccessat(c->dir_fd, CHECKPOINTING_MARKER, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+                return;
+        /* Held for the thaw, so that no new checkpoint starts in between; not taken while another verb (a
+         * checkpoint at work, maybe) holds it. */
+        if (c->lock_fd < 0) {
+                fd = openat(c->dir_fd, LOCK_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+                if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
+                        return;
+        }
+        (void) container_end_checkpoint_freeze(c);
+}
+
 /* Re-read the recorded status, pid and start time: the creator may have committed and exited between our
  * read of state.json and our look at its lock. */
 static int container_reload(Container *c) {
@@ -706,6 +747,35 @@ static int container_reload(Container *c) {
         return 0;
 }
 
+/* A restore that died after CRIU restored the container (and wrote RESTORE_PID_FILE) but before it recorded
+ * the init: that process, if it lives in the container's unit, is the container's init. */
+static bool restored_init_adopt(Container *c) {
+        _cleanup_free_ char *text = NULL, *cg = NULL, *needle = NULL;
+        char path[64];
+        pid_t pid;
+
+        if (!c->unit || read_full_file_at(c->dir_fd, RESTORE_PID_FILE, 64, &text, NULL) < 0)
+                return false;
+        pid = (pid_t) strtol(text, NULL, 10);
+        if (pid <= 0)
+                return false;
+        /* In the unit's cgroup or below it: ".../UNIT\n" or ".../UNIT/...". */
+        snprintf(path, sizeof path, "/proc/%d/cgroup", (int) pid);
+        needle = strdup_printf("/%s", c->unit);
+        if (!needle || read_full_file_at(AT_FDCWD, path, 64 * 1024, &cg, NULL) < 0)
+                return false;
+        const char *m = strstr(cg, needle);
+        if (!m || (m[strlen(needle)] != '\n' && m[strlen(needle)] != '/'))
+                return false;
+        c->pid = pid;
+        if (pid_get_start_time(pid, &c->pid_start_time) < 0 || !init_alive(c)) {
+                c->pid = 0;
+                c->pid_start_time = 0;
+                return false;
+        }
+        return true;
+}
+
 ContainerStatus container_status(Container *c) {
         switch (c->recorded) {
         case CONTAINER_CREATING:
@@ -713,6 +783,8 @@ ContainerStatus container_status(Container *c) {
                         return CONTAINER_CREATING;
                 if (container_reload(c) >= 0 && c->recorded != CONTAINER_CREATING)
                         return container_status(c);
+                if (restored_init_adopt(c))
+                        return container_is_frozen(c) ? CONTAINER_PAUSED : CONTAINER_RUNNING;
                 return CONTAINER_STOPPED;
         case CONTAINER_CREATED:
                 if (!init_alive(c))
@@ -726,6 +798,7 @@ ContainerStatus container_status(Container *c) {
         case CONTAINER_PAUSED:
                 if (!init_alive(c))
                         return CONTAINER_STOPPED;
+                checkpoint_freeze_recover(c);
                 return container_is_frozen(c) ? CONTAINER_PAUSED : CONTAINER_RUNNING;
         default:
                 return CONTAINER_STOPPED;

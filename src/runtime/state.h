@@ -123,3 +123,17 @@ int container_match_ids(const char *root, const char *regex, char ***ret, char *
 int container_path(Container *c, const char *name, char **ret);
 /* Whether the cgroup of the container is frozen (cgroupfs). */
 bool container_is_frozen(Container *c);
+
+/* CRIU's --pidfile of `restore`, in the state directory until restore records the restored init. A restore
+ * killed after CRIU wrote it leaves a container that runs: container_status() takes the init from it (when
+ * the process is in the container's unit) rather than say stopped. */
+#define RESTORE_PID_FILE "restore.pid"
+
+/* A file in the state directory that says: `checkpoint` of a running container has CRIU freeze its cgroup
+ * (--freeze-cgroup). CRIU thaws it when it ends, not when it is killed (with the checkpoint that runs it:
+ * criu dies with its parent). container_status() of a container whose lock nobody holds undoes such a
+ * freeze: nobody paused the container, and a frozen one would hang exec, kill and the next checkpoint. */
+#define CHECKPOINTING_MARKER "checkpointing"
+/* The marker's end (the caller holds the lock, or knows the checkpoint gone): the cgroup thawed if it is
+ * frozen, then the marker removed; a failed thaw keeps the marker, for the next verb to try again. */
+int container_end_checkpoint_freeze(Container *c);
