@@ -95,12 +95,28 @@ if memory_controller; then
                 is "$(cat "$(cg_path memory "$cg/payload")/memory.limit_in_bytes")" 100663296 \
                         "  the payload's memory.limit_in_bytes is config.json's linux.resources.memory.limit"
         fi
-        # 80 MB in a shell variable: above the service's 64M, below config.json's 96M.
-        out=$("$SDRUN" exec "$id" sh -c 'x=$(head -c 80000000 /dev/zero | tr "\0" a); echo survived ${#x}' 2>&1)
+        # 80 MB in a shell variable: above the service's 64M, below config.json's 96M. The allocating process
+        # offers itself to the OOM killer first (oom_score_adj 1000), so that the kernel's pick is certain.
+        out=$("$SDRUN" exec "$id" sh -c 'echo 1000 >/proc/self/oom_score_adj
+                x=$(head -c 80000000 /dev/zero | tr "\0" a); echo survived ${#x}' 2>&1)
         rc=$?
         unlike "$out" survived "  a process of the container allocating 80 MB does not survive the service's 64M"
         is "$rc" 137 "  it is killed by the OOM killer (SIGKILL)"
-        is "$(unit_prop "$(svc "$id")" ActiveState)" active "  the service (its init) runs on"
+        st=$(unit_prop "$(svc "$id")" ActiveState)
+        if [ "$st" != active ] && [ ! -e "/proc/$init" ] &&
+                journalctl -k -q --no-pager | grep -Eq "Killed process ($init|$main) "; then
+                # In the emulated VM under load the kernel once went on to a second victim: the init (or
+                # sdrun run) itself, after the allocating process (CI of c2027c8). That ends the service, as
+                # it ends a runc container; OOMPolicy=continue (checked above) is what sdrun sets.
+                skip "the service (its init) runs on: the kernel's OOM killer also took the init or sdrun run"
+                diag "$(journalctl -k -q --no-pager | grep -E 'Killed process|oom-kill' | tail -6)"
+                systemctl reset-failed "$(svc "$id")" 2>/dev/null
+                start_unit "$id"
+                init=$("$SDRUN" state "$id" | jq -r .pid)
+        else
+                is "$st" active "  the service (its init) runs on" ||
+                        diag "$(journalctl -k -q --no-pager | grep -E 'Killed process|oom-kill' | tail -6)"
+        fi
 else
         n=6
         [ "$V2" = 1 ] && n=5
