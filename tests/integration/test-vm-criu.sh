@@ -13,7 +13,7 @@
 #     new terminal's master arrives and the shell that was reading its terminal answers;
 #   - a counting container without a cgroup namespace (sdrun binds its own cgroup directory on
 #     /sys/fs/cgroup): checkpointed and restored, the mount then the new scope's directory;
-#   - `podman container checkpoint/restore` with sdrun as Podman's runtime (runc as the control).
+#   (Podman's checkpoint and restore through sdrun, runc as the control, are test-podman-vm-checkpoint.sh.)
 . "$(dirname "$0")/lib.sh"
 
 require_root
@@ -230,32 +230,6 @@ for rt in sdrun runc; do
         fi
         R "$rt" delete -f "$id" >/dev/null 2>&1
         [ "$rt" = sdrun ] && no_leftovers "$id"
-done
-
-# 7. Podman drives sdrun's checkpoint and restore (runc as the control, in the same storage).
-PODMAN_TEST_RUNTIME=sdrun
-. "$(dirname "$0")/../podman/lib-podman.sh"
-podman_setup
-for rt in runc sdrun; do
-        name=crpm$rt
-        pm run -d --runtime "$rt" --network none --name "$name" "$PODMAN_IMAGE" \
-                sh -c 'i=0; while true; do i=$((i+1)); echo $i >/tmp/.count; mv /tmp/.count /tmp/count; sleep 0.2; done' >/dev/null
-        pm_count() { local c; c=$(pm exec "$name" cat /tmp/count 2>/dev/null); echo "${c:-0}"; }
-        pm_count_above() { [ "$(pm_count)" -gt "$1" ]; }
-        WAIT_FOR_TIMEOUT=60 wait_for pm_count_above 3
-        scope=$(pm_scope "$name")
-        pm_out out container checkpoint "$name"
-        is "$PM_RC" 0 "podman/$rt: podman container checkpoint succeeds${PM_ERR:+ ($PM_ERR)}"
-        is "$(pm_status "$name")" exited "podman/$rt: the container has exited"
-        ok_desc "podman/$rt: its scope is gone" wait_for scope_gone "$scope"
-        pm_out out container restore "$name"
-        is "$PM_RC" 0 "podman/$rt: podman container restore succeeds${PM_ERR:+ ($PM_ERR)}"
-        is "$(pm_status "$name")" running "podman/$rt: the container runs again"
-        ok_desc "podman/$rt: in its scope again" scope_active "$scope"
-        c=$(pm_count)
-        ok_desc "podman/$rt: the count goes on from where it was ($c -> ...)" \
-                eval "[ $c -gt 3 ] && WAIT_FOR_TIMEOUT=30 wait_for pm_count_above $c"
-        pm rm -f -t 0 "$name" >/dev/null 2>&1
 done
 
 done_testing
