@@ -163,6 +163,19 @@ skip() {
         echo "ok $_tap_n # SKIP $(_tap_escape "$1")"
 }
 
+# ci_lane LAYOUT: for a test whose subject does not depend on the cgroup layout (no cgroup, unit property or
+# freezer is checked). In CI ($CI set) the hybrid and the unified box lanes share such tests: each runs in its
+# LAYOUT lane only and is skipped whole in the other, so that every CI run still runs it once. Outside CI, and
+# in the VM, it runs in every layout.
+ci_lane() {
+        [ -n "${CI:-}" ] || return 0
+        case "$SDRUN_TEST_LAYOUT" in hybrid | unified) ;; *) return 0 ;; esac
+        [ "$SDRUN_TEST_LAYOUT" = "$1" ] && return 0
+        _tap_done=1
+        echo "1..0 # SKIP layout-independent: in CI it runs in the $1 box lane only"
+        exit 0
+}
+
 diag() {
         local line
         while IFS= read -r line; do
@@ -497,3 +510,26 @@ no_leftovers() {
 }
 
 diag "layout=$SDRUN_TEST_LAYOUT kernel=$(uname -r) sdrun=$SDRUN"
+
+# The watchdog: meson kills a test at its timeout without a word about where it hung. $SDRUN_TEST_WATCHDOG
+# seconds in (570 by default: the integration suite's timeout is 600; 0: none), the processes of the test's
+# session, with the kernel function each one sleeps in, go to its TAP output and to its stderr. While it
+# waits it holds none of the test's output pipes (meson reads them to the end), and it ends with the test.
+_lib_watchdog() {
+        local main=$1 secs=$2 sid
+        exec </dev/null >/dev/null 2>&1
+        trap 'kill "$!"; exit 0' TERM
+        sleep "$secs" &
+        wait "$!"
+        [ -d "/proc/$main" ] || exit 0
+        sid=$(ps -o sid= -p "$main" | tr -d ' ')
+        { echo "watchdog: the test still runs after $secs s; the processes of its session:"
+          ps -o pid,ppid,stat,wchan:28,etimes,args --forest -s "$sid"; } 2>&1 | sed 's/^/# /' |
+                tee "/proc/$main/fd/2" >"/proc/$main/fd/1"
+}
+_lib_watchdog_pid=""
+if [ "${SDRUN_TEST_WATCHDOG:-570}" -gt 0 ] 2>/dev/null; then
+        _lib_watchdog "$$" "${SDRUN_TEST_WATCHDOG:-570}" &
+        _lib_watchdog_pid=$!
+        cleanup_add kill "$_lib_watchdog_pid"
+fi

@@ -47,6 +47,19 @@ like "$out" 'Bail out!' "... and says so"
 out=$(printf '. %q\nplan 2\nok true\ndone_testing\n' "$SDRUN_SRCDIR/tests/integration/lib.sh" | bash 2>&1); rc=$?
 ok_desc "a plan mismatch fails" isnt_zero "$rc"
 
+# ci_lane: in CI, a layout-independent test runs in its lane only (skipped whole elsewhere); outside CI, everywhere
+ci_script=$(printf '. %q\nci_lane hybrid\nok true\ndone_testing\n' "$SDRUN_SRCDIR/tests/integration/lib.sh")
+ci_run() { env "$@" bash <<<"$ci_script" >"$TEST_TMPDIR/ci.out" 2>&1; rc=$?; out=$(grep -v '^# layout=' "$TEST_TMPDIR/ci.out"); }
+ci_run CI=true SDRUN_TEST_LAYOUT=unified
+is "$rc|$out" "0|1..0 # SKIP layout-independent: in CI it runs in the hybrid box lane only" \
+        "ci_lane hybrid in CI's unified lane: the whole test is a TAP skip"
+ci_run CI=true SDRUN_TEST_LAYOUT=hybrid
+is "$rc|$out" $'0|ok 1 - true\n1..1' "ci_lane hybrid in CI's hybrid lane: it runs"
+for env in "CI= SDRUN_TEST_LAYOUT=unified" "CI=true SDRUN_TEST_LAYOUT=vm"; do
+        ci_run $env
+        is "$rc|$out" $'0|ok 1 - true\n1..1' "ci_lane hybrid with $env: it runs"
+done
+
 # --- ids ---
 a=$(new_id); b=$(new_id); c=$(new_id x)
 ok_desc "new_id gives distinct ids" test "$a" != "$b"

@@ -10,6 +10,7 @@
 
 require_root
 require_systemd
+ci_lane unified
 
 CRUN=$(command -v crun) || bail "crun is not installed (Debian package crun): it is the control here"
 sd() { "$SDRUN" --root "$SDRUN_ROOT" "$@"; }

@@ -9,6 +9,7 @@
 
 require_root
 require_systemd
+ci_lane unified
 RUNC=$(command -v runc) || bail "runc is not installed (Debian package runc): it is the control here"
 [ -n "${SD_NOTIFY:-}" ] && [ -x "$SD_NOTIFY" ] || bail "SD_NOTIFY (the sd-notify helper) is not set or not executable"
 command -v python3 >/dev/null || bail "python3 is not installed"

@@ -11,6 +11,7 @@
 
 require_root
 require_systemd
+ci_lane unified
 RUNC=$(command -v runc) || bail "runc is not installed (Debian package runc): it is the control here"
 
 sd() { "$SDRUN" --root "$SDRUN_ROOT" "$@"; }

@@ -7,6 +7,7 @@
 
 require_root
 require_systemd
+ci_lane hybrid
 
 sd() { "$SDRUN" --root "$SDRUN_ROOT" "$@"; }
 status_of() { sd state "$1" 2>/dev/null | jq -r .status; }
