@@ -247,9 +247,9 @@ static int init_create_container_hooks(InitContext *ic) {
                         return errorf(&ic->err, r, "prepare the exec trampoline for hooks (memfd): %s",
                                       strerror(-r));
                 }
-                hooks_exec_through(ic->hook_tramp, false);
         }
-        r = hooks_run(c, OCI_HOOK_CREATE_CONTAINER, cont.payload ?: "{}", ic->p->bundle, &ic->err);
+        r = container_hooks_run(c, OCI_HOOK_CREATE_CONTAINER, cont.payload ?: "{}", ic->p->bundle,
+                                ic->hook_tramp, false, &ic->err);
         sync_msg_done(&cont);
         return r;
 }
@@ -361,10 +361,9 @@ static int init_run_start_container_hooks(Become *b, void *userdata) {
         const OciSeccomp *s = b->filter ? &b->c->linux_.seccomp : NULL;
         int r;
 
-        hooks_exec_through(ic->hook_tramp, trampoline_seccomp_blocks_execveat(s));
-        r = hooks_run(ic->c, OCI_HOOK_START_CONTAINER, ic->start.payload ?: "{}", "/", &b->err);
+        r = container_hooks_run(ic->c, OCI_HOOK_START_CONTAINER, ic->start.payload ?: "{}", "/",
+                                ic->hook_tramp, trampoline_seccomp_blocks_execveat(s), &b->err);
         sync_msg_done(&ic->start);
-        hooks_exec_through(-EBADF, false);
         ic->hook_tramp = safe_close(ic->hook_tramp);
         return r;
 }

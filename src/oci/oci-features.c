@@ -30,7 +30,8 @@
 #define FEATURES_OCI_VERSION_MIN "1.0.0"
 #define FEATURES_OCI_VERSION_MAX OCI_SPEC_VERSION
 
-/* hooks.c runs these (container.c calls it at each point of the lifecycle). */
+/* oci-hooks.c runs these (host-hooks.c for the runtime, at each point of the lifecycle; hooks.c of src/init in
+ * the container). */
 static const char *const features_hooks[] = {
         "prestart", "createRuntime", "createContainer", "startContainer", "poststart", "poststop",
 };

@@ -19,7 +19,7 @@
 #include "criu.h"
 #include "error-util.h"
 #include "fileio.h"
-#include "hooks.h"
+#include "host-hooks.h"
 #include "json-util.h"
 #include "log.h"
 #include "macro.h"
@@ -417,7 +417,8 @@ static int checkpoint_stop(CheckpointRun *cr, char **reterr) {
         if (cr->c->hooks.n_hooks[OCI_HOOK_POSTSTOP] > 0) {
                 _cleanup_free_ char *state_json = NULL;
                 if (build_state_json(ct, CONTAINER_STOPPED, &state_json) >= 0)
-                        (void) hooks_run_all_warn(cr->c, OCI_HOOK_POSTSTOP, state_json, ct->bundle ?: "/");
+                        (void) host_hooks_run_all_warn(cr->c, OCI_HOOK_POSTSTOP, state_json,
+                                                       ct->bundle ?: "/");
         }
         return 0;
 }

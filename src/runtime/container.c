@@ -24,8 +24,8 @@
 #include "container.h"
 #include "criu.h"
 #include "fileio.h"
-#include "hooks.h"
 #include "host-console.h"
+#include "host-hooks.h"
 #include "keep-unit.h"
 #include "log.h"
 #include "error-util.h"
@@ -469,9 +469,9 @@ static int create_on_prepared(SyncServer *s, SyncMsg *m, char **reterr) {
                                               &st_container)) < 0))
                 return r;
         test_stop_at("prepared");
-        r = hooks_run(cr->c, OCI_HOOK_PRESTART, st_runtime, cr->bundle, reterr);
+        r = host_hooks_run(cr->c, OCI_HOOK_PRESTART, st_runtime, cr->bundle, reterr);
         if (r >= 0)
-                r = hooks_run(cr->c, OCI_HOOK_CREATE_RUNTIME, st_runtime, cr->bundle, reterr);
+                r = host_hooks_run(cr->c, OCI_HOOK_CREATE_RUNTIME, st_runtime, cr->bundle, reterr);
         if (r < 0)
                 return r;
         r = sync_send(ip->sync_fd, SYNC_CONTINUE, 0, st_container,
@@ -899,7 +899,7 @@ static int start_poststart(StartRun *sr, char **reterr) {
         r = container_hook_state_string(sr->ct, CONTAINER_RUNNING, sr->ct->pid, &st_running);
         if (r < 0)
                 return r;
-        r = hooks_run(sr->c, OCI_HOOK_POSTSTART, st_running, sr->ct->bundle, reterr);
+        r = host_hooks_run(sr->c, OCI_HOOK_POSTSTART, st_running, sr->ct->bundle, reterr);
         if (r < 0) {
                 kill_init_and_wait(sr->pidfd);
                 if (sr->ct->unit) {
@@ -1116,7 +1116,7 @@ int container_delete(const char *root, const char *id, bool force, char **reterr
             oci_config_reparse(raw, raw_len, &c, NULL) >= 0 && c->hooks.n_hooks[OCI_HOOK_POSTSTOP] > 0) {
                 _cleanup_free_ char *state_json = NULL;
                 if (container_hook_state_string(ct, CONTAINER_STOPPED, 0, &state_json) >= 0)
-                        (void) hooks_run_all_warn(c, OCI_HOOK_POSTSTOP, state_json, ct->bundle ?: "/");
+                        (void) host_hooks_run_all_warn(c, OCI_HOOK_POSTSTOP, state_json, ct->bundle ?: "/");
         }
 
         r = container_remove(ct);

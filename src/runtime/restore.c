@@ -27,7 +27,7 @@
 #include "criu.h"
 #include "error-util.h"
 #include "fileio.h"
-#include "hooks.h"
+#include "host-hooks.h"
 #include "json-util.h"
 #include "log.h"
 #include "macro.h"
@@ -179,9 +179,9 @@ static int wait_criu_with_hooks(Container *ct, const OciConfig *c, pid_t criu_pi
                         _cleanup_free_ char *st = NULL;
                         hook_r = container_hook_state_string(ct, CONTAINER_CREATING, pid, &st);
                         if (hook_r >= 0)
-                                hook_r = hooks_run(c, OCI_HOOK_PRESTART, st, ct->bundle, reterr);
+                                hook_r = host_hooks_run(c, OCI_HOOK_PRESTART, st, ct->bundle, reterr);
                         if (hook_r >= 0)
-                                hook_r = hooks_run(c, OCI_HOOK_CREATE_RUNTIME, st, ct->bundle, reterr);
+                                hook_r = host_hooks_run(c, OCI_HOOK_CREATE_RUNTIME, st, ct->bundle, reterr);
                         (void) loop_write(ack, hook_r >= 0 ? "ok\n" : "fail\n", hook_r >= 0 ? 3 : 5);
                         answered = true;
                 } else if (p[0].revents & POLLIN)

@@ -274,15 +274,34 @@ cri_handlers() {
         fi
 }
 
-# cri_pod_begin HANDLER: a new pod of HANDLER (pod_config, the test's own, gives its config): sets rt (sdrun,
-# or runc for the control), uid, name and pcfg, and makes the pod's log directory.
+# cri_pod_config NAME UID PIDMODE: a PodSandboxConfig as the kubelet writes one for a best-effort pod with the
+# node's network (hostNetwork: no CNI plugin is installed here), systemd cgroup driver; PIDMODE is the pod's
+# pid namespace mode: CONTAINER, or POD for shareProcessNamespace: true.
+cri_pod_config() {
+        local name=$1 uid=$2 pidmode=$3
+        cat <<EOJ
+{"metadata": {"name": "$name", "uid": "$uid", "namespace": "sdrun-test", "attempt": 0},
+ "log_directory": "$D/logs/$name",
+ "labels": {"io.kubernetes.pod.name": "$name"},
+ "linux": {"cgroup_parent": "kubepods-besteffort-pod${uid//-/_}.slice",
+           "security_context": {"namespace_options": {"network": "NODE", "pid": "$pidmode", "ipc": "POD"}}}}
+EOJ
+}
+
+# cri_pod_begin HANDLER [PIDMODE]: a new pod of HANDLER, its config cri_pod_config's with PIDMODE, or without
+# one pod_config's, the test's own (pod_config NAME UID): sets rt (sdrun, or runc for the control), uid, name
+# and pcfg, and makes the pod's log directory.
 cri_pod_begin() {
         rt=sdrun
         [ "$1" = runc-control ] && rt=runc
         diag "=== handler $1 ($rt)"
         uid=$(cat /proc/sys/kernel/random/uuid)
         name=pod-$rt-$$
-        pcfg=$(pod_config "$name" "$uid")
+        if [ $# -ge 2 ]; then
+                pcfg=$(cri_pod_config "$name" "$uid" "$2")
+        else
+                pcfg=$(pod_config "$name" "$uid")
+        fi
         mkdir -p "$D/logs/$name"
 }
 

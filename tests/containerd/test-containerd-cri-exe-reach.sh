@@ -31,17 +31,6 @@ diag "set up at ${SECONDS}s"
 cri_handlers
 [ "$no_cpu" = 1 ] && skip "the runc control: runc cannot run a pod without a cpu controller (this $SDRUN_TEST_LAYOUT box)"
 
-# pod_config NAME UID: a PodSandboxConfig for a best-effort pod with the node's network (no CNI here) and
-# shareProcessNamespace: true, systemd cgroup driver.
-pod_config() {
-        cat <<EOJ
-{"metadata": {"name": "$1", "uid": "$2", "namespace": "sdrun-test", "attempt": 0},
- "log_directory": "$D/logs/$1",
- "labels": {"io.kubernetes.pod.name": "$1"},
- "linux": {"cgroup_parent": "kubepods-besteffort-pod${2//-/_}.slice",
-           "security_context": {"namespace_options": {"network": "NODE", "pid": "POD", "ipc": "POD"}}}}
-EOJ
-}
 # container_config NAME SECURITY-CONTEXT-EXTRA MOUNTS COMMAND-JSON: a ContainerConfig in the pod's namespaces
 container_config() {
         cat <<EOJ
@@ -57,7 +46,7 @@ EOJ
 }
 
 for handler in "${handlers[@]}"; do
-        cri_pod_begin "$handler"
+        cri_pod_begin "$handler" POD
         cri RunPodSandbox "{\"config\": $pcfg, \"runtime_handler\": \"$handler\"}"
         pod=$(jf .pod_sandbox_id)
         is "$RC" 0 "$rt: RunPodSandbox with shareProcessNamespace (handler $handler, a copy of $rt)" ||

@@ -15,19 +15,6 @@ require_root
 require_systemd
 cri_setup
 
-# pod_config NAME UID: a PodSandboxConfig as the kubelet writes one for a best-effort pod with the node's
-# network (hostNetwork: no CNI plugin is installed here), systemd cgroup driver.
-pod_config() {
-        local name=$1 uid=$2
-        cat <<EOJ
-{"metadata": {"name": "$name", "uid": "$uid", "namespace": "sdrun-test", "attempt": 0},
- "log_directory": "$D/logs/$name",
- "labels": {"io.kubernetes.pod.name": "$name"},
- "linux": {"cgroup_parent": "kubepods-besteffort-pod${uid//-/_}.slice",
-           "security_context": {"namespace_options": {"network": "NODE", "pid": "CONTAINER", "ipc": "POD"}}}}
-EOJ
-}
-
 cri_handlers
 # A volume with mountPropagation: Bidirectional, as a CSI node plugin has: the host directory is a shared mount
 # (the CRI plugin refuses it otherwise), as the kubelet makes its own directory.
@@ -39,7 +26,7 @@ vol_group=$(awk -v m="$VOL" '$5 == m { for (i = 7; $i != "-"; i++) if ($i ~ /^sh
 
 declare -A T
 for handler in "${handlers[@]}"; do
-        cri_pod_begin "$handler"
+        cri_pod_begin "$handler" CONTAINER
         slice=kubepods-besteffort-pod${uid//-/_}.slice
 
         # --- RunPodSandbox -------------------------------------------------------------------------------------

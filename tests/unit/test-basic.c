@@ -5,8 +5,10 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <time.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fileio.h"
@@ -14,6 +16,7 @@
 #include "log.h"
 #include "macro.h"
 #include "process-util.h"
+#include "spawn-util.h"
 #include "string-util.h"
 #include "tap.h"
 
@@ -138,6 +141,77 @@ static void test_log_json(void) {
         (void) unlink(path);
 }
 
+static void spawn_exec_argv(void *userdata) {
+        char **argv = userdata;
+        execv(argv[0], argv);
+}
+
+static void spawn_exec_nothing(void *userdata) {
+        (void) userdata;
+}
+
+/* spawn_run(): the input fed and the output collected, keep_fd the one fd above stderr that the child keeps,
+ * an exec that returns, the deadline. */
+static void test_spawn(void) {
+        _cleanup_free_ char *err = NULL;
+        SpawnResult res;
+        char *cat[] = { (char *) "/bin/cat", NULL };
+        char *ls[] = { (char *) "/bin/ls", (char *) "-1", (char *) "/proc/self/fd", NULL };
+        char *sleep5[] = { (char *) "/bin/sleep", (char *) "5", NULL };
+
+        tap_is_int(spawn_run(&(SpawnParams){ .input = "abc\n",
+                                             .input_len = 4,
+                                             .keep_fd = -EBADF,
+                                             .timeout_usec = 10 * USEC_PER_SEC,
+                                             .exec = spawn_exec_argv,
+                                             .userdata = cat },
+                             &res, &err),
+                   0, "spawn_run(cat): 0");
+        tap_ok(!res.timed_out && res.code == CLD_EXITED && res.status == 0, "cat exits 0");
+        tap_is_str(res.output, "abc\n", "the input comes back as output");
+
+        /* Two fds of ours without O_CLOEXEC (and any the test inherited): the child keeps keep_fd alone, ls
+         * opens its own (3, or 4 where keep_fd is 3: the other one is above). */
+        int keep = fcntl(STDERR_FILENO, F_DUPFD, 3), leak = fcntl(STDERR_FILENO, F_DUPFD, 5);
+        tap_is_int(spawn_run(&(SpawnParams){ .keep_fd = keep,
+                                             .timeout_usec = 10 * USEC_PER_SEC,
+                                             .exec = spawn_exec_argv,
+                                             .userdata = ls },
+                             &res, &err),
+                   0, "spawn_run(ls /proc/self/fd) with keep_fd %d: 0", keep);
+        char want_keep[32], want_leak[32], fds[SPAWN_OUTPUT_MAX + 2];
+        snprintf(fds, sizeof fds, "\n%s", res.output);
+        snprintf(want_keep, sizeof want_keep, "\n%d\n", keep);
+        snprintf(want_leak, sizeof want_leak, "\n%d\n", leak);
+        size_t n_fds = 0;
+        for (const char *q = res.output; *q; q++)
+                n_fds += *q == '\n';
+        tap_ok(strstr(fds, "\n0\n1\n") && strstr(fds, "\n2\n") && strstr(fds, want_keep) &&
+                       !strstr(fds, want_leak) && n_fds == 5,
+               "the child has stdio, keep_fd %d, its own and no other fd of ours (not %d)", keep, leak);
+        safe_close(keep);
+        safe_close(leak);
+
+        tap_is_int(spawn_run(&(SpawnParams){ .keep_fd = -EBADF,
+                                             .timeout_usec = 10 * USEC_PER_SEC,
+                                             .exec = spawn_exec_nothing },
+                             &res, &err),
+                   0, "spawn_run() with an exec that returns: 0");
+        tap_ok(res.code == CLD_EXITED && res.status == 127, "the child exits 127 (%d, %d)", res.code,
+               res.status);
+
+        uint64_t t0 = now_usec(CLOCK_MONOTONIC);
+        tap_is_int(spawn_run(&(SpawnParams){ .keep_fd = -EBADF,
+                                             .timeout_usec = 200 * USEC_PER_MSEC,
+                                             .exec = spawn_exec_argv,
+                                             .userdata = sleep5 },
+                             &res, &err),
+                   0, "spawn_run(sleep 5) with a deadline of 200 ms: 0");
+        uint64_t dt = now_usec(CLOCK_MONOTONIC) - t0;
+        tap_ok(res.timed_out && res.code == CLD_KILLED && res.status == SIGKILL, "killed at the deadline");
+        tap_ok(dt < 3 * USEC_PER_SEC, "returns at the deadline (%llu ms)", (unsigned long long) (dt / 1000));
+}
+
 int main(void) {
         test_fileio();
         test_json();
@@ -145,5 +219,6 @@ int main(void) {
         test_poll_until();
         test_strings();
         test_log_json();
+        test_spawn();
         return tap_done();
 }

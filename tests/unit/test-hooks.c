@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* hooks.c with host programs as hooks (/bin/sh -c ...), no root: args and argv[0], env, the state on stdin,
- * cwd, what the hook inherits (fds, signal mask), output to the log and never to our stdout, a non-zero
- * exit, a killed hook, a timeout, a missing or non-executable binary, order and the first failure, the
- * poststop semantics, a daemonised grandchild holding the output pipe. */
+/* The hooks (oci-hooks.c on spawn_run(), as host-hooks.c runs them) with host programs as hooks (/bin/sh -c
+ * ...), no root: args and argv[0], env, the state on stdin, cwd, what the hook inherits (fds, signal mask),
+ * output to the log and never to our stdout, a non-zero exit, a killed hook, a timeout, a missing or
+ * non-executable binary, order and the first failure, the poststop semantics, a daemonised grandchild
+ * holding the output pipe. */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,7 +19,7 @@
 #include <unistd.h>
 
 #include "fileio.h"
-#include "hooks.h"
+#include "host-hooks.h"
 #include "log.h"
 #include "macro.h"
 #include "oci-config.h"
@@ -84,14 +85,14 @@ static void hook_done(OciHook *h) {
         *h = (OciHook) {};
 }
 
-/* Run hooks of kind prestart; returns hooks_run()'s result, *err its message. */
+/* Run hooks of kind prestart; returns host_hooks_run()'s result, *err its message. */
 static int run_hooks(OciHook *hooks, size_t n, const char *state, const char *cwd, char **err) {
         OciConfig c = {};
         c.hooks.hooks[OCI_HOOK_PRESTART] = hooks;
         c.hooks.n_hooks[OCI_HOOK_PRESTART] = n;
         free(*err);
         *err = NULL;
-        return hooks_run(&c, OCI_HOOK_PRESTART, state, cwd, err);
+        return host_hooks_run(&c, OCI_HOOK_PRESTART, state, cwd, err);
 }
 
 static int run_one(const char *script, const char *state, char **err) {
@@ -105,7 +106,7 @@ static void test_ok(void) {
         _cleanup_free_ char *err = NULL, *out = NULL;
         OciConfig none = {};
 
-        tap_is_int(hooks_run(&none, OCI_HOOK_PRESTART, "{}", NULL, &err), 0, "no hooks: 0");
+        tap_is_int(host_hooks_run(&none, OCI_HOOK_PRESTART, "{}", NULL, &err), 0, "no hooks: 0");
         tap_is_int(run_one("exit 0", "{}", &err), 0, "a hook that exits 0: 0");
         tap_ok(err == NULL, "... and no message");
 
@@ -301,7 +302,7 @@ static void test_order(void) {
         c.hooks.hooks[OCI_HOOK_POSTSTOP] = hs;
         c.hooks.n_hooks[OCI_HOOK_POSTSTOP] = 4;
         logged[0] = 0;
-        tap_is_int(hooks_run_all_warn(&c, OCI_HOOK_POSTSTOP, "{}", NULL), 0, "hooks_run_all_warn(): 0 despite a failure");
+        tap_is_int(host_hooks_run_all_warn(&c, OCI_HOOK_POSTSTOP, "{}", NULL), 0, "host_hooks_run_all_warn(): 0 despite a failure");
         out = slurp("order");
         tap_is_str(out, "0123", "every poststop hook runs");
         tap_ok(strstr(logged, "error running poststop hook #2: \"/bin/sh\" failed with exit status 9"), "the failure is logged");
