@@ -12,7 +12,7 @@ SDRUN_DEBS=(
         scdoc mandoc python3 python3-jsonschema jq
         runc crun podman conmon uidmap
         docker.io containerd containernetworking-plugins curl python3-grpcio python3-protobuf protobuf-compiler
-        cpio iproute2 procps util-linux time libc6-dev
+        cpio iproute2 procps util-linux e2fsprogs time libc6-dev
         criu kmod
         bats socat docker-registry
         dpkg-dev debhelper lintian bash-completion

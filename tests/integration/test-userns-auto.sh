@@ -6,7 +6,8 @@
 # from the name (the same after a restart), clear of /etc/subuid, /etc/subgid and every other container, its
 # rootfs id-mapped so that nothing on disk is chowned. Root inside is nobody on the host: two such containers
 # cannot read each other's files or signal each other. crun, given the same mapping explicitly, is the
-# control for what the mapping looks like inside.
+# control for what the mapping looks like inside. Where the kernel cannot id-map the bundles' filesystem (the
+# VM tier: Debian's 6.1 on overlayfs), that refusal is checked and the bundles go on a loop-mounted ext4.
 . "$(dirname "$0")/lib.sh"
 
 require_root
@@ -38,25 +39,75 @@ chmod 0755 "$TEST_TMPDIR"
 SHARED=$TEST_TMPDIR/shared
 mkdir -p "$SHARED" && chmod 1777 "$SHARED"
 
-instance() {
-        local id
+# Where the bundles go: the services' in /var/lib/sdrun/bundles (the unit's default), the others in
+# $TEST_TMPDIR, when the kernel can id-map their filesystem. Debian 12's 6.1 kernel (the VM tier) cannot
+# id-map overlayfs, the VM's root, nor tmpfs (id-mapped since 6.3): there sdrun's refusal of such a rootfs,
+# naming the filesystem, is a check of its own, and the bundles go on a loop-mounted ext4 (id-mapped since
+# 5.12), the services' through SDRUN_BUNDLE in their drop-in.
+# idmap_probe DIR: REFUSAL= empty when a bundle in DIR runs with the annotation, else sdrun's refusal
+idmap_probe() {
+        local b=$1/probe-$$ id
         id=$(new_id una)
         track_container "$id"
-        cleanup_add rm -rf "$UDIR/sdrun@$id.service.d" "/var/lib/sdrun/bundles/$id"
-        cleanup_add systemctl reset-failed "sdrun@$id.service"
-        cleanup_add systemctl stop "sdrun@$id.service"
-        echo "$id"
+        make_bundle "$b" || bail "make_bundle failed"
+        bundle_set "$b" '.annotations["io.github.sdrun.userns"]="auto"' || bail "bundle_set failed"
+        REFUSAL=""
+        if ! REFUSAL=$(sd run --bundle "$b" "$id" 2>&1 </dev/null); then
+                [[ "$REFUSAL" == *"cannot id-map it"* ]] || bail "a bundle in $1 with the annotation: $REFUSAL"
+        else
+                REFUSAL=""
+        fi
+        rm -rf "$b"
 }
-# service ID SCRIPT: /var/lib/sdrun/bundles/ID runs sh -c SCRIPT (with /shared bound), SDRUN_USERNS=auto
+SVC_BUNDLES=/var/lib/sdrun/bundles TMP_BUNDLES=$TEST_TMPDIR
+mkdir -p "$SVC_BUNDLES"
+refused=0
+for d in "$SVC_BUNDLES" "$TMP_BUNDLES"; do
+        idmap_probe "$d"
+        fs=$(findmnt -no FSTYPE -T "$d")
+        if [ -n "$REFUSAL" ]; then
+                refused=1
+                like "$REFUSAL" "root.path \"$d/probe-$$/rootfs\": cannot id-map it: its filesystem \($fs\)" \
+                        "a rootfs in $d, on $fs, which kernel $(uname -r) cannot id-map: refused, naming the filesystem"
+        else
+                diag "kernel $(uname -r) id-maps $fs, the filesystem of $d"
+        fi
+done
+if [ $refused = 1 ]; then
+        command -v mkfs.ext4 >/dev/null || bail "mkfs.ext4 is not installed (Debian package e2fsprogs)"
+        modprobe loop 2>/dev/null || true
+        EXT=$TEST_TMPDIR/ext4
+        mkdir -p "$EXT"
+        truncate -s 256M "$TEST_TMPDIR/bundles.ext4" && mkfs.ext4 -q -F "$TEST_TMPDIR/bundles.ext4" ||
+                bail "mkfs.ext4 of an image in $TEST_TMPDIR failed"
+        out=$(mount -o loop "$TEST_TMPDIR/bundles.ext4" "$EXT" 2>&1) || bail "mount -o loop of the ext4 image: $out"
+        cleanup_add umount -d "$EXT"
+        chmod 0755 "$EXT"
+        SVC_BUNDLES=$EXT/services TMP_BUNDLES=$EXT
+        mkdir -p "$SVC_BUNDLES"
+        idmap_probe "$EXT"
+        is "$REFUSAL" "" "  so the bundles go on a loop-mounted ext4 ($(findmnt -no SOURCE -T "$EXT")), whose rootfs is id-mapped"
+fi
+
+# instance: ID= a fresh id for sdrun@ID.service, whose unit, drop-ins and bundle go on exit (not in a
+# subshell: the cleanups must reach the script's list, to run before the ext4 image is unmounted)
+instance() {
+        ID=$(new_id una)
+        track_container "$ID"
+        cleanup_add rm -rf "$UDIR/sdrun@$ID.service.d" "$SVC_BUNDLES/$ID"
+        cleanup_add systemctl reset-failed "sdrun@$ID.service"
+        cleanup_add systemctl stop "sdrun@$ID.service"
+}
+# service ID SCRIPT: $SVC_BUNDLES/ID runs sh -c SCRIPT (with /shared bound), SDRUN_USERNS=auto
 service() {
-        local b=/var/lib/sdrun/bundles/$1
+        local b=$SVC_BUNDLES/$1
         make_bundle "$b" || bail "make_bundle failed"
         bundle_set "$b" '.process.args=["sh","-c",$s] | .root.readonly=false
                 | .mounts += [{destination: "/shared", type: "bind", source: $d, options: ["rbind", "rw"]}]' \
                 --arg s "trap 'exit 0' TERM; $2; sleep 1000 & wait" --arg d "$SHARED" || bail "bundle_set failed"
         mkdir -p "$b/rootfs/shared"
         mkdir -p "$UDIR/sdrun@$1.service.d"
-        printf '[Service]\nEnvironment=SDRUN_USERNS=auto\n' >"$UDIR/sdrun@$1.service.d/userns.conf"
+        printf '[Service]\nEnvironment=SDRUN_USERNS=auto SDRUN_BUNDLE=%s\n' "$b" >"$UDIR/sdrun@$1.service.d/userns.conf"
         systemctl daemon-reload
 }
 start_unit() {
@@ -70,11 +121,11 @@ start_unit() {
 rootfs_owners() { find "$1" -xdev -printf '%U:%G:%m %P\n' | sort; }
 
 # --- two services with SDRUN_USERNS=auto -------------------------------------------------------------------------
-A=$(instance)
-B=$(instance)
+instance; A=$ID
+instance; B=$ID
 service "$A" 'echo a-data >/shared/a-file; chmod 600 /shared/a-file; touch /created-by-root'
 service "$B" 'echo b-secret >/shared/b-secret; chmod 600 /shared/b-secret'
-owners_before=$(rootfs_owners "/var/lib/sdrun/bundles/$A/rootfs")
+owners_before=$(rootfs_owners "$SVC_BUNDLES/$A/rootfs")
 start_unit "$A" || fail "start sdrun@$A"
 start_unit "$B" || fail "start sdrun@$B"
 wait_for test -s "$SHARED/a-file" -a -s "$SHARED/b-secret"
@@ -100,12 +151,12 @@ is "$(awk '$5 == "/" && $6 ~ /(^|,)idmapped(,|$)/ { n++ } END { print n + 0 }' "
         "  the container's / is an id-mapped mount" || awk '$5 == "/"' "/proc/$pa/mountinfo" | _tap_diag_stream
 is "$(host_uid "$pa") $(sd exec "$A" stat -c %u:%g /bin/busybox)" "$fa 0:0" \
         "  the image's files are root's inside (root being $fa on the host)"
-is "$(host_uid "$pa") $(stat -c %u:%g "/var/lib/sdrun/bundles/$A/rootfs/created-by-root")" "$fa 0:0" \
+is "$(host_uid "$pa") $(stat -c %u:%g "$SVC_BUNDLES/$A/rootfs/created-by-root")" "$fa 0:0" \
         "  a file root created in / is root's on disk (id-mapped, not chowned to $fa)"
-rm -f "/var/lib/sdrun/bundles/$A/rootfs/created-by-root"
-is "$(host_uid "$pa") $(rootfs_owners "/var/lib/sdrun/bundles/$A/rootfs")" "$fa $owners_before" \
+rm -f "$SVC_BUNDLES/$A/rootfs/created-by-root"
+is "$(host_uid "$pa") $(rootfs_owners "$SVC_BUNDLES/$A/rootfs")" "$fa $owners_before" \
         "  nothing in the rootfs was chowned" ||
-        diff <(echo "$owners_before") <(rootfs_owners "/var/lib/sdrun/bundles/$A/rootfs") | head | _tap_diag_stream
+        diff <(echo "$owners_before") <(rootfs_owners "$SVC_BUNDLES/$A/rootfs") | head | _tap_diag_stream
 is "$(stat -c %u "$SHARED/a-file")" "$fa" "  a file written to a plain bind mount is uid $fa's on the host"
 
 is "$(map_of "$pb")" "0 $bb 65536 / 0 $bb 65536" "sdrun@$B: a range of its own ($bb)"
@@ -147,7 +198,7 @@ restore_subid() {
                 if [ -e "$TEST_TMPDIR/$f.orig" ]; then cp -a "$TEST_TMPDIR/$f.orig" "/etc/$f"; else rm -f "/etc/$f"; fi
         done
 }
-C=$(instance)
+instance; C=$ID
 service "$C" true
 c0=$(first_candidate "$C")
 for f in /etc/subuid /etc/subgid; do
@@ -178,7 +229,7 @@ systemctl stop "sdrun@$C.service"
 no_leftovers "$C"
 
 # --- the annotation, on a plain create; two names with the same first candidate, created at once ------------------
-P=$TEST_TMPDIR/p
+P=$TMP_BUNDLES/p
 make_bundle "$P" || bail "make_bundle failed"
 bundle_set "$P" '.process.args=["sleep","1000"] | .annotations["io.github.sdrun.userns"]="auto"'
 # two ids of the same first candidate (birthday: a few hundred tries)
