@@ -515,6 +515,8 @@ diag "layout=$SDRUN_TEST_LAYOUT kernel=$(uname -r) sdrun=$SDRUN"
 # seconds in (570 by default: the integration suite's timeout is 600; 0: none), the processes of the test's
 # session, with the kernel function each one sleeps in, go to its TAP output and to its stderr. While it
 # waits it holds none of the test's output pipes (meson reads them to the end), and it ends with the test.
+# It is not the test's child (forked from a subshell that exits at once): a test's plain `wait` for its own
+# background jobs must not wait for it.
 _lib_watchdog() {
         local main=$1 secs=$2 sid
         exec </dev/null >/dev/null 2>&1
@@ -527,9 +529,8 @@ _lib_watchdog() {
           ps -o pid,ppid,stat,wchan:28,etimes,args --forest -s "$sid"; } 2>&1 | sed 's/^/# /' |
                 tee "/proc/$main/fd/2" >"/proc/$main/fd/1"
 }
-_lib_watchdog_pid=""
 if [ "${SDRUN_TEST_WATCHDOG:-570}" -gt 0 ] 2>/dev/null; then
-        _lib_watchdog "$$" "${SDRUN_TEST_WATCHDOG:-570}" &
-        _lib_watchdog_pid=$!
-        cleanup_add kill "$_lib_watchdog_pid"
+        (_lib_watchdog "$$" "${SDRUN_TEST_WATCHDOG:-570}" &
+         echo "$!" >"$TEST_TMPDIR/.watchdog")
+        cleanup_add eval 'kill "$(cat "$TEST_TMPDIR/.watchdog")"'
 fi
