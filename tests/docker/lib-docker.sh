@@ -26,8 +26,13 @@
 
 DOCKER=/usr/bin/docker
 : "${DOCKER_TEST_RUNTIME:=sdrun}"
-[ "$DOCKER_TEST_RUNTIME" = control ] && DOCKER_TEST_RUNTIME=runc
 : "${DOCKER_TEST_DRIVER:=systemd}"
+# In CI the two docker lanes share the control runs (ci_lane): runc with the cgroupfs driver in the hybrid
+# lane, with the systemd driver in the unified one; sdrun's runs in both.
+if [ "$DOCKER_TEST_RUNTIME" = control ]; then
+        case "$DOCKER_TEST_DRIVER" in cgroupfs) ci_lane hybrid "a control run" ;; *) ci_lane unified "a control run" ;; esac
+        DOCKER_TEST_RUNTIME=runc
+fi
 : "${DOCKER_TEST_DEFAULT:=0}"
 : "${DOCKER_TEST_NETWORK:=none}"
 export DOCKER_TEST_RUNTIME DOCKER_TEST_DRIVER DOCKER_TEST_DEFAULT DOCKER_TEST_NETWORK

@@ -163,16 +163,16 @@ skip() {
         echo "ok $_tap_n # SKIP $(_tap_escape "$1")"
 }
 
-# ci_lane LAYOUT: for a test whose subject does not depend on the cgroup layout (no cgroup, unit property or
-# freezer is checked). In CI ($CI set) the hybrid and the unified box lanes share such tests: each runs in its
-# LAYOUT lane only and is skipped whole in the other, so that every CI run still runs it once. Outside CI, and
-# in the VM, it runs in every layout.
+# ci_lane LAYOUT [WHAT]: for a test whose subject does not depend on the cgroup layout (no cgroup, unit
+# property or freezer is checked), or a control run (WHAT "a control run"). In CI ($CI set) the hybrid and the
+# unified box lanes share such tests: each runs in its LAYOUT lane only and is skipped whole in the other, so
+# that every CI run still runs it once. Outside CI, and in the VM, it runs in every layout.
 ci_lane() {
         [ -n "${CI:-}" ] || return 0
         case "$SDRUN_TEST_LAYOUT" in hybrid | unified) ;; *) return 0 ;; esac
         [ "$SDRUN_TEST_LAYOUT" = "$1" ] && return 0
         _tap_done=1
-        echo "1..0 # SKIP layout-independent: in CI it runs in the $1 box lane only"
+        echo "1..0 # SKIP ${2:-layout-independent}: in CI it runs in the $1 box lane only"
         exit 0
 }
 
