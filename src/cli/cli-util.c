@@ -189,6 +189,8 @@ int cli_parse_create_options(const char *verb, int argc, char *argv[], CreateOpt
                 return -EINVAL;
         o->root = arg_root;
         o->keep_unit = arg_keep_unit;
+        o->seal_exe = cli_seal_exe;
+        o->config_warned = cli_reexecuted;
         return 0;
 }
 

@@ -41,9 +41,16 @@ typedef struct CliOption {
 int cli_next_option(const char *verb, int argc, char *argv[], const char *shortopts, const CliOption *opts);
 
 /* Run from a sealed memfd copy of the binary: re-executes itself once from one (argv, the environment, the
- * fds and the pid carry over) unless /proc/self/exe is one already. Returns 0 when it is, or -errno after
- * logging why it cannot be. */
+ * fds and the pid carry over) unless /proc/self/exe is one already or lies on a read-only mount. Returns 0
+ * then, or -errno after logging why it cannot be. */
 int cli_run_sealed(char *argv[]);
+/* main()'s argv, for cli_seal_exe(): cli_run_sealed(cli_argv), the CreateOptions.seal_exe of create and run. */
+extern char **cli_argv;
+extern bool cli_reexecuted; /* this process is a sealed re-exec (cli_sealed_adopt() returned 1) */
+int cli_seal_exe(void);
+/* First thing in main(), every verb: in the process a re-exec started, check that it runs from the sealed
+ * copy (else -ELOOP, logged), give it back the caller's comm and return 1; 0 in any other process. */
+int cli_sealed_adopt(void);
 
 /* The long name of the option val in opts, or NULL. */
 const char *cli_option_name(const CliOption *opts, int val);

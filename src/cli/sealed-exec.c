@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <elf.h>
 #include <errno.h>
 #include <link.h>
@@ -94,9 +95,27 @@ static off_t exe_used_size(int fd, off_t size) {
         return MIN(end, size);
 }
 
+int cli_sealed_adopt(void) {
+        _cleanup_close_ int self = -EBADF;
+        const char *marker = getenv(SEALED_EXEC_ENV);
+
+        if (!marker)
+                return 0;
+        self = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+        if (self < 0 || !fd_is_sealed(self))
+                return log_error_errno(self < 0 ? errno : ELOOP,
+                                       "re-executed from a sealed copy, yet /proc/self/exe is not sealed");
+        if (*marker)
+                (void) prctl(PR_SET_NAME, marker);
+        (void) unsetenv(SEALED_EXEC_ENV);
+        return 1;
+}
+
+char **cli_argv = NULL;
+bool cli_reexecuted = false;
+
 int cli_run_sealed(char *argv[]) {
         _cleanup_close_ int self = -EBADF, mfd = -EBADF;
-        const char *marker = getenv(SEALED_EXEC_ENV);
         char comm[17] = {};
         struct statvfs sv;
         struct stat st;
@@ -106,23 +125,15 @@ int cli_run_sealed(char *argv[]) {
         if (self < 0)
                 return log_error_errno(
                         errno, "cannot open /proc/self/exe to run from a sealed copy of the binary: %m");
-        if (fd_is_sealed(self)) {
-                /* Already a sealed memfd: re-executed just now, or started from one by the caller. */
-                if (marker) {
-                        if (*marker)
-                                (void) prctl(PR_SET_NAME, marker);
-                        (void) unsetenv(SEALED_EXEC_ENV);
-                }
+        /* Already a sealed memfd: re-executed before (cli_sealed_adopt() took the marker), or started from
+         * one by the caller. */
+        if (fd_is_sealed(self))
                 return 0;
-        }
         /* On a read-only mount (an image-based OS, a read-only /usr) the file cannot be opened for writing
          * through /proc/PID/exe either: the open goes through the same mount, which a container cannot
          * remount (it is not in its mount namespace). The re-exec costs a process start; skip it there. */
-        if (!marker && fstatvfs(self, &sv) >= 0 && (sv.f_flag & ST_RDONLY))
+        if (fstatvfs(self, &sv) >= 0 && (sv.f_flag & ST_RDONLY))
                 return 0;
-        if (marker)
-                return log_error_errno(ELOOP,
-                                       "re-executed from a sealed copy, yet /proc/self/exe is not sealed");
 
         if (fstat(self, &st) < 0)
                 return log_error_errno(errno, "cannot stat /proc/self/exe: %m");
@@ -147,4 +158,9 @@ int cli_run_sealed(char *argv[]) {
         r = -errno;
         (void) unsetenv(SEALED_EXEC_ENV);
         return log_error_errno(r, "cannot execute the sealed copy of the binary: %m");
+}
+
+int cli_seal_exe(void) {
+        assert(cli_argv);
+        return cli_run_sealed(cli_argv);
 }

@@ -218,14 +218,37 @@ static void create_run_done(CreateRun *cr) {
         bundle_done(&cr->b);
 }
 
+/* Does anything of the container get to see the init while it is still this process's image, before its
+ * last exec (at start, through the sealed trampoline)? In a pid namespace of its own nothing of the
+ * container exists before that exec but what the init forks for the createContainer and startContainer
+ * hooks (which may execute the image's files), and the init is non-dumpable outside a user namespace.
+ * Processes `exec` puts there meanwhile are checked by exec (exec_check_created_init()). A pid namespace
+ * joined by path may hold another container's processes; the host's holds every --pid=host container. */
+static bool create_needs_sealed_exe(const OciConfig *c) {
+        const char *path = NULL;
+
+        if (!oci_config_has_namespace(c, OCI_NS_PID, &path) || path)
+                return true;
+        return c->hooks.n_hooks[OCI_HOOK_CREATE_CONTAINER] > 0 ||
+               c->hooks.n_hooks[OCI_HOOK_START_CONTAINER] > 0;
+}
+
 /* The bundle, the id and config.json, parsed, with its root.path resolved; with the automatic user
- * namespace, its range picked and config.json given it. */
+ * namespace, its range picked and config.json given it. Before the range is picked (nothing is made yet),
+ * the re-exec from a sealed copy of the binary where the config needs it. */
 static int create_load(CreateRun *cr, char **reterr) {
         int r;
 
+        cr->b.warned = cr->o->config_warned;
         r = bundle_load(cr->o->bundle, cr->o->config_file, cr->o->id, &cr->b, reterr);
         if (r < 0)
                 return r;
+        if (cr->o->seal_exe && create_needs_sealed_exe(cr->b.c)) {
+                r = cr->o->seal_exe();
+                if (r < 0)
+                        return errorf(reterr, r, "cannot run from a sealed copy of the runtime's binary: %s",
+                                      strerror(-r));
+        }
         r = userns_auto_setup(cr->o->root, cr->o->id, cr->rootless, &cr->b, &cr->userns, reterr);
         if (r < 0)
                 return r;

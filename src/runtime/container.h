@@ -27,6 +27,12 @@ typedef struct CreateOptions {
         /* --keep-unit: in the service this process runs in, below its cgroup (keep-unit.h), not a scope */
         bool keep_unit;
         unsigned preserve_fds;
+        /* Called once config.json is parsed, before anything is made, when something of the container could
+         * see the init before its last exec (create_needs_sealed_exe() in container.c): re-executes this process
+         * from a sealed copy of its binary (does not return then; create starts over in the new image) and
+         * returns 0 when it runs from one already, or -errno. NULL: the caller runs from one already. */
+        int (*seal_exe)(void);
+        bool config_warned; /* this process is that re-exec: config.json's warnings were logged already */
 } CreateOptions;
 
 /* On success the init is blocked before exec and the state says created. ret_pid/ret_pidfd (optional) give

@@ -10,6 +10,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -642,6 +643,48 @@ static int exec_load(ExecRun *e, char **reterr) {
         return build_process(o, &e->c->process, e->c->has_process, &e->file_process, &e->p, reterr);
 }
 
+/* Could the process hold CAP_SYS_PTRACE (no capabilities object: it keeps ours, as with runc)? The bounding
+ * set bounds what it and its children can ever get. */
+static bool process_may_ptrace(const OciProcess *p) {
+        if (!p->capabilities.present)
+                return true;
+        FOREACH_ARRAY(cap, p->capabilities.bounding, p->capabilities.n_bounding)
+                if (*cap == CAP_SYS_PTRACE)
+                        return true;
+        return false;
+}
+
+/* Is the init's image out of reach for writing: a sealed copy, or a file on a read-only mount? */
+static bool init_exe_protected(pid_t pid) {
+        char path[64];
+        struct statvfs sv;
+        int seals;
+
+        snprintf(path, sizeof path, "/proc/%d/exe", (int) pid);
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return false;
+        seals = fcntl(fd, F_GET_SEALS);
+        if (seals >= 0 && (seals & F_SEAL_WRITE))
+                return true;
+        return fstatvfs(fd, &sv) >= 0 && (sv.f_flag & ST_RDONLY);
+}
+
+/* A created container's init waits for start still as the runtime's binary where nothing of the container
+ * could see it (create_needs_sealed_exe() in container.c): not dumpable outside a user namespace, yet a
+ * process holding CAP_SYS_PTRACE opens /proc/1/exe all the same (in a user namespace the init is dumpable,
+ * and CAP_SYS_PTRACE there is enough). Such a process is refused until start; any other runs beside the
+ * waiting init, as with runc and crun. */
+static int exec_check_created_init(ExecRun *e, char **reterr) {
+        if (e->st != CONTAINER_CREATED || !process_may_ptrace(e->p) || init_exe_protected(e->ct->pid))
+                return 0;
+        return errorf(
+                reterr, EPERM,
+                "cannot exec a process that may hold CAP_SYS_PTRACE into created container \"%s\": its "
+                "init runs the runtime's binary until start; start the container first",
+                e->o->id);
+}
+
 /* The init's namespaces and cgroups, the seccomp filter, the sync socket; then we join the init's pid
  * namespace for our children. */
 static int exec_prepare(ExecRun *e, char **reterr) {
@@ -666,6 +709,9 @@ static int exec_prepare(ExecRun *e, char **reterr) {
         /* The init may have died (and its pid been reused) while we looked at /proc/PID. */
         if (pidfd_wait_exit(e->init_pidfd, 0) == 0)
                 return errorf(reterr, ESRCH, "cannot exec in container \"%s\": its init is gone", o->id);
+        r = exec_check_created_init(e, reterr);
+        if (r < 0)
+                return r;
         if (e->c->linux_.seccomp.present) {
                 r = seccomp_program_get(o->root, e->raw, e->raw_len, &e->c->linux_.seccomp, &e->filter,
                                         reterr);

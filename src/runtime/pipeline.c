@@ -72,7 +72,7 @@ int bundle_load(const char *path, const char *config_file, const char *id, Bundl
                 return errorf(reterr, r, "config.json: cannot read \"%s%s%s\": %s",
                               file[0] == '/' ? "" : ret->path, file[0] == '/' ? "" : "/", file,
                               r == -EFBIG ? "file too large" : strerror(-r));
-        r = oci_config_parse(ret->raw, ret->raw_len, &ret->c, &perr);
+        r = (ret->warned ? oci_config_reparse : oci_config_parse)(ret->raw, ret->raw_len, &ret->c, &perr);
         if (r < 0)
                 return errorf(reterr, r, "config.json: %s", perr ?: strerror(-r));
 

@@ -30,6 +30,8 @@ typedef struct Bundle {
         size_t raw_len;
         OciConfig *c;
         char *rootfs; /* root.path, absolute, a directory */
+        bool warned; /* set by the caller: config.json's warnings were logged (by the process this one is the
+                       * sealed re-exec of): parsed without them */
 } Bundle;
 /* path NULL: the current directory; config_file NULL: "config.json" (relative to the bundle). The id is
  * checked first. */

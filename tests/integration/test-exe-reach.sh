@@ -9,7 +9,8 @@
 #   a. a startContainer hook (CAP_SYS_PTRACE) that leaves a child behind scanning /proc (its parent: the init);
 #   b. container A, with CAP_SYS_PTRACE, in whose pid namespace (linux.namespaces[].path) B is run 5 times;
 #   c. a container with CAP_SYS_PTRACE while `exec` runs into it 8 times (the exec child);
-#   d. b and c with a user namespace (B joins A's), the victim owned by the container's root.
+#   d. b and c with a user namespace (B joins A's), the victim owned by the container's root;
+#   e. (sdrun) which creates re-execute from a sealed copy, and exec into a created container whose init does not.
 # runc and crun (hybrid only: not in the unified box), each from a copy of its binary too, are the controls.
 . "$(dirname "$0")/lib.sh"
 
@@ -174,5 +175,63 @@ for variant in c d; do
                 forget "$n" "$id"
         done
 done
+
+# e. Where the sealed re-exec is needed (sdrun only: its create decides from config.json). The init is seen
+# through /proc/PID/exe while the container is created: the host's binary where nothing of the container can
+# see it (a pid namespace of its own, no createContainer or startContainer hook), a sealed memfd otherwise.
+init_exe() { readlink "/proc/$("$SDRUN" --root "$SDRUN_ROOT" state "$1" | jq -r .pid)/exe" 2>&1; }
+# created_init_exe WHAT: create with $B as it is; sets id, and out to the init's /proc/PID/exe
+created_init_exe() {
+        local what=$1 rc=0
+        id=$(new_id exee)
+        track_container "$id"
+        bundle_set "$B" '.linux.cgroupsPath=$c' --arg c "$(cgpath "$id")"
+        rt sdrun create --bundle "$B" "$id" >"$TEST_TMPDIR/out" 2>&1 </dev/null || rc=$?
+        is "$rc" 0 "sdrun: e. create, $what ($(head -c 200 "$TEST_TMPDIR/out"))"
+        out=$(init_exe "$id")
+}
+reset
+bundle_set "$B" '.process.args=["sleep","30"]'
+created_init_exe "a pid namespace of its own, no hooks"
+like "$out" "/sdrun-victim\$" "sdrun: e. created, own pid namespace, no hooks: the init is the binary itself (no re-exec)"
+# an exec into it without CAP_SYS_PTRACE runs beside the init (as with runc and crun) ...
+rc=0; out=$(rt sdrun exec "$id" cat /proc/1/comm 2>&1) || rc=$?
+is "$rc:$out" "0:sdrun:init" "sdrun: e. exec without CAP_SYS_PTRACE into the created container runs"
+# ... one that may hold it is refused until start, and leaves nothing
+rc=0; out=$(rt sdrun exec --cap CAP_SYS_PTRACE "$id" sh -c 'sleep 30' 2>&1) || rc=$?
+like "$rc:$out" "^255:.*CAP_SYS_PTRACE.*start the container first" "sdrun: e. exec with CAP_SYS_PTRACE into it is refused, naming why"
+is "$(cat "$(cgroup_dir "$(unit_of "$id")")/cgroup.procs" 2>&1 | wc -l)" 1 "sdrun: e. ... and nothing but the init is in its cgroup"
+ok_desc "sdrun: e. it starts" rt sdrun start "$id"
+rc=0; out=$(rt sdrun exec --cap CAP_SYS_PTRACE "$id" true 2>&1) || rc=$?
+is "$rc" 0 "sdrun: e. once started, exec with CAP_SYS_PTRACE runs ($out)"
+forget sdrun "$id"
+# the same config with a startContainer or a createContainer hook, or in another's pid namespace: sealed
+reset
+bundle_set "$B" '.process.args=["sleep","30"] | .hooks.startContainer=[{path: "/bin/true"}]'
+created_init_exe "a startContainer hook"
+like "$out" "^/memfd:sdrun" "sdrun: e. with a startContainer hook the init is a sealed copy"
+forget sdrun "$id"
+reset
+bundle_set "$B" '.process.args=["sleep","30"] | .hooks.createContainer=[{path: "/bin/true"}]'
+created_init_exe "a createContainer hook"
+like "$out" "^/memfd:sdrun" "sdrun: e. with a createContainer hook the init is a sealed copy"
+forget sdrun "$id"
+reset
+bundle_set "$B" '.process.args=["sleep","30"] | .linux.namespaces |= map(select(.type != "pid"))'
+created_init_exe "the host's pid namespace"
+like "$out" "^/memfd:sdrun" "sdrun: e. in the host's pid namespace the init is a sealed copy"
+forget sdrun "$id"
+reset
+aid=$(new_id exeA)
+track_container "$aid"
+bundle_set "$B" '.process.args=["sleep","60"] | .linux.cgroupsPath=$c' --arg c "$(cgpath "$aid")"
+rt sdrun run -d --bundle "$B" "$aid" >/dev/null 2>&1 </dev/null
+bundle_set "$B" '.process.args=["sleep","30"] | .linux.namespaces |= map(if .type == "pid" then .path = $p else . end)' \
+        --arg p "/proc/$("$SDRUN" --root "$SDRUN_ROOT" state "$aid" | jq -r .pid)/ns/pid"
+created_init_exe "in another container's pid namespace"
+like "$out" "^/memfd:sdrun" "sdrun: e. in another container's pid namespace the init is a sealed copy"
+forget sdrun "$id"
+forget sdrun "$aid"
+intact sdrun "e. created containers"
 
 done_testing
