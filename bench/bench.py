@@ -20,6 +20,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -50,6 +51,11 @@ OPS = {
     "many_growth": ("growth: last 10% / first 10% (1.0 = flat)", None, "x"),
     "list": ("list of the many", 1.0, "ms"),
     "delete_all": ("delete --force of all the many, total", 1.0, "ms"),
+    # issue 36's churn: containers/s >= 1.2x crun's is wall time per container <= 1/1.2 of crun's
+    "churn_per": ("churn: wall per container, parallel run loops", 0.83, "ms"),
+    "churn_p50": ("churn: run latency p50 in the loops", None, "ms"),
+    "churn_p99": ("churn: run latency p99 in the loops", 1.0, "ms"),
+    "churn_fail": ("churn: failed runs (target: none)", None, "n"),
 }
 
 
@@ -468,6 +474,61 @@ class Bench:
             self.pid1[rt.name] = {"runs": n, "ticks": ticks[rt.name], "ms_per_run": ticks[rt.name] * tick_ms / n}
             self.host[rt.name] = {d: host[rt.name][d] * tick_ms / n for d in DAEMONS}
 
+    def churn(self):
+        """--churn-workers loops of `run /bin/true`, side by side for --churn-seconds, one runtime at a time
+        (rotated, so that drift hits them alike): what a busy CI node or a Kubernetes node restarting pods
+        does. Per runtime: the wall time per completed container (the inverse of containers/s), the run
+        latencies' p50 and p99, and the runs that failed (each one noted with its error)."""
+        secs, workers = self.opts.churn_seconds, self.opts.churn_workers
+        for rt in rotated(self.rts, 0):
+            lat, fails, errors = [], [0], []
+            lock = threading.Lock()
+            stop = time.monotonic() + secs
+
+            def loop(w):
+                k = 0
+                errlog = "%s.churn%d" % (rt.errlog, w)
+                while time.monotonic() < stop:
+                    k += 1
+                    cid = "c%s%dw%d" % (rt.name, k, w)
+                    b = rt.bundle(cid, ["/bin/true"])
+                    with open(errlog, "w+b") as err:
+                        t0 = time.perf_counter()
+                        rc = subprocess.call(rt.argv + ["run", "--bundle", b, cid], stdin=subprocess.DEVNULL,
+                                             stdout=subprocess.DEVNULL, stderr=err)
+                        t = time.perf_counter() - t0
+                        if rc != 0:
+                            err.seek(0)
+                            msg = err.read().decode(errors="replace").strip()[-300:]
+                    with lock:
+                        if rc == 0:
+                            lat.append(t * 1000)
+                        else:
+                            fails[0] += 1
+                            errors.append("%s run %s: exit %d: %s" % (rt.name, cid, rc, msg))
+                    if rc != 0:
+                        subprocess.call(rt.argv + ["delete", "--force", cid], stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                    rt.drop_bundle(cid)
+
+            self.pid1_idle()
+            t0 = time.monotonic()
+            threads = [threading.Thread(target=loop, args=(w,)) for w in range(workers)]
+            for th in threads:
+                th.start()
+            for th in threads:
+                th.join()
+            wall = time.monotonic() - t0
+            if not lat:
+                raise BenchError("%s: no run succeeded in the churn loops: %s" % (rt.name, errors[:1]))
+            self.add("churn_per", rt, wall * 1000 / len(lat))
+            self.add("churn_p50", rt, median(lat))
+            self.add("churn_p99", rt, pct(lat, 99))
+            self.add("churn_fail", rt, fails[0])
+            self.notes.extend(errors[:5])
+            progress("churn, %d loops for %d s (%s): %d containers, %.1f/s, %d failed" % (
+                workers, secs, rt.name, len(lat), len(lat) / wall, fails[0]), 1, 1)
+
     def pid1_idle(self, settle=0.15, timeout=5.0):
         """PID 1's utime+stime (clock ticks) once it has gone idle: its on-CPU time (/proc/1/schedstat, ns)
         grew by less than 0.5 ms in `settle` seconds, or without schedstats its ticks did not move."""
@@ -688,6 +749,8 @@ def fmt(v, unit):
         return "%.0f" % v
     if unit == "x":
         return "%.2f" % v
+    if unit == "n":
+        return "%d" % v
     return "%.1f" % v if v < 1000 else "%.0f" % v
 
 
@@ -767,8 +830,13 @@ def main():
                     help="consecutive runs of one runtime per seq block (PID 1's CPU is measured per block)")
     ap.add_argument("--count", type=int, default=int(os.environ.get("BENCH_COUNT", 5)),
                     help="runs per runtime whose D-Bus messages and journal lines are counted")
+    ap.add_argument("--churn-seconds", type=int, default=int(os.environ.get("BENCH_CHURN_SECONDS", 60)),
+                    help="how long each runtime's churn loops run")
+    ap.add_argument("--churn-workers", type=int, default=int(os.environ.get("BENCH_CHURN_WORKERS", 8)),
+                    help="parallel `run` loops in the churn phase")
     ap.add_argument("--only", default="single,seq,many,count",
-                    help="comma-separated: single, seq, many, count")
+                    help="comma-separated: single, seq, many, count, churn (not in the default: "
+                         "--churn-seconds per runtime)")
     ap.add_argument("--runtimes", default=os.environ.get("BENCH_RUNTIMES"),
                     help="comma-separated, sdrun first: sdrun,crun,runc,base (default sdrun,crun,runc, "
                          "plus base when $SDRUN_BASELINE is set)")
@@ -845,6 +913,9 @@ def main():
             b.sequential()
         if "many" in parts and opts.many > 0:
             b.many()
+        if "churn" in parts and opts.churn_seconds > 0 and opts.churn_workers > 0:
+            b.churn()
+            meta["churn"] = {"seconds": opts.churn_seconds, "workers": opts.churn_workers}
         if "count" in parts and opts.count > 0 and shutil.which("busctl"):
             b.count(workdir)
             meta["counts"] = b.counts
@@ -860,6 +931,7 @@ def main():
                 meta["floor"][what] = row
         # The "seq" row is one total per runtime: label it with the count.
         s["seq"]["description"] = "%d sequential runs, total" % opts.seq
+        s["churn_per"]["description"] = "churn: wall per container, %d run loops" % opts.churn_workers
         print_table(s, rts, meta)
         for note in b.notes:
             print("note: " + note)
