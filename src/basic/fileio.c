@@ -6,10 +6,23 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "fileio.h"
 #include "macro.h"
+
+bool fd_is_sealed(int fd) {
+        int s = fcntl(fd, F_GET_SEALS);
+
+        return s >= 0 && (s & FD_SEALS_ALL) == FD_SEALS_ALL;
+}
+
+bool fd_is_write_protected(int fd) {
+        struct statvfs sv;
+
+        return fd_is_sealed(fd) || (fstatvfs(fd, &sv) >= 0 && (sv.f_flag & ST_RDONLY));
+}
 
 int loop_write(int fd, const void *buf, size_t n) {
         const char *p = buf;

@@ -1,8 +1,18 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <fcntl.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+
+/* The seals of a sealed copy (sealed-exec.c, the trampoline): against writes, growth, shrinking and seals. */
+#define FD_SEALS_ALL (F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE)
+/* A memfd with every one of FD_SEALS_ALL. */
+bool fd_is_sealed(int fd);
+/* Nothing can write the file through any open of it (/proc/PID/exe, /proc/PID/fd/N): a sealed memfd, or a
+ * file on a read-only mount, which a container cannot remount (it is not in its mount namespace). */
+bool fd_is_write_protected(int fd);
 
 /* Read a whole file (at most max_size bytes, else -EFBIG), NUL-terminated. dir_fd may be AT_FDCWD. */
 int read_full_file_at(int dir_fd, const char *path, size_t max_size, char **ret, size_t *ret_size);

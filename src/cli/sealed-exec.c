@@ -10,11 +10,11 @@
 #include <sys/prctl.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "fileio.h"
 #include "log.h"
 #include "macro.h"
 
@@ -22,18 +22,10 @@
 #define MFD_EXEC 0x0010U
 #endif
 
-#define SEALS_ALL (F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE)
-
 /* Set across the one re-exec, to the caller's comm (execveat of an fd names the process after the fd);
  * removed again at once, so the verb sees the caller's environment. Present without a sealed exe means the
  * re-exec did not give one: refused rather than looped. */
 #define SEALED_EXEC_ENV "_SDRUN_SEALED_EXEC"
-
-static bool fd_is_sealed(int fd) {
-        int s = fcntl(fd, F_GET_SEALS);
-
-        return s >= 0 && (s & SEALS_ALL) == SEALS_ALL;
-}
 
 /* Copy size bytes of the file at fd into dst: sendfile() (the kernel copies page cache to shmem, no
  * round trip through user memory); read/write where sendfile cannot. */
@@ -117,7 +109,6 @@ bool cli_reexecuted = false;
 int cli_run_sealed(char *argv[]) {
         _cleanup_close_ int self = -EBADF, mfd = -EBADF;
         char comm[17] = {};
-        struct statvfs sv;
         struct stat st;
         int r;
 
@@ -125,14 +116,10 @@ int cli_run_sealed(char *argv[]) {
         if (self < 0)
                 return log_error_errno(
                         errno, "cannot open /proc/self/exe to run from a sealed copy of the binary: %m");
-        /* Already a sealed memfd: re-executed before (cli_sealed_adopt() took the marker), or started from
-         * one by the caller. */
-        if (fd_is_sealed(self))
-                return 0;
-        /* On a read-only mount (an image-based OS, a read-only /usr) the file cannot be opened for writing
-         * through /proc/PID/exe either: the open goes through the same mount, which a container cannot
-         * remount (it is not in its mount namespace). The re-exec costs a process start; skip it there. */
-        if (fstatvfs(self, &sv) >= 0 && (sv.f_flag & ST_RDONLY))
+        /* Already a sealed memfd (re-executed before: cli_sealed_adopt() took the marker; or started from one
+         * by the caller), or on a read-only mount (an image-based OS, a read-only /usr), where the file cannot
+         * be opened for writing through /proc/PID/exe either. The re-exec costs a process start. */
+        if (fd_is_write_protected(self))
                 return 0;
 
         if (fstat(self, &st) < 0)
@@ -146,7 +133,7 @@ int cli_run_sealed(char *argv[]) {
         r = copy_exe(self, mfd, exe_used_size(self, st.st_size));
         if (r < 0)
                 return log_error_errno(r, "cannot copy /proc/self/exe into a memfd: %m");
-        if (fcntl(mfd, F_ADD_SEALS, SEALS_ALL) < 0)
+        if (fcntl(mfd, F_ADD_SEALS, FD_SEALS_ALL) < 0)
                 return log_error_errno(errno, "cannot seal the copy of the binary: %m");
 
         (void) prctl(PR_GET_NAME, comm);

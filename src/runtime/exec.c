@@ -10,7 +10,6 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -654,20 +653,13 @@ static bool process_may_ptrace(const OciProcess *p) {
         return false;
 }
 
-/* Is the init's image out of reach for writing: a sealed copy, or a file on a read-only mount? */
+/* Is the init's image out of reach for writing (a sealed copy, or a file on a read-only mount)? */
 static bool init_exe_protected(pid_t pid) {
         char path[64];
-        struct statvfs sv;
-        int seals;
 
         snprintf(path, sizeof path, "/proc/%d/exe", (int) pid);
         _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return false;
-        seals = fcntl(fd, F_GET_SEALS);
-        if (seals >= 0 && (seals & F_SEAL_WRITE))
-                return true;
-        return fstatvfs(fd, &sv) >= 0 && (sv.f_flag & ST_RDONLY);
+        return fd >= 0 && fd_is_write_protected(fd);
 }
 
 /* A created container's init waits for start still as the runtime's binary where nothing of the container
