@@ -136,13 +136,38 @@ int write_file_atomic_at(int dir_fd, const char *path, const void *data, size_t 
         return r;
 }
 
-int write_string_file(const char *path, const char *s) {
+int write_string_file_at(int dir_fd, const char *path, const char *s) {
         _cleanup_close_ int fd = -EBADF;
 
-        fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+        fd = openat(dir_fd, path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return -errno;
         return loop_write(fd, s, strlen(s));
+}
+
+int write_string_file(const char *path, const char *s) {
+        return write_string_file_at(AT_FDCWD, path, s);
+}
+
+static int proc_root_fd = AT_FDCWD;
+
+void proc_set_root(int fd) {
+        proc_root_fd = fd;
+}
+
+int proc_dir_fd(void) {
+        return proc_root_fd;
+}
+
+const char *proc_rel(const char *abs_path) {
+        if (proc_root_fd == AT_FDCWD)
+                return abs_path;
+        FOREACH_ARRAY(own, ((const char *const[]){ "/proc/self", "/proc/thread-self" }), 2) {
+                size_t n = strlen(*own);
+                if (strncmp(abs_path, *own, n) == 0 && (abs_path[n] == '/' || abs_path[n] == 0))
+                        return abs_path + 6;
+        }
+        return abs_path; /* another process's (/proc/1/...): the container's procfs, as the path says */
 }
 
 int write_pid_file(const char *path, pid_t pid) {

@@ -25,5 +25,15 @@ int write_file_atomic_at(int dir_fd, const char *path, const void *data, size_t 
 int write_pid_file(const char *path, pid_t pid);
 /* Write a short string to an existing file (cgroupfs, procfs). */
 int write_string_file(const char *path, const char *s);
+int write_string_file_at(int dir_fd, const char *path, const char *s);
+
+/* Where this process's own "/proc/self/..." (and "/proc/thread-self/...") resolves: the procfs mounted at
+ * /proc, or, once proc_set_root() was given one, a procfs root opened earlier (exec's child, which joins the
+ * container's mount namespace but stays outside its pid namespace, where the container's /proc has no "self"
+ * for it). For an *at() call: proc_dir_fd() (AT_FDCWD by default) and proc_rel("/proc/self/X"), which maps
+ * only this process's own entries and leaves every other path as it is. */
+void proc_set_root(int fd);
+int proc_dir_fd(void);
+const char *proc_rel(const char *abs_path);
 int loop_write(int fd, const void *buf, size_t n);
 int loop_read(int fd, void *buf, size_t n);

@@ -44,7 +44,7 @@ int cli_next_option(const char *verb, int argc, char *argv[], const char *shorto
  * fds and the pid carry over) unless /proc/self/exe is one already or lies on a read-only mount. Returns 0
  * then, or -errno after logging why it cannot be. */
 int cli_run_sealed(char *argv[]);
-/* main()'s argv, for cli_seal_exe(): cli_run_sealed(cli_argv), the CreateOptions.seal_exe of create and run. */
+/* main()'s argv, for cli_seal_exe(): cli_run_sealed(cli_argv), the seal_exe of create, run and exec. */
 extern char **cli_argv;
 extern bool cli_reexecuted; /* this process is a sealed re-exec (cli_sealed_adopt() returned 1) */
 int cli_seal_exe(void);

@@ -79,10 +79,10 @@ static const Verb verbs[] = {
           "restore a container from a CRIU checkpoint" },
 };
 
-/* The verbs that put processes into a running container (exec child, CRIU's restored tree): they always run
- * from a sealed copy of the binary. create and run decide once config.json is read (cli_seal_exe). */
+/* restore puts CRIU's restored tree into the container: it always runs from a sealed copy of the binary.
+ * create, run and exec decide once config.json is read (cli_seal_exe). */
 static bool verb_needs_sealed_exe(const Verb *v) {
-        static const char *const names[] = { "exec", "restore" };
+        static const char *const names[] = { "restore" };
 
         FOREACH_ARRAY(n, names, ELEMENTSOF(names))
                 if (streq(v->name, *n))
@@ -317,9 +317,10 @@ int main(int argc, char *argv[]) {
 
         /* Whatever the verb clones into a container (init, exec child, the init's hooks) is this process's
          * mm, whose exe only an execve changes: it must never be the host's binary where a process of the
-         * container could open it through /proc/PID/exe and write it later (CVE-2019-5736). exec and restore
-         * re-execute from a sealed copy here; create and run once config.json says whether anything of the
-         * container can see the init before its last exec (CreateOptions.seal_exe). */
+         * container could open it through /proc/PID/exe and write it later (CVE-2019-5736). restore re-executes
+         * from a sealed copy here; create and run once config.json says whether anything of the container can
+         * see the init before its last exec (CreateOptions.seal_exe), exec once it knows whether its child
+         * must enter the container's pid namespace itself (ExecOptions.seal_exe). */
         cli_argv = argv;
         r = cli_sealed_adopt();
         if (r < 0)

@@ -86,6 +86,7 @@ static int parse_exec_options(int argc, char *argv[], ExecOptions *o) {
                                "cannot allocate tty if sdrun will detach without setting console socket"),
                        -EINVAL;
         o->root = arg_root;
+        o->seal_exe = cli_seal_exe;
         return 0;
 }
 

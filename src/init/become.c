@@ -42,7 +42,7 @@ static int become_lowest_mapped(const char *map, char **reterr) {
 
         if (asprintf(&path, "/proc/self/%s", map) < 0)
                 return -ENOMEM;
-        r = read_full_file_at(AT_FDCWD, path, 64 * 1024, &buf, NULL);
+        r = read_full_file_at(proc_dir_fd(), proc_rel(path), 64 * 1024, &buf, NULL);
         if (r < 0)
                 return errorf(reterr, r, "read %s: %s", path, strerror(-r));
         for (const char *l = buf; *l;) {
@@ -155,6 +155,8 @@ int become_terminal(Become *b, int (*setup_slave)(int slave, char **reterr)) {
         int r;
 
         if (!p->terminal) {
+                if (b->fork_into_pidns)
+                        return 0;
                 if (setsid() < 0 && errno != EPERM)
                         return errorf(&b->err, -errno, "setsid: %s", strerror(errno));
                 return 0;
@@ -173,7 +175,7 @@ int become_terminal(Become *b, int (*setup_slave)(int slave, char **reterr)) {
         r = sync_expect(b->sync_fd, -1, b->step_timeout_usec, SYNC_CONSOLE_DONE, NULL, NULL);
         if (r < 0)
                 _exit(EXIT_FAILURE);
-        r = console_make_controlling(slave);
+        r = b->fork_into_pidns ? console_make_stdio(slave) : console_make_controlling(slave);
         if (r < 0)
                 return errorf(&b->err, r, "make the pty the controlling terminal: %s", strerror(-r));
         return 0;
@@ -323,15 +325,16 @@ static int apply_lsm_exec_labels(Become *b) {
         if (!isempty(p->apparmor_profile)) {
                 if (asprintf(&v, "exec %s", p->apparmor_profile) < 0)
                         return -ENOMEM;
-                r = write_string_file("/proc/thread-self/attr/apparmor/exec", v);
+                r = write_string_file_at(proc_dir_fd(), proc_rel("/proc/thread-self/attr/apparmor/exec"), v);
                 if (r == -ENOENT)
-                        r = write_string_file("/proc/self/attr/exec", v);
+                        r = write_string_file_at(proc_dir_fd(), proc_rel("/proc/self/attr/exec"), v);
                 if (r < 0)
                         return errorf(&b->err, r, "process.apparmorProfile: apply \"%s\": %s",
                                       p->apparmor_profile, strerror(-r));
         }
         if (!isempty(p->selinux_label)) {
-                r = write_string_file("/proc/thread-self/attr/exec", p->selinux_label);
+                r = write_string_file_at(proc_dir_fd(), proc_rel("/proc/thread-self/attr/exec"),
+                                         p->selinux_label);
                 if (r < 0)
                         return errorf(&b->err, r, "process.selinuxLabel: apply \"%s\": %s", p->selinux_label,
                                       strerror(-r));
@@ -420,7 +423,11 @@ _noreturn_ void become_exec(Become *b) {
                         become_fail(b, r, "startContainer hooks");
         }
 
-        r = trampoline_execve(tramp, avoid_execveat, proc_fd_dir, b->exe, p->args, env, b->sync_fd, &b->err);
+        TrampolineFlags flags = 0;
+        if (b->fork_into_pidns)
+                flags = TRAMPOLINE_FORK | (p->terminal ? TRAMPOLINE_CTTY : 0);
+        r = trampoline_execve(tramp, avoid_execveat, proc_fd_dir, b->exe, p->args, env, b->sync_fd, flags,
+                              &b->err);
         errwrap(&b->err, r, "exec \"%s\": run the exec trampoline", p->args[0]);
         become_fail(b, r, "exec");
 }

@@ -19,6 +19,9 @@ typedef struct Become {
         const OciConfig *c;
         const SeccompProgram *filter; /* linux.seccomp compiled, or NULL */
         bool in_userns;               /* root of a user namespace of ours (or joined) */
+        /* exec: we joined the container's pid namespace for our children only; the trampoline clones the
+         * process into it (TRAMPOLINE_FORK), which then becomes the session leader and takes the terminal */
+        bool fork_into_pidns;
         unsigned preserve_fds;
         unsigned listen_fds;         /* socket activation: LISTEN_FDS/LISTEN_PID=1 (the init only) */
         const char *listen_fdnames;  /* and LISTEN_FDNAMES, or NULL */
@@ -49,7 +52,8 @@ int become_prepare(Become *b);
 
 /* process.terminal: a pty from the container's devpts, the master to the runtime (SYNC_CONSOLE, waits for
  * SYNC_CONSOLE_DONE), the slave as controlling terminal and stdio; setup_slave (may be NULL) runs on the
- * slave before it is sent (the init binds it to /dev/console). Without a terminal: setsid(). */
+ * slave before it is sent (the init binds it to /dev/console). Without a terminal: setsid(). With
+ * fork_into_pidns the session and the controlling terminal are the trampoline's to make: stdio only. */
 int become_terminal(Become *b, int (*setup_slave)(int slave, char **reterr));
 
 /* The rest, in one order for every caller: environment (HOME from /etc/passwd), execCPUAffinity.final, the

@@ -204,7 +204,7 @@ static int set_cap_flag(cap_t c, cap_flag_t flag, uint64_t mask) {
 static bool setgroups_denied(void) {
         _cleanup_free_ char *s = NULL;
 
-        if (read_full_file_at(AT_FDCWD, "/proc/self/setgroups", 64, &s, NULL) < 0)
+        if (read_full_file_at(proc_dir_fd(), proc_rel("/proc/self/setgroups"), 64, &s, NULL) < 0)
                 return false;
         return strneq(s, "deny", 4);
 }

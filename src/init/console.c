@@ -30,13 +30,17 @@ int console_open_pty(unsigned rows, unsigned cols, int *ret_master, int *ret_sla
         return 0;
 }
 
+int console_make_stdio(int slave_fd) {
+        for (int i = 0; i < 3; i++)
+                if (dup2(slave_fd, i) < 0)
+                        return -errno;
+        return 0;
+}
+
 int console_make_controlling(int slave_fd) {
         if (setsid() < 0 && errno != EPERM)
                 return -errno;
         if (ioctl(slave_fd, TIOCSCTTY, 0) < 0)
                 return -errno;
-        for (int i = 0; i < 3; i++)
-                if (dup2(slave_fd, i) < 0)
-                        return -errno;
-        return 0;
+        return console_make_stdio(slave_fd);
 }

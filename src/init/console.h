@@ -7,3 +7,5 @@
 int console_open_pty(unsigned rows, unsigned cols, int *ret_master, int *ret_slave, char **reterr);
 /* In the init: make slave the controlling terminal and stdio. */
 int console_make_controlling(int slave_fd);
+/* slave as stdio only (exec's process takes it as its controlling terminal in the trampoline). */
+int console_make_stdio(int slave_fd);

@@ -11,6 +11,7 @@
 #include "become.h"
 #include "clone-util.h"
 #include "error-util.h"
+#include "fileio.h"
 #include "exec-child.h"
 #include "log.h"
 #include "macro.h"
@@ -43,6 +44,16 @@ static int exec_child_attach(ExecChildContext *xc) {
         if (fd != b->sync_fd) {
                 safe_close(b->sync_fd);
                 b->sync_fd = fd;
+        }
+        /* Outside the container's pid namespace, its /proc has no "self" for us: the host's, kept. */
+        if (b->fork_into_pidns) {
+                _cleanup_close_ int proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (proc < 0)
+                        return errorf(&b->err, -errno, "open /proc: %s", strerror(errno));
+                fd = fcntl(proc, F_DUPFD_CLOEXEC, (int) (3 + b->preserve_fds));
+                if (fd < 0)
+                        return errorf(&b->err, -errno, "open /proc: %s", strerror(errno));
+                proc_set_root(fd);
         }
         if (xc->x->wait_go) {
                 r = sync_expect(b->sync_fd, -1, EXEC_CHILD_STEP_TIMEOUT_USEC, SYNC_GO, NULL, NULL);

@@ -2,9 +2,12 @@
 #pragma once
 
 /* The exec child: the process `exec` runs in a running container (src/runtime/exec.c clones it into the
- * init's pid namespace and cgroup). It joins the init's other namespaces, becomes root of the container's
- * user namespace, prepares the process (become.h) and execs it. Every step is acknowledged over the sync
- * socket (sync.h). */
+ * container's cgroup). It joins the init's namespaces, becomes root of the container's user namespace,
+ * prepares the process (become.h) and execs it. Its pid namespace: where the trampoline can clone (the
+ * profile lets it), it joins it for its children only and stays outside, and the trampoline clones the
+ * process into it (b.fork_into_pidns): no process of the runtime's binary is ever in the container's pid
+ * namespace. Otherwise the runtime clones it into the init's pid namespace from a sealed copy of its
+ * binary. Every step is acknowledged over the sync socket (sync.h). */
 
 #include <stdbool.h>
 #include <sys/types.h>
@@ -20,8 +23,9 @@
 typedef struct ExecChild {
         Become b;
         int init_pidfd;
-        unsigned long ns_mask; /* everything but the pid namespace, which we were born into */
-        bool wait_go;          /* v1 cgroups are written by the runtime after clone: wait for SYNC_GO */
+        unsigned long
+                ns_mask; /* the namespaces to join (the pid namespace: for our children, b.fork_into_pidns) */
+        bool wait_go;    /* v1 cgroups are written by the runtime after clone: wait for SYNC_GO */
 } ExecChild;
 
 /* Never returns: a failed step is reported on x->b.sync_fd (SYNC_ERROR), and the child exits 1. */

@@ -11,7 +11,7 @@ typedef struct ContainerHookExec {
 static int container_hook_execve(const char *path, char *const argv[], char *const envp[], void *userdata,
                                  char **reterr) {
         const ContainerHookExec *t = userdata;
-        return trampoline_execve(t->tramp_fd, t->avoid_execveat, -1, path, argv, envp, -1, reterr);
+        return trampoline_execve(t->tramp_fd, t->avoid_execveat, -1, path, argv, envp, -1, 0, reterr);
 }
 
 int container_hooks_run(const OciConfig *c, OciHookKind kind, const char *state_json, const char *cwd,

@@ -41,15 +41,16 @@ static const char *env_get(char **env, const char *name) {
 }
 
 static int check_executable(const char *path) {
+        const char *rel = proc_rel(path); /* /proc/self/exe, /proc/self/fd/N: our own */
         struct stat st;
 
-        if (stat(path, &st) < 0)
+        if (fstatat(proc_dir_fd(), rel, &st, 0) < 0)
                 return -errno;
         if (S_ISDIR(st.st_mode))
                 return -EISDIR;
         if (!S_ISREG(st.st_mode))
                 return -EACCES;
-        if (access(path, X_OK) < 0)
+        if (faccessat(proc_dir_fd(), rel, X_OK, 0) < 0)
                 return -errno;
         return 0;
 }
@@ -124,7 +125,7 @@ int process_apply_oom_score_adj(const OciProcess *p, char **reterr) {
         if (!p->has_oom_score_adj)
                 return 0;
         snprintf(buf, sizeof buf, "%d", p->oom_score_adj);
-        r = write_string_file("/proc/self/oom_score_adj", buf);
+        r = write_string_file_at(proc_dir_fd(), proc_rel("/proc/self/oom_score_adj"), buf);
         if (r < 0)
                 return errorf(reterr, r, "process.oomScoreAdj: write %s to /proc/self/oom_score_adj: %s",
                               buf, strerror(-r));

@@ -192,9 +192,11 @@ static int sync_recv_full(int sock, int watch_pidfd, int interrupt_fd, uint64_t 
         if (!buf)
                 return -ENOMEM;
 
+        /* Room for the credentials too, where the receiving socket asked for them (SO_PASSCRED): without it
+         * the kernel would cut the control data short and drop the fd. */
         union {
                 struct cmsghdr align;
-                char buf[CMSG_SPACE(sizeof(int))];
+                char buf[CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(struct ucred))];
         } control = {};
         /* The start connection is a stream (the init listens on a socket file): there, messages that follow
          * each other closely (SYNC_EXEC, then SYNC_EXEC_FAILED from the trampoline) arrive as one read, so
@@ -216,10 +218,17 @@ static int sync_recv_full(int sock, int watch_pidfd, int interrupt_fd, uint64_t 
         if (k < 0)
                 return errno == ECONNRESET ? -EPIPE : -errno;
 
-        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
                 if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
                     c->cmsg_len == CMSG_LEN(sizeof(int)))
                         memcpy(&ret->fd, CMSG_DATA(c), sizeof(int));
+                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
+                    c->cmsg_len == CMSG_LEN(sizeof(struct ucred))) {
+                        struct ucred u;
+                        memcpy(&u, CMSG_DATA(c), sizeof u);
+                        ret->sender = u.pid;
+                }
+        }
 
         if (k == 0) {
                 ret->fd = safe_close(ret->fd);

@@ -31,7 +31,8 @@ typedef struct SyncMsg {
         int error;
         char *payload; /* NUL-terminated, malloc'd, may be NULL */
         size_t len;
-        int fd; /* -EBADF if none */
+        int fd;       /* -EBADF if none */
+        pid_t sender; /* the sending process, in our pid namespace, where the socket has SO_PASSCRED; else 0 */
 } SyncMsg;
 
 void sync_msg_done(SyncMsg *m);

@@ -25,6 +25,20 @@ bool trampoline_seccomp_blocks_execveat(const OciSeccomp *s);
  * seccomp filter is loaded, which may refuse what the check needs. */
 int trampoline_open_proc_fd(char **reterr);
 
+/* Does linux.seccomp (loaded before the hop) let the trampoline clone the process into the pid namespace
+ * (TRAMPOLINE_FORK: clone with CLONE_PARENT|CLONE_VFORK, prctl PR_SET_PDEATHSIG, setsid, and with a
+ * terminal ioctl TIOCSCTTY)? Judged on the profile's rules for exactly those arguments; anything a rule could
+ * refuse says no. */
+bool trampoline_seccomp_allows_fork(const OciSeccomp *s, bool terminal);
+
+typedef enum TrampolineFlags {
+        /* Clone the process into the pid namespace we joined for our children (as our parent's child) and
+         * execute the program there; we exit once it has (see trampoline/sdrun-trampoline.c). */
+        TRAMPOLINE_FORK = 1 << 0,
+        /* With TRAMPOLINE_FORK: the new process makes fd 0 its controlling terminal. */
+        TRAMPOLINE_CTTY = 1 << 1,
+} TrampolineFlags;
+
 /* Execute path with argv/envp through the trampoline in tramp_fd. sync_fd (or -1) must not be close-on-exec:
  * the trampoline says SYNC_EXEC there once it runs (the runtime's proof that the process is the container's
  * from now on: not the comm, which that process can write), marks it close-on-exec before the final
@@ -33,4 +47,5 @@ int trampoline_open_proc_fd(char **reterr);
  * container has at /proc. Returns only on failure to run the trampoline itself (-errno, the reason in
  * *reterr). */
 int trampoline_execve(int tramp_fd, bool avoid_execveat, int proc_fd_dir, const char *path,
-                      char *const argv[], char *const envp[], int sync_fd, char **reterr);
+                      char *const argv[], char *const envp[], int sync_fd, TrampolineFlags flags,
+                      char **reterr);

@@ -10,6 +10,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -39,6 +40,11 @@
 #include "strv.h"
 #include "sync-server.h"
 #include "sync.h"
+#include "trampoline.h"
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
 
 #define EXEC_SETUP_TIMEOUT_USEC (5 * 60 * USEC_PER_SEC)
 
@@ -596,6 +602,11 @@ typedef struct ExecRun {
         SeccompProgram *filter;
         int sv[2];
         bool via_userns; /* rootless: an intermediate joins the container's user and pid namespaces */
+        /* The child stays outside the pid namespace and the trampoline clones the process into it: until
+         * its SYNC_EXEC, child is that helper; then child is the process, and mid the helper. */
+        bool fork_in_trampoline;
+        pid_t mid;
+        int mid_pidfd;
         ExecChild x;
         bool in_cgroup;
         pid_t child;
@@ -605,6 +616,8 @@ typedef struct ExecRun {
 static void exec_run_done(ExecRun *e) {
         sigkill_waitp(&e->child);
         e->child_pidfd = safe_close(e->child_pidfd);
+        sigkill_waitp(&e->mid);
+        e->mid_pidfd = safe_close(e->mid_pidfd);
         seccomp_program_free(e->filter);
         e->filter = NULL;
         cgroup_plan_done(&e->cg);
@@ -677,6 +690,28 @@ static int exec_check_created_init(ExecRun *e, char **reterr) {
                 e->o->id);
 }
 
+/* How the process gets into the container's pid namespace. Where the trampoline can clone it there (the
+ * container has a pid namespace of its own, and linux.seccomp lets the clone through and sends nothing to a
+ * listener, which would be told the pid of a helper), nothing of ours enters that namespace but the sealed
+ * trampoline. Otherwise our child is cloned into it and runs our code there until its last exec: then
+ * this process must run from a sealed copy of the binary (re-executed now, before anything is made), so that
+ * a container process that may ptrace it (CAP_SYS_PTRACE) can never reach the host's binary. */
+static int exec_choose_path(ExecRun *e, char **reterr) {
+        const OciSeccomp *sc = &e->c->linux_.seccomp;
+
+        e->fork_in_trampoline = (e->ns_mask & CLONE_NEWPID) && !(sc->present && sc->listener_path) &&
+                                trampoline_seccomp_allows_fork(sc, e->p->terminal);
+        if (e->fork_in_trampoline || !e->o->seal_exe)
+                return 0;
+        log_debug("exec: the child is cloned into the container's pid namespace (%s)",
+                  !(e->ns_mask & CLONE_NEWPID) ? "the container has none of its own"
+                                               : "linux.seccomp refuses the trampoline's clone");
+        int r = e->o->seal_exe();
+        if (r < 0)
+                return errorf(reterr, r, "run from a sealed copy of the binary: %s", strerror(-r));
+        return 0;
+}
+
 /* The init's namespaces and cgroups, the seccomp filter, the sync socket; then we join the init's pid
  * namespace for our children. */
 static int exec_prepare(ExecRun *e, char **reterr) {
@@ -689,6 +724,9 @@ static int exec_prepare(ExecRun *e, char **reterr) {
         r = init_namespaces(e->ct->pid, &e->ns_mask);
         if (r < 0)
                 return errorf(reterr, r, "read the namespaces of the container init: %s", strerror(-r));
+        r = exec_choose_path(e, reterr);
+        if (r < 0)
+                return r;
         const char *subgroup = oci_config_annotation(e->c, "run.oci.systemd.subgroup");
         _cleanup_free_ char *ct_unified = NULL;
         if (!isempty(subgroup) && !isempty(e->ct->cgroup) &&
@@ -712,6 +750,10 @@ static int exec_prepare(ExecRun *e, char **reterr) {
         }
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, e->sv) < 0)
                 return -errno;
+        /* The process the trampoline clones is known by the credentials of its SYNC_EXEC. */
+        if (e->fork_in_trampoline &&
+            setsockopt(e->sv[0], SOL_SOCKET, SO_PASSCRED, &(int){ 1 }, sizeof(int)) < 0)
+                return errorf(reterr, -errno, "SO_PASSCRED: %s", strerror(errno));
 
         /* Non-dumpable from here on, and so is the child (the flag is inherited by fork): no container process
          * can open /proc/PID/exe, /proc/PID/fd/... of the child while it runs our code in the container's
@@ -719,8 +761,10 @@ static int exec_prepare(ExecRun *e, char **reterr) {
         if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
                 return errorf(reterr, -errno, "prctl(PR_SET_DUMPABLE): %s", strerror(errno));
         /* Children only: our own pid namespace does not change. Rootless, the container's pid namespace may
-         * belong to its user namespace, which only an intermediate child joins (clone_via_userns). */
-        if ((e->ns_mask & CLONE_NEWPID) && setns(e->init_pidfd, CLONE_NEWPID) < 0) {
+         * belong to its user namespace, which only an intermediate child joins (clone_via_userns). With the
+         * trampoline's clone, the child joins it for its own children. */
+        if (!e->fork_in_trampoline && (e->ns_mask & CLONE_NEWPID) &&
+            setns(e->init_pidfd, CLONE_NEWPID) < 0) {
                 e->via_userns = errno == EPERM && (e->ns_mask & CLONE_NEWUSER) && rootless_detect();
                 if (!e->via_userns)
                         return errorf(reterr, -errno, "join the pid namespace of the container init: %s",
@@ -753,9 +797,10 @@ static int exec_clone(ExecRun *e, char **reterr) {
                         .step_timeout_usec = EXEC_CHILD_STEP_TIMEOUT_USEC,
                 },
                 .init_pidfd = e->init_pidfd,
-                .ns_mask = e->ns_mask & ~(unsigned long) CLONE_NEWPID,
+                .ns_mask = e->fork_in_trampoline ? e->ns_mask : e->ns_mask & ~(unsigned long) CLONE_NEWPID,
                 .wait_go = e->cg.n_v1 > 0,
         };
+        e->x.b.fork_into_pidns = e->fork_in_trampoline;
         e->in_cgroup = true;
         log_debug("nsexec container setup: exec joins the namespaces (0x%lx) of init pid %d%s", e->ns_mask,
                   (int) e->ct->pid, e->via_userns ? ", through its user namespace" : "");
@@ -839,6 +884,80 @@ static int exec_attach(ExecRun *e, char **reterr) {
         return 0;
 }
 
+/* A pidfd of pid, our own child (the trampoline clones it with CLONE_PARENT): not reaped, so the pid is still
+ * that process's. */
+static int open_own_child(pid_t pid) {
+        siginfo_t si = {};
+        int fd;
+
+        if (pid <= 0)
+                return -EBADMSG;
+        fd = (int) syscall(SYS_pidfd_open, pid, 0);
+        if (fd < 0)
+                return -errno;
+        if (waitid(P_PIDFD, (id_t) fd, &si, WEXITED | WNOHANG | WNOWAIT) < 0) {
+                int r = -errno;
+                safe_close(fd);
+                return r == -ECHILD ? -EBADMSG : r;
+        }
+        return fd;
+}
+
+/* SYNC_EXEC: the process is the container's from here. Where the trampoline cloned it, this is its first
+ * word: it becomes the child we hand out (and the one the server watches), the helper that cloned it mid. */
+static int exec_on_exec(SyncServer *s, SyncMsg *m, char **reterr) {
+        ExecRun *e = s->userdata;
+
+        if (e->fork_in_trampoline && e->mid == 0) {
+                int fd = m->sender == e->child ? -EBADMSG : open_own_child(m->sender);
+                if (fd < 0)
+                        return errorf(
+                                reterr, fd,
+                                "unable to start container process: the trampoline's process %d is not ours: %s",
+                                (int) m->sender, strerror(-fd));
+                e->mid = e->child;
+                e->mid_pidfd = e->child_pidfd;
+                e->child = m->sender;
+                e->child_pidfd = fd;
+                s->pidfd = fd;
+        }
+        return sync_handle_exec(s, m, reterr);
+}
+
+/* The exec failed after the trampoline may have cloned the process, before we took its SYNC_EXEC: that
+ * process dies with us until it has said it (PR_SET_PDEATHSIG), so a SYNC_EXEC still queued is the one to
+ * find and kill here. */
+static void exec_kill_unclaimed(ExecRun *e) {
+        SyncMsg m;
+
+        if (!e->fork_in_trampoline || e->mid != 0)
+                return;
+        while (sync_recv(e->sv[0], -EBADF, 0, &m) >= 0) {
+                if (m.type == SYNC_EXEC && m.sender > 0 && m.sender != e->child) {
+                        _cleanup_close_ int fd = open_own_child(m.sender);
+                        if (fd >= 0) {
+                                (void) pidfd_send_sig(fd, SIGKILL);
+                                while (waitid(P_PIDFD, (id_t) fd, &(siginfo_t){}, WEXITED) < 0 &&
+                                       errno == EINTR)
+                                        ;
+                        }
+                }
+                sync_msg_done(&m);
+        }
+}
+
+/* The helper that cloned the process exits once the process has executed (CLONE_VFORK): reaped, bounded. */
+static void exec_reap_mid(ExecRun *e) {
+        if (e->mid <= 0)
+                return;
+        if (pidfd_wait_exit(e->mid_pidfd, 5 * USEC_PER_SEC) < 0)
+                (void) pidfd_send_sig(e->mid_pidfd, SIGKILL);
+        while (waitpid(e->mid, NULL, 0) < 0 && errno == EINTR)
+                ;
+        e->mid = 0;
+        e->mid_pidfd = safe_close(e->mid_pidfd);
+}
+
 /* SYNC_EXEC_FAILED: execve(2) itself failed: worded as runc 1.2 and later do (Go's os.PathError). */
 static int exec_on_exec_failed(SyncServer *s, SyncMsg *m, char **reterr) {
         ExecRun *e = s->userdata;
@@ -900,7 +1019,7 @@ static int exec_wait(ExecRun *e, char **reterr) {
                 .timeout_usec = EXEC_SETUP_TIMEOUT_USEC,
                 .wording = &wording,
                 .handlers = {
-                        [SYNC_EXEC] = sync_handle_exec,
+                        [SYNC_EXEC] = exec_on_exec,
                         [SYNC_EXEC_FAILED] = exec_on_exec_failed,
                         [SYNC_CONSOLE] = exec_on_console,
                         [SYNC_SECCOMP_FD] = exec_on_seccomp_fd,
@@ -916,6 +1035,9 @@ static int exec_wait(ExecRun *e, char **reterr) {
                         child_kill_describe(e->child, e->child_pidfd, NULL);
                 e->child = 0;
         }
+        if (r < 0)
+                exec_kill_unclaimed(e);
+        exec_reap_mid(e);
         return r < 0 ? r : 0;
 }
 
@@ -928,6 +1050,7 @@ int container_exec(const ExecOptions *o, ExecProcess *ret, char **reterr) {
                 .cg = { .unified_fd = -EBADF, .fallback_fd = -EBADF },
                 .sv = { -EBADF, -EBADF },
                 .child_pidfd = -EBADF,
+                .mid_pidfd = -EBADF,
         };
         /* In order; the first failure ends the exec and exec_run_done() undoes what the others did. */
         static const ExecStep steps[] = { exec_load, exec_prepare, exec_clone, exec_attach, exec_wait };

@@ -41,6 +41,12 @@ typedef struct ExecOptions {
         const char *apparmor;      /* --apparmor: refused when non-empty (no AppArmor support) */
         bool ignore_paused;
         char **sub_cgroups; /* --cgroup [CONTROLLERS:]PATH, NULL-terminated; NULL for none */
+        /* Where the exec child must be cloned into the container's pid namespace itself (the trampoline may
+         * not clone there: a seccomp profile that refuses it, a seccomp listener; or the container has no
+         * pid namespace of its own): re-executes this process from a sealed copy of its binary (does not
+         * return then; exec starts over in the new image) and returns 0 when it runs from one already.
+         * NULL: the caller sees to it. */
+        int (*seal_exe)(void);
 } ExecOptions;
 
 typedef struct ExecProcess {

@@ -1,10 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# `exec` whose helper never execs (issue 31, item 9): a container process SIGSTOPs the exec child (sdrun:exec,
-# visible in the container's pid namespace before it execs the command). The caller's SIGTERM (in the
-# foreground, where every signal is otherwise kept for the process) and SIGINT (with --detach) end the
-# waiting exec at once with an error that says so, the child is killed, nothing stray stays in the
-# container's cgroup, and the container runs on. runc (its runc:[2:INIT]) is the control on the same bundle.
+# `exec` whose helper never execs (issue 31, item 9): the exec child (sdrun:exec) is SIGSTOPped before it
+# execs the command. runc's helper (its runc:[2:INIT]) is in the container's pid namespace, and a container
+# process stops it; sdrun's waits outside that namespace (the trampoline clones the process in), where the
+# container cannot see it, so the test stops it from the host. The caller's SIGTERM (in the foreground,
+# where every signal is otherwise kept for the process) and SIGINT (with --detach) end the waiting exec at
+# once with an error that says so, the child is killed, nothing stray stays in the container's cgroup, and
+# the container runs on. runc is the control on the same bundle.
 # The same for start waiting for a stopped init to exec, and create waiting for the init's setup.
 . "$(dirname "$0")/lib.sh"
 
@@ -51,6 +53,26 @@ cgroup_pids() {
         find "$1" -name cgroup.procs -exec cat {} + 2>/dev/null | sort -n | tr '\n' ' '
 }
 
+# host_stopper: in the background, SIGSTOP every process of the container's cgroup ($cg, where sdrun clones
+# its exec child) named sdrun:exec, until host_stopper_end.
+hst_pid=""
+host_stopper() {
+        rm -f "$TEST_TMPDIR/hstop.off"
+        ( while [ ! -e "$TEST_TMPDIR/hstop.off" ]; do
+                while read -r k; do
+                        read -r c <"/proc/$k/comm" 2>/dev/null || continue
+                        [ "$c" = sdrun:exec ] && kill -STOP "$k" 2>/dev/null
+                done <"$cg/cgroup.procs"
+        done ) &
+        hst_pid=$!
+}
+host_stopper_end() {
+        [ -n "$hst_pid" ] || return 0
+        : >"$TEST_TMPDIR/hstop.off"
+        wait "$hst_pid" 2>/dev/null
+        hst_pid=""
+}
+
 # stall RUNTIME ID SIG MODE SHM [LIMIT]: start the stopper in the container, then `exec` (MODE fg or detach) until its
 # helper is caught stopped; stop the stopper; send SIG to the runtime's exec and wait for it (up to LIMIT s,
 # 15 by default; then SIGKILL).
@@ -77,7 +99,9 @@ stall() {
                         env --default-signal "${cmd[@]}" "$id" true 2>"$TEST_TMPDIR/st.err" &
                 fi
                 pid=$!
+                [ "$rt" = sdrun ] && host_stopper
                 WAIT_FOR_TIMEOUT=1 wait_for stopped_helper "$helper" >/dev/null
+                host_stopper_end
                 if stopped_helper "$helper" >/dev/null && kill -0 "$pid" 2>/dev/null; then
                         # The stalled helper stays stopped; the stopper goes so that it stops nothing else.
                         rm -f "$shm/stopper.on"
@@ -92,6 +116,8 @@ stall() {
                         ST_ERR=$(cat "$TEST_TMPDIR/st.err")
                         return 0
                 fi
+                # what the host's stopper stopped after it stopped being the helper goes on
+                [ "$rt" = sdrun ] && for k in $(cat "$cg/cgroup.procs" 2>/dev/null); do kill -CONT "$k" 2>/dev/null; done
                 wait "$pid" 2>/dev/null
         done
         rm -f "$shm/stopper.on"

@@ -143,12 +143,17 @@ is "$(sd exec --cwd /dev "$id" readlink /proc/self/cwd)" /dev "/proc/self/cwd is
 
 # ---------------------------------------------------------------------------------------------------------
 # CVE-2019-5736: a container process tries to open the runtime's binary through /proc while exec runs.
-# The exec below is held before its execve (its --console-socket never accepts: the runtime blocks
-# sending the pty master while the child waits, in the container's pid namespace, still running sdrun's
-# code). An attacker process in the container looks for it and tries /proc/PID/exe, /proc/PID/fd and
-# /proc/PID/root.
+# The exec below is held before its execve (its --console-socket never accepts: the runtime blocks sending
+# the pty master while the child waits for it). An attacker process in the container looks for the child and
+# tries /proc/PID/exe, /proc/PID/fd and /proc/PID/root.
+# - With the container's own pid namespace and a profile that lets the trampoline clone, the child never
+#   enters that namespace: it waits outside, and the trampoline clones the process in. The attacker never
+#   sees it.
+# - With a profile that refuses the trampoline's clone (CLONE_PARENT), the child is cloned into the pid
+#   namespace itself, from a sealed copy of the binary (exec re-executed itself): the attacker sees it, and
+#   opens nothing.
 
-cat >"$B/rootfs/attack.sh" 2>/dev/null <<'EOF' || true
+cat >"$B/rootfs/attack.sh" 2>/dev/null <<'EOF2' || true
 #!/bin/sh
 i=0
 while [ $i -lt 4000 ]; do
@@ -170,38 +175,77 @@ while [ $i -lt 4000 ]; do
                 echo done >>/dev/shm/attack.log
                 exit 0
         done
+        [ -e /dev/shm/attack.stop ] && break
         usleep 2000
 done
 echo "never saw the exec child" >>/dev/shm/attack.log
-EOF
+echo done >>/dev/shm/attack.log
+EOF2
 chmod 755 "$B/rootfs/attack.sh" 2>/dev/null
-cat >"$TEST_TMPDIR/stuck-console.py" <<'EOF'
+[ -x "$B/rootfs/attack.sh" ] || bail "cannot write the attacker script into the bundle's rootfs"
+cat >"$TEST_TMPDIR/stuck-console.py" <<'EOF2'
 import socket, sys, time
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 s.bind(sys.argv[1]); s.listen(0)
 c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); c.connect(sys.argv[1])  # fills the backlog
 open(sys.argv[1] + ".ready", "w").close()
 time.sleep(30)
-EOF
-CS=$TEST_TMPDIR/stuck.sock
-python3 "$TEST_TMPDIR/stuck-console.py" "$CS" & stuckpid=$!
-cleanup_add kill "$stuckpid"
-wait_for test -e "$CS.ready"
-if [ -x "$B/rootfs/attack.sh" ]; then
-        sd exec -d "$id" /attack.sh
-        "$SDRUN" --root "$SDRUN_ROOT" exec -t --console-socket "$CS" -d "$id" true 2>/dev/null & heldpid=$!
-        WAIT_FOR_TIMEOUT=15 wait_for grep -qx done "/proc/$init/root/dev/shm/attack.log"
-        log=$(cat "/proc/$init/root/dev/shm/attack.log" 2>/dev/null)
-        like "$log" '^seen [0-9]+' "CVE-2019-5736: the attacker saw the exec child in the container's pid namespace"
-        unlike "$log" 'OK' "CVE-2019-5736: it could not open /proc/PID/{exe,root,environ,mem} nor the fds of the runtime's child"
-        diag "$log"
+EOF2
+
+# held_exec_attack ID INIT LABEL SEEN: the attack against a held exec into container ID (init INIT); SEEN is
+# yes when the child is expected in the container's pid namespace.
+held_exec_attack() {
+        local cid=$1 cinit=$2 label=$3 seen=$4 CS=$TEST_TMPDIR/stuck-$1.sock stuckpid heldpid log child
+        python3 "$TEST_TMPDIR/stuck-console.py" "$CS" & stuckpid=$!
+        cleanup_add kill "$stuckpid"
+        wait_for test -e "$CS.ready"
+        sd exec -d "$cid" /attack.sh
+        "$SDRUN" --root "$SDRUN_ROOT" exec -t --console-socket "$CS" -d "$cid" true 2>/dev/null & heldpid=$!
+        # the held child, from the host
+        WAIT_FOR_TIMEOUT=10 wait_for sh -c "grep -lx sdrun:exec /proc/[0-9]*/comm >/dev/null 2>&1"
+        child=$(grep -lx sdrun:exec /proc/[0-9]*/comm 2>/dev/null | head -n1 | cut -d/ -f3)
+        if [ "$seen" = yes ]; then
+                WAIT_FOR_TIMEOUT=15 wait_for grep -qx done "/proc/$cinit/root/dev/shm/attack.log"
+        else
+                # give the attacker a good while to look, then let it say what it saw
+                sleep 3
+                : >"/proc/$cinit/root/dev/shm/attack.stop"
+                WAIT_FOR_TIMEOUT=15 wait_for grep -qx done "/proc/$cinit/root/dev/shm/attack.log"
+        fi
+        log=$(cat "/proc/$cinit/root/dev/shm/attack.log" 2>/dev/null)
+        diag "$label: $log"
+        if [ "$seen" = yes ]; then
+                like "$log" '^seen [0-9]+' "CVE-2019-5736, $label: the attacker saw the exec child in the container's pid namespace"
+                like "$(readlink "/proc/$child/exe" 2>/dev/null)" '^/memfd:sdrun' \
+                        "CVE-2019-5736, $label: that child runs from a sealed copy of the binary ($(readlink "/proc/$child/exe" 2>/dev/null))"
+        else
+                like "$log" '^never saw the exec child' "CVE-2019-5736, $label: no process of sdrun's is ever in the container's pid namespace"
+                is "$(readlink "/proc/$child/ns/pid" 2>/dev/null)" "$(readlink /proc/self/ns/pid)" \
+                        "CVE-2019-5736, $label: the held child waits in the host's pid namespace"
+        fi
+        unlike "$log" 'OK' "CVE-2019-5736, $label: nothing of the runtime's child could be opened"
         kill -KILL "$heldpid" 2>/dev/null; wait "$heldpid" 2>/dev/null
         WAIT_FOR_TIMEOUT=5 wait_for sh -c "! grep -qx sdrun:exec /proc/[0-9]*/comm"
-        ok_desc "the held child dies with its runtime" sh -c "! grep -qx sdrun:exec /proc/[0-9]*/comm"
+        ok_desc "$label: the held child dies with its runtime" sh -c "! grep -qx sdrun:exec /proc/[0-9]*/comm"
+        kill "$stuckpid" 2>/dev/null
+}
+held_exec_attack "$id" "$init" "the trampoline's clone" no
+
+# The same container with a profile that refuses clone with CLONE_PARENT (what the trampoline would do).
+BC=$TEST_TMPDIR/bc
+make_bundle "$BC" || bail "make_bundle failed"
+bundle_set "$BC" '.process.args=["sleep","100000"] | .process.capabilities.ambient=[] | del(.linux.resources) |
+        .linux.seccomp={defaultAction: "SCMP_ACT_ALLOW", syscalls: [{names: ["clone"], action: "SCMP_ACT_ERRNO",
+        args: [{index: 0, value: 32768, valueTwo: 32768, op: "SCMP_CMP_MASKED_EQ"}]}]}' || bail "bundle_set failed"
+cp -a "$B/rootfs/attack.sh" "$BC/rootfs/attack.sh"
+cid=$(new_id execc); track_container "$cid"
+if sd run -d --bundle "$BC" "$cid" >/dev/null 2>"$TEST_TMPDIR/err"; then
+        held_exec_attack "$cid" "$(pid_of "$cid")" "a profile without the trampoline's clone" yes
+        is "$(sd exec "$cid" sh -c 'echo $PPID')" 0 "a profile without the trampoline's clone: exec works (parent outside)"
+        sd delete --force "$cid" >/dev/null 2>&1
 else
-        bail "cannot write the attacker script into the bundle's rootfs"
+        fail "run -d with a profile that refuses clone(CLONE_PARENT) failed: $(cat "$TEST_TMPDIR/err")"
 fi
-kill "$stuckpid" 2>/dev/null
 
 # The original attack: the container's binary is a script whose interpreter is /proc/self/exe. The last
 # execve happens from the sealed trampoline, so /proc/self/exe is that memfd, never sdrun: it runs the
