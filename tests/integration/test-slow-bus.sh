@@ -112,9 +112,12 @@ stall_case() {
         unit=$(unit_of "$id")
         printf '%s' "$after" >"$STALL"
         t0=$(date +%s%N)
-        out=$(timeout -k 10 150 env DBUS_SYSTEM_BUS_ADDRESS="unix:path=$SOCK" "$SDRUN" --root "$SDRUN_ROOT" \
-                create --bundle "$B" "$id" 2>&1 </dev/null)
-        rc=$?
+        # Into a file, not a pipe: a create that wrongly succeeded would leave the init (sleep 1000) holding
+        # the pipe, and the test would wait for it (a CI run at load 8 once hung here until its 600 s).
+        rc=0
+        timeout -k 10 150 env DBUS_SYSTEM_BUS_ADDRESS="unix:path=$SOCK" "$SDRUN" --root "$SDRUN_ROOT" \
+                create --bundle "$B" "$id" >"$TEST_TMPDIR/stall.out" 2>&1 </dev/null || rc=$?
+        out=$(cat "$TEST_TMPDIR/stall.out")
         ms=$(ms_since "$t0")
         diag "$name: exit $rc after $ms ms: $out"
         ok_desc "$name: create fails (exit $rc), no hang" test "$rc" != 0 -a "$rc" != 124
