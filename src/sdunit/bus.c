@@ -17,7 +17,7 @@
 #include "string-util.h"
 
 /* One connection per process: every sdunit_bus_open() of the same kind hands out a reference to it, so a
- * verb that makes several calls pays for the connection (and the JobRemoved match and Subscribe) once. A
+ * verb that makes several calls pays for the connection (and the JobRemoved match) once. A
  * forked child gets a fresh one (sd-bus refuses to use a connection across fork()). */
 static SdUnitBus *cached[2];
 
@@ -229,21 +229,14 @@ static int on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
         return 0;
 }
 
-/* The replies to AddMatch and Subscribe, which are not waited for: a failure is kept and ends the next job
- * wait (without the match or the subscription no JobRemoved would come). */
+/* The reply to AddMatch, which is not waited for: a failure is kept and ends the next job wait (without the
+ * match no JobRemoved would come). */
 static int on_watch_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         SdUnitBus *b = userdata;
         const sd_bus_error *e = sym_sd_bus_message_get_error(m);
 
-        if (!e || sym_sd_bus_error_has_name(e, "org.freedesktop.systemd1.AlreadySubscribed") ||
-            b->watch_error)
+        if (!e || b->watch_error)
                 return 0;
-        if (sdunit_manager_left_bus(b, e)) {
-                /* daemon-reexec: the new PID 1 may not have our subscription; the job wait renews it. */
-                b->watch_lost = true;
-                b->subscribed = false;
-                return 0;
-        }
         b->watch_error = sym_sd_bus_error_get_errno(e);
         if (b->watch_error <= 0)
                 b->watch_error = EIO;
@@ -256,9 +249,9 @@ int sdunit_bus_watch_jobs(SdUnitBus *b, char **reterr) {
 
         assert(b);
 
-        /* Neither call is waited for: the method call that creates the job goes out behind them on the same
-         * connection, and the broker and PID 1 handle one sender's messages in order, so the match and the
-         * subscription are in place before the job can end. That saves two round trips per create. */
+        /* Not waited for: the method call that creates the job goes out behind it on the same connection, and
+         * the broker handles one sender's messages in order, so the match is in place before the job can end.
+         * That saves a round trip per create. */
         if (!b->job_removed_slot) {
                 /* On a direct connection this is a local filter only; through the broker it is one AddMatch. */
                 r = sym_sd_bus_match_signal_async(b->bus, &b->job_removed_slot, b->direct ? NULL : SD_DEST,
@@ -269,15 +262,10 @@ int sdunit_bus_watch_jobs(SdUnitBus *b, char **reterr) {
                                            "install a match for systemd's JobRemoved signal");
         }
 
-        /* PID 1 sends its signals to direct connections unconditionally, but through the broker only while
-         * some client is subscribed: subscribe once per connection to be sure. */
-        if (!b->direct && !b->subscribed) {
-                r = sym_sd_bus_call_method_async(b->bus, NULL, SD_DEST, SD_PATH, SD_IFACE_MANAGER,
-                                                 "Subscribe", on_watch_reply, b, NULL);
-                if (r < 0)
-                        return sdunit_fail(reterr, r, NULL, "subscribe to systemd's signals");
-                b->subscribed = true;
-        }
+        /* No Subscribe: PID 1 sends a job's JobNew and JobRemoved through the broker to the client that asked
+         * for the job as well as to its subscribers (the job tracks its requester, and that track survives
+         * daemon-reexec). A subscription would cost PID 1 a tracked client per connection: the call and its
+         * reply, a match on the client's name through the broker, and its removal at our exit. */
         return 0;
 }
 
@@ -295,29 +283,6 @@ void sdunit_job_wait_unregister(SdUnitBus *b, SdUnitJobWait *w) {
                 }
 }
 
-/* The subscription was lost to PID 1 re-executing itself: once the manager is back, subscribe again (and
- * wait for the reply this time), then look whether the job still exists. If it does, its JobRemoved is still
- * to come: 1, wait on. If it is gone, it ended unseen: -ESTALE, and the caller looks at the unit itself. */
-static int job_wait_renew(SdUnitBus *b, SdUnitJobWait *w) {
-        _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
-        _cleanup_(sym_sd_bus_error_freep) sd_bus_error e2 = SD_BUS_ERROR_NULL;
-        _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        int r;
-
-        b->watch_lost = false;
-        if (!sdunit_manager_back(b))
-                return -ETIMEDOUT;
-        r = sym_sd_bus_call_method(b->bus, SD_DEST, SD_PATH, SD_IFACE_MANAGER, "Subscribe", &e, NULL, NULL);
-        if (r < 0 && !sym_sd_bus_error_has_name(&e, "org.freedesktop.systemd1.AlreadySubscribed"))
-                return r;
-        b->subscribed = true;
-        r = sym_sd_bus_call_method(b->bus, SD_DEST, w->job_path, "org.freedesktop.DBus.Properties", "Get",
-                                   &e2, &reply, "ss", "org.freedesktop.systemd1.Job", "State");
-        if (r < 0)
-                return -ESTALE;
-        return 1;
-}
-
 int sdunit_job_wait_run(SdUnitBus *b, SdUnitJobWait *w, uint64_t deadline_usec) {
         int r;
 
@@ -332,11 +297,6 @@ int sdunit_job_wait_run(SdUnitBus *b, SdUnitJobWait *w, uint64_t deadline_usec) 
                                 return w->result ? 0 : -ENOMEM;
                         if (b->watch_error)
                                 return -b->watch_error;
-                        if (b->watch_lost) {
-                                int k = job_wait_renew(b, w);
-                                if (k <= 0)
-                                        return k;
-                        }
                 } while (r > 0);
 
                 uint64_t now = now_usec(CLOCK_MONOTONIC);

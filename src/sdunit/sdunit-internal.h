@@ -32,9 +32,7 @@ struct SdUnitBus {
         pid_t pid; /* the process that opened it: sd-bus connections do not survive fork() */
         bool user;
         bool direct;     /* peer-to-peer connection to the manager's private socket (no broker) */
-        bool subscribed; /* Manager.Subscribe() sent (needed for signals through the broker) */
         int watch_error; /* errno of a failed AddMatch or Subscribe (their replies are not waited for) */
-        bool watch_lost; /* Subscribe answered by PID 1 leaving the bus (daemon-reexec): to be sent again */
         char *watch_error_message;
         sd_bus *bus;
         sd_bus_slot *job_removed_slot;
