@@ -499,6 +499,15 @@ static int cgroup_plan_attach_v1(const CgroupPlan *c, pid_t pid, char **reterr) 
 
 /* ---- the runtime side ---- */
 
+/* A helper that exits on its own right after its part (the intermediate's report, the trampoline's clone):
+ * reaped, bounded; one that hangs is killed. */
+static void helper_reap(pid_t pid, int pidfd) {
+        if (pidfd_wait_exit(pidfd, 5 * USEC_PER_SEC) < 0)
+                (void) pidfd_send_sig(pidfd, SIGKILL);
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+}
+
 /* Rootless (rootless.h): we may not join a pid namespace that belongs to the container's own user namespace.
  * A short-lived intermediate (exec_intermediate_main(), src/init/exec-child.c) joins the user and pid
  * namespaces and clones the child as our own (CLONE_PARENT), into the container's cgroup where the kernel
@@ -520,11 +529,8 @@ static pid_t clone_via_userns(ExecChild *x, int cgroup_fd, int sock, int *ret_pi
         }
 
         r = sync_expect(sock, -1, EXEC_SETUP_TIMEOUT_USEC, SYNC_STAGE1_PID, &m, reterr);
-        /* It exits right after its report: bounded, one that hangs is killed. */
-        if (pidfd_wait_exit(mid_pidfd, 5 * USEC_PER_SEC) < 0)
-                (void) pidfd_send_sig(mid_pidfd, SIGKILL);
-        while (waitpid(mid, NULL, 0) < 0 && errno == EINTR)
-                ;
+        /* It exits right after its report. */
+        helper_reap(mid, mid_pidfd);
         if (r < 0)
                 return r == -EPIPE ? errorf(reterr, ECHILD, "the namespace setup child died") : r;
         if (m.len != sizeof v || m.fd < 0) {
@@ -935,25 +941,18 @@ static void exec_kill_unclaimed(ExecRun *e) {
         while (sync_recv(e->sv[0], -EBADF, 0, &m) >= 0) {
                 if (m.type == SYNC_EXEC && m.sender > 0 && m.sender != e->child) {
                         _cleanup_close_ int fd = open_own_child(m.sender);
-                        if (fd >= 0) {
-                                (void) pidfd_send_sig(fd, SIGKILL);
-                                while (waitid(P_PIDFD, (id_t) fd, &(siginfo_t){}, WEXITED) < 0 &&
-                                       errno == EINTR)
-                                        ;
-                        }
+                        if (fd >= 0)
+                                child_kill_describe(m.sender, fd, NULL);
                 }
                 sync_msg_done(&m);
         }
 }
 
-/* The helper that cloned the process exits once the process has executed (CLONE_VFORK): reaped, bounded. */
+/* The helper that cloned the process exits once the process has executed (CLONE_VFORK). */
 static void exec_reap_mid(ExecRun *e) {
         if (e->mid <= 0)
                 return;
-        if (pidfd_wait_exit(e->mid_pidfd, 5 * USEC_PER_SEC) < 0)
-                (void) pidfd_send_sig(e->mid_pidfd, SIGKILL);
-        while (waitpid(e->mid, NULL, 0) < 0 && errno == EINTR)
-                ;
+        helper_reap(e->mid, e->mid_pidfd);
         e->mid = 0;
         e->mid_pidfd = safe_close(e->mid_pidfd);
 }
