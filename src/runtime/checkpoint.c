@@ -376,7 +376,7 @@ static int checkpoint_dump(CheckpointRun *cr, char **reterr) {
                         return errorf(reterr, r, "write %s in the state of \"%s\": %s", CHECKPOINTING_MARKER,
                                       cr->o->id, strerror(-r));
         }
-        r = criu_spawn(cr->args, -EBADF, -EBADF, NULL, NULL, &pid, &cr->errfd);
+        r = criu_spawn(cr->args, -EBADF, -EBADF, true, NULL, NULL, &pid, &cr->errfd);
         if (r < 0) {
                 if (cr->freezes)
                         (void) container_end_checkpoint_freeze(cr->ct);
@@ -409,7 +409,7 @@ static int checkpoint_stop(CheckpointRun *cr, char **reterr) {
         if (ct->unit) {
                 _cleanup_(sdunit_bus_closep) SdUnitBus *bus = NULL;
                 if (sdunit_bus_open(ct->user_bus, &bus, NULL) >= 0)
-                        unit_teardown(bus, ct->unit, true, LOG_LEVEL_WARNING);
+                        unit_teardown(bus, ct->unit, NULL, true, LOG_LEVEL_WARNING);
         }
         r = write_file_atomic_at(ct->dir_fd, CHECKPOINTED_MARKER, cr->image, strlen(cr->image), 0600);
         if (r < 0)

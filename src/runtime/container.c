@@ -191,7 +191,7 @@ static void create_run_done(CreateRun *cr) {
                 if (cr->ct->machine)
                         (void) sdunit_unregister_machine(cr->ct->machine, NULL);
                 if (cr->unit_started)
-                        unit_teardown(cr->bus, cr->plan.unit, true, LOG_LEVEL_DEBUG);
+                        unit_teardown(cr->bus, cr->plan.unit, NULL, true, LOG_LEVEL_DEBUG);
                 if (cr->unit_started && !cr->rootless && cr->cgroup)
                         cgroup_remove_v1_accounting(cr->cgroup, cr->plan.layout);
                 if (cr->o->pid_file)
@@ -1061,7 +1061,7 @@ static int delete_corrupt(Container *ct, bool force, char **reterr) {
                 return -ENOMEM;
         r = sdunit_bus_open(geteuid() != 0, &bus, NULL);
         if (r >= 0)
-                unit_teardown(bus, unit, true, LOG_LEVEL_DEBUG);
+                unit_teardown(bus, unit, NULL, true, LOG_LEVEL_DEBUG);
         else
                 log_warning("delete %s: cannot connect to systemd to stop %s: %s", ct->id, unit,
                             strerror(-r));
@@ -1119,7 +1119,8 @@ int container_delete(const char *root, const char *id, bool force, char **reterr
                 }
                 /* A container that stopped on its own has left an empty cgroup: no KillUnit for it. */
                 if (r >= 0)
-                        unit_teardown(bus, ct->unit, cgroup_may_be_populated(ct->cgroup), LOG_LEVEL_DEBUG);
+                        unit_teardown(bus, ct->unit, ct->cgroup, cgroup_may_be_populated(ct->cgroup),
+                                      LOG_LEVEL_DEBUG);
         } else if (!isempty(ct->cgroup) && !ct->user_bus) {
                 /* --keep-unit: the payload cgroup in the service, which stays (it is the service's to stop). */
                 if (ct->machine)

@@ -72,8 +72,8 @@ void criu_run_done(CriuRun *r) {
         r->stderr_text = mfree(r->stderr_text);
 }
 
-int criu_spawn(char *const *argv, int go_fd, int go_write_fd, int (*setup)(void *userdata), void *userdata,
-               pid_t *ret_pid, int *ret_stderr_fd) {
+int criu_spawn(char *const *argv, int go_fd, int go_write_fd, bool die_with_us, int (*setup)(void *userdata),
+               void *userdata, pid_t *ret_pid, int *ret_stderr_fd) {
         _cleanup_close_ int out = -EBADF;
         pid_t pid;
 
@@ -93,8 +93,8 @@ int criu_spawn(char *const *argv, int go_fd, int go_write_fd, int (*setup)(void 
 
                 sigemptyset(&all);
                 (void) sigprocmask(SIG_SETMASK, &all, NULL);
-                /* criu dies with us (killed sdrun: nothing half-restored lives on; the scope goes too). */
-                (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+                if (die_with_us)
+                        (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
                 if (go_write_fd >= 0)
                         (void) close(go_write_fd);
                 if (setup && setup(userdata) < 0)
@@ -186,7 +186,7 @@ int criu_get_version(const char *name, char **ret_path, char **ret_version) {
         if (r < 0)
                 return r;
         char *argv[] = { path, (char *) "--version", NULL };
-        r = criu_spawn(argv, -EBADF, -EBADF, NULL, NULL, &pid, &errfd);
+        r = criu_spawn(argv, -EBADF, -EBADF, true, NULL, NULL, &pid, &errfd);
         if (r < 0)
                 return r;
         /* Bounded: `criu --version` prints and exits at once; a hung one is killed. */

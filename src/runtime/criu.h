@@ -96,10 +96,10 @@ void criu_external_mounts_free(CriuExtMount *m, size_t n);
 /* Run criu with argv (argv[0] is the binary), its stdout and stderr captured in *ret_stderr_fd (a memfd).
  * Before the exec the child runs setup(userdata) (may be NULL) and, if go_fd >= 0, reads from go_fd "G",
  * NUL-terminated arguments to append to argv, and an empty argument (anything else, or EOF: exit 1); the
- * child closes go_write_fd (our end) first, and dies with its parent (PR_SET_PDEATHSIG). Returns
- * the child's pid in *ret_pid and leaves it running; wait for it with criu_wait(). */
-int criu_spawn(char *const *argv, int go_fd, int go_write_fd, int (*setup)(void *userdata), void *userdata,
-               pid_t *ret_pid, int *ret_stderr_fd);
+ * child closes go_write_fd (our end) first. die_with_us: the child dies with its parent (PR_SET_PDEATHSIG).
+ * Returns the child's pid in *ret_pid and leaves it running; wait for it with criu_wait(). */
+int criu_spawn(char *const *argv, int go_fd, int go_write_fd, bool die_with_us, int (*setup)(void *userdata),
+               void *userdata, pid_t *ret_pid, int *ret_stderr_fd);
 int criu_wait(pid_t pid, int stderr_fd, CriuRun *ret);
 
 /* --image-path (runc's default ./checkpoint; created for checkpoint, required to exist for restore) and

@@ -376,15 +376,27 @@ int container_state_new(const char *root, const char *id, const Bundle *b, const
 
 /* Stop the unit and wait until it is gone. kill: SIGKILL whatever is left in it first (one more round trip,
  * worth it only when the cgroup may hold processes: StopUnit would SIGTERM them and wait TimeoutStopUSec). */
-void unit_teardown(SdUnitBus *bus, const char *unit, bool kill, int log_level) {
-        _cleanup_free_ char *err = NULL;
+void unit_teardown(SdUnitBus *bus, const char *unit, const char *cgroup, bool kill, int log_level) {
+        _cleanup_free_ char *err = NULL, *dir = NULL;
+        bool loaded = false;
         int r;
 
         if (!bus || !unit)
                 return;
+        /* systemd creates a scope's cgroup when the scope starts and removes it when the scope stops; every
+         * scope of ours has CollectMode=inactive-or-failed, so a unit whose cgroup is gone is dead and
+         * collected (or about to be). Only a definite ENOENT counts: anything else asks systemd. */
+        if (!isempty(cgroup) && cgroup_unified_dir(cgroup, &dir) >= 0) {
+                if (access(dir, F_OK) >= 0)
+                        loaded = true;
+                else if (errno == ENOENT) {
+                        log_debug("unit %s: its cgroup %s is gone, and the unit with it", unit, dir);
+                        return;
+                }
+        }
         if (kill)
                 (void) sdunit_kill_unit(bus, unit, SIGKILL, NULL);
-        r = sdunit_stop_unit(bus, unit, UNIT_STOP_TIMEOUT_USEC, &err);
+        r = sdunit_stop_unit(bus, unit, loaded, UNIT_STOP_TIMEOUT_USEC, &err);
         if (r < 0 && r != -ENOENT)
                 log_full_errno(log_level, 0, "stop unit %s: %s", unit, err ?: strerror(-r));
 }

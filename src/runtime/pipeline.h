@@ -88,9 +88,11 @@ int scope_enter(ScopeEntry *s, pid_t pid, int *ret_subgroup_fd, char **reterr);
 /* Rootless: scope_enter() for stage1 (BootstrapParams.place_stage1; userdata: the ScopeEntry). */
 int scope_place_stage1(pid_t stage1_pid, void *userdata, int *ret_cgroup_fd, char **reterr);
 
-/* Stop the unit and wait until it is gone. kill: SIGKILL whatever is left in it first. A failure to stop it
- * is logged at log_level (a unit that is gone already is no failure). */
-void unit_teardown(SdUnitBus *bus, const char *unit, bool kill, int log_level);
+/* Stop the unit and wait until it is gone. kill: SIGKILL whatever is left in it first. cgroup: the unit's
+ * ControlGroup when the caller has it recorded (else NULL): where its directory is gone, so is the unit
+ * (nothing is asked of systemd), and where it is there, StopUnit goes without a GetUnit first. A failure to
+ * stop it is logged at log_level (a unit that is gone already is no failure). */
+void unit_teardown(SdUnitBus *bus, const char *unit, const char *cgroup, bool kill, int log_level);
 
 /* systemd-machined: the registration sent as soon as the leader exists, answered when the driver needs it
  * (machined's work overlaps with the container's setup). NULL: nothing to wait for (the annotation

@@ -329,7 +329,7 @@ static void restore_run_done(RestoreRun *rr) {
                 if (rr->ct->machine)
                         (void) sdunit_unregister_machine(rr->ct->machine, NULL);
                 if (rr->se.started)
-                        unit_teardown(rr->bus, rr->plan.unit, true, LOG_LEVEL_DEBUG);
+                        unit_teardown(rr->bus, rr->plan.unit, NULL, true, LOG_LEVEL_DEBUG);
                 /* Restored, then a later step failed: the scope's teardown killed it; reap it if it is ours. */
                 if (rr->pid > 0)
                         (void) waitpid(rr->pid, NULL, WNOHANG);
@@ -587,7 +587,16 @@ static int restore_spawn(RestoreRun *rr, char **reterr) {
         /* A foreground restore waits for the restored init: as runc, be the subreaper that gets it. */
         if (!o->detach && !o->no_subreaper)
                 (void) prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-        r = criu_spawn(rr->args, rr->go[0], rr->go[1], child_setup, &rr->cs, &rr->criu_pid, &rr->errfd);
+        /* Not PR_SET_PDEATHSIG: CRIU's root task is our child (--restore-sibling) and outlives a criu killed
+         * in the middle of the restore, stuck in the scope waiting for criu's next stage, while state
+         * says stopped. A criu that outlives us instead ends as if we had answered: killed before "G", the
+         * child exits; killed while the hook script waits for our answer, the script reads EOF and fails,
+         * and criu kills the tree it made; killed later, criu finishes the restore and writes its pidfile,
+         * which state adopts (restored_init_adopt()). With the death signal, whether criu got to kill its
+         * root task first was a race with our exit (test-vm-criu-kill, restore killed at the prestart
+         * hook). */
+        r = criu_spawn(rr->args, rr->go[0], rr->go[1], false, child_setup, &rr->cs, &rr->criu_pid,
+                       &rr->errfd);
         if (r < 0)
                 return errorf(reterr, r, "cannot run %s: %s", rr->criu, strerror(-r));
         rr->go[0] = safe_close(rr->go[0]);

@@ -65,8 +65,10 @@ int sdunit_attach_processes(SdUnitBus *b, const char *unit, const char *subcgrou
 int sdunit_get_active_state(SdUnitBus *b, const char *unit, char **ret, char **reterr);
 /* FreezerState ("running", "frozen", ...). */
 int sdunit_get_freezer_state(SdUnitBus *b, const char *unit, char **ret, char **reterr);
-/* StopUnit and wait until the unit is gone or inactive, bounded by timeout_usec. -ENOENT when not loaded. */
-int sdunit_stop_unit(SdUnitBus *b, const char *unit, uint64_t timeout_usec, char **reterr);
+/* StopUnit and wait until the unit is gone or inactive, bounded by timeout_usec. -ENOENT when not loaded.
+ * loaded: the caller knows the unit is loaded (its cgroup is there), so no GetUnit first; a unit collected
+ * in between costs PID 1 a load attempt and still gives -ENOENT. */
+int sdunit_stop_unit(SdUnitBus *b, const char *unit, bool loaded, uint64_t timeout_usec, char **reterr);
 /* KillUnit(unit, "all", sig). */
 int sdunit_kill_unit(SdUnitBus *b, const char *unit, int sig, char **reterr);
 int sdunit_freeze_unit(SdUnitBus *b, const char *unit, char **reterr);

@@ -252,7 +252,7 @@ static bool state_is_gone(const char *s) {
         return streq(s, "inactive") || streq(s, "failed");
 }
 
-int sdunit_stop_unit(SdUnitBus *b, const char *unit, uint64_t timeout_usec, char **reterr) {
+int sdunit_stop_unit(SdUnitBus *b, const char *unit, bool loaded, uint64_t timeout_usec, char **reterr) {
         _cleanup_(sym_sd_bus_error_freep) sd_bus_error e = SD_BUS_ERROR_NULL;
         _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(sdunit_job_wait_done) SdUnitJobWait w = {};
@@ -264,10 +264,12 @@ int sdunit_stop_unit(SdUnitBus *b, const char *unit, uint64_t timeout_usec, char
 
         /* A unit that is not loaded is gone already (the common case: a container that stopped on its own
          * and was collected). GetUnit says so in one round trip; StopUnit would first make PID 1 try to load
-         * the unit from disk, only to answer NoSuchUnit. */
-        r = get_loaded_unit_path(b, unit, NULL, reterr);
-        if (r < 0)
-                return r;
+         * the unit from disk, only to answer NoSuchUnit. A caller that saw the unit's cgroup knows better. */
+        if (!loaded) {
+                r = get_loaded_unit_path(b, unit, NULL, reterr);
+                if (r < 0)
+                        return r;
+        }
 
         r = sdunit_bus_watch_jobs(b, reterr);
         if (r < 0)
@@ -284,8 +286,15 @@ int sdunit_stop_unit(SdUnitBus *b, const char *unit, uint64_t timeout_usec, char
         if (r < 0)
                 return r;
 
-        /* The stop job is over; the unit is now inactive (or failed, or already collected). Check, and give a
-         * unit that is still settling a bounded number of short looks. */
+        /* PID 1 ends a stop job with "done" only once the unit is inactive or failed: nothing to look at (a
+         * GetUnit here cost every delete one more round trip through the broker, usually answered with
+         * NoSuchUnit since the unit was collected meanwhile). */
+        if (streq(w.result, "done"))
+                return 0;
+
+        /* The stop job ended otherwise ("canceled": another job replaced it); the unit may be inactive (or
+         * failed, or already collected) all the same. Check, and give a unit that is still settling a
+         * bounded number of short looks. */
         for (unsigned i = 0;; i++) {
                 _cleanup_free_ char *state = NULL, *err2 = NULL;
 

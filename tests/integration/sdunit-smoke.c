@@ -162,7 +162,7 @@ static int do_scope(SdUnitBus *b, bool resources) {
                         printf("kill ok\n");
                 } else if (streq(line, "stop")) {
                         int status;
-                        r = sdunit_stop_unit(b, unit, 10 * USEC_PER_SEC, &err);
+                        r = sdunit_stop_unit(b, unit, false, 10 * USEC_PER_SEC, &err);
                         if (r < 0 && r != -ENOENT)
                                 return fail("stop", r, err);
                         free(err);
@@ -227,7 +227,7 @@ static int do_bench(SdUnitBus *b, int n) {
                         return fail("bench: start scope", r, err);
                 }
                 reap(child);
-                r = sdunit_stop_unit(b, unit, 10 * USEC_PER_SEC, &err);
+                r = sdunit_stop_unit(b, unit, true, 10 * USEC_PER_SEC, &err);
                 if (r < 0 && r != -ENOENT)
                         return fail("bench: stop", r, err);
                 free(err);
@@ -262,7 +262,7 @@ static int do_exists(SdUnitBus *b) {
                 ret = EXIT_SUCCESS;
         reap(c1);
         reap(c2);
-        (void) sdunit_stop_unit(b, unit, 10 * USEC_PER_SEC, &err);
+        (void) sdunit_stop_unit(b, unit, false, 10 * USEC_PER_SEC, &err);
         free(err);
         return ret;
 }
@@ -330,7 +330,7 @@ int main(int argc, char *argv[]) {
                         return fail("get ActiveState", r, err);
                 printf("start %s %s\n", argv[2], state);
                 reap(child);
-                r = sdunit_stop_unit(b, argv[2], 10 * USEC_PER_SEC, &err);
+                r = sdunit_stop_unit(b, argv[2], false, 10 * USEC_PER_SEC, &err);
                 if (r < 0 && r != -ENOENT)
                         return fail("stop", r, err);
                 return EXIT_SUCCESS;

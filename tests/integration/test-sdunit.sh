@@ -150,6 +150,9 @@ like "$out" "already exists and is active" "... with a message saying the unit i
 # A failed unit of the same name (left by a scope without CollectMode=) is reset and the start retried.
 failed_unit=sdrun-smoke-failed-$$.scope
 systemd-run --scope -q -u "$failed_unit" -p RuntimeMaxSec=1 sleep 30 >/dev/null 2>&1
+# systemd-run returns when sleep is killed; the scope may still be "deactivating" for a moment (a CI run).
+failed_now() { [ "$(unit_prop "$failed_unit" ActiveState)" = failed ]; }
+WAIT_FOR_TIMEOUT=10 wait_for failed_now
 is "$(unit_prop "$failed_unit" ActiveState)" failed "a failed $failed_unit is loaded"
 out=$("$SDUNIT_SMOKE" start "$failed_unit" 2>&1)
 is "$out" "start $failed_unit active" "sdunit_start_scope resets the failed unit and starts it"

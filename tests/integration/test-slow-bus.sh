@@ -32,9 +32,14 @@ proxy_pid=""
 start_proxy() {
         [ -n "$proxy_pid" ] && stop_proxy_pid
         rm -f "$SOCK" "$STALL"
-        python3 "$PROXY" "$SOCK" "$UPSTREAM" "$1" "$STALL" >"$LOG" 2>&1 &
+        # The log emptied here, not by the background job's redirection: that one may run after the wait
+        # below has found the previous proxy's "ready" (a CI run then connected before the socket existed,
+        # got ENOENT, and sdrun rightly fell back to PID 1's private socket).
+        : >"$LOG"
+        python3 "$PROXY" "$SOCK" "$UPSTREAM" "$1" "$STALL" >>"$LOG" 2>&1 &
         proxy_pid=$!
-        WAIT_FOR_TIMEOUT=10 wait_for grep -q ready "$LOG" || bail "the bus proxy did not start: $(cat "$LOG")"
+        WAIT_FOR_TIMEOUT=10 wait_for sh -c 'grep -q ready "$1" && [ -S "$2" ]' sh "$LOG" "$SOCK" ||
+                bail "the bus proxy did not start: $(cat "$LOG")"
 }
 # the proxy gone: SIGTERM, SIGKILL after 5 s (a CI run at load 20 once hung in this test between two cases
 # for the rest of its 600 s, with no step named: every step of a case is bounded and named now)
