@@ -135,7 +135,7 @@ int become_prepare(Become *b) {
         if (r < 0)
                 return r;
         if ((r = capabilities_check_held(p, &b->err)) < 0 ||
-            (r = process_apply_oom_score_adj(p, &b->err)) < 0 ||
+            (!b->oom_score_adj_done && (r = process_apply_oom_score_adj(p, &b->err)) < 0) ||
             (r = process_apply_rlimits(p, &b->err)) < 0 ||
             (r = process_apply_personality(&b->c->linux_, &b->err)) < 0 ||
             (r = process_apply_memory_policy(&b->c->linux_, &b->err)) < 0 ||

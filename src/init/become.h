@@ -22,6 +22,9 @@ typedef struct Become {
         /* exec: we joined the container's pid namespace for our children only; the trampoline clones the
          * process into it (TRAMPOLINE_FORK), which then becomes the session leader and takes the terminal */
         bool fork_into_pidns;
+        /* process.oomScoreAdj is in force already: written while this process (or, for the init, the
+         * runtime) was still the host's root, outside any user namespace (become_prepare() leaves it) */
+        bool oom_score_adj_done;
         unsigned preserve_fds;
         unsigned listen_fds;         /* socket activation: LISTEN_FDS/LISTEN_PID=1 (the init only) */
         const char *listen_fdnames;  /* and LISTEN_FDNAMES, or NULL */
@@ -46,7 +49,7 @@ int become_userns_root(char **reterr);
 /* Read a small regular file of the container, never blocking on a FIFO or a device. */
 int become_read_file(const char *path, size_t max, char **ret);
 
-/* In the container's root: resolve process.args[0], apply oomScoreAdj, rlimits, personality, memory policy,
+/* In the container's root: resolve process.args[0], apply oomScoreAdj (unless b->oom_score_adj_done), rlimits, personality, memory policy,
  * scheduler, ioPriority, execCPUAffinity.initial, and chdir to process.cwd. Fills b->exe and b->err. */
 int become_prepare(Become *b);
 

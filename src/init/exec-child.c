@@ -15,6 +15,7 @@
 #include "exec-child.h"
 #include "log.h"
 #include "macro.h"
+#include "process.h"
 #include "sync.h"
 
 /* Container side, privileged: in the container's pid namespace and cgroup from the first instruction; joins
@@ -62,6 +63,13 @@ static int exec_child_attach(ExecChildContext *xc) {
                         return r;
                 }
         }
+        /* process.oomScoreAdj while we are still the host's root, outside the container's user namespace:
+         * inside it, after setresuid(), our /proc file is the host root's, and lowering the value takes
+         * CAP_SYS_RESOURCE of the host's user namespace (/proc is still the host's here). */
+        r = process_apply_oom_score_adj(b->p, &b->err);
+        if (r < 0)
+                return r;
+        b->oom_score_adj_done = true;
         log_debug("child process in init(): exec's child %d joins the container", (int) getpid());
         return 0;
 }

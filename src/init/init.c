@@ -417,6 +417,8 @@ _noreturn_ void init_main(const InitParams *p, int sync_fd, pid_t runtime_pid) {
                 .b = { .role = "standard_init",
                        .p = c->has_process ? &c->process : NULL,
                        .c = c,
+                       /* bootstrap_clone_init() wrote it, from the host */
+                       .oom_score_adj_done = true,
                        .sync_fd = sync_fd,
                        .step_timeout_usec = USEC_INFINITY,
                        .preserve_fds = p->preserve_fds,

@@ -36,11 +36,14 @@ static bool ns_owned_by(int fd, int userns_fd) {
 }
 
 /* The init runs the host's sdrun binary until its last exec, possibly in a pid namespace a container shares
- * (a pod, --pid=host): non-dumpable, no process of the container's uid without CAP_SYS_PTRACE can open its
- * /proc/PID/exe, fds, mem or environ. The exec of the trampoline makes the container's process dumpable
- * again, as with any exec. Not with a user namespace: there the init's own /proc files would belong to the
- * host's root, which the namespace's root cannot write (timens_offsets, oom_score_adj); nor rootless, where
- * the runtime itself must reach them. */
+ * (a pod, --pid=host): non-dumpable from its first instruction (the flag is inherited by clone), no process
+ * of the container can open its /proc/PID/exe, fds, mem or environ, or ptrace it, whatever it holds in the
+ * container's user namespace: the process's memory was made by the host's exec, so the kernel asks for
+ * CAP_SYS_PTRACE in the host's user namespace. The exec of the trampoline makes the container's process
+ * dumpable again, as with any exec. With a user namespace too: the init's /proc files then belong to the
+ * host's root, which the init still is (kuid 0) where it writes them (timens_offsets, before setresuid);
+ * setresuid() into the namespace would make it non-dumpable anyway. Not rootless, where the runtime, an
+ * unprivileged user, must reach them (newuidmap, /proc/PID/ns). */
 void init_make_undumpable(void) {
         if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
                 _exit(EXIT_FAILURE);
@@ -60,7 +63,7 @@ _noreturn_ void stage1_main(const Stage1Params *s) {
 
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != s->runtime_pid)
                 _exit(EXIT_FAILURE);
-        if (!s->wait_placed && ns_fds[OCI_NS_USER] < 0 && !(new_flags & CLONE_NEWUSER))
+        if (!s->wait_placed)
                 init_make_undumpable();
 
         int cgroup_fd = s->init_cgroup_fd;

@@ -18,6 +18,7 @@
 #include "clone-util.h"
 #include "criu.h"
 #include "error-util.h"
+#include "fileio.h"
 #include "init.h"
 #include "log.h"
 #include "macro.h"
@@ -286,8 +287,8 @@ static int bootstrap_clone_direct(Bootstrap *b, char **reterr) {
         }
         if (b->ip.pid == 0) {
                 b->sv[0] = safe_close(b->sv[0]);
-                if (!(b->new_flags & CLONE_NEWUSER))
-                        init_make_undumpable();
+                /* (never rootless here: a rootless create goes through stage1) */
+                init_make_undumpable();
                 init_main(&b->params.init, b->sv[1], b->runtime_pid);
         }
         return 0;
@@ -328,6 +329,23 @@ int bootstrap_clone_init(const BootstrapParams *bp, InitProcess *ret, char **ret
                 r = userns_write_id_maps(b.ip.pid, bp->init.config, reterr);
                 if (r < 0)
                         return r;
+        }
+        /* process.oomScoreAdj, written by the host's root before the init goes on (its hooks and its process
+         * inherit it), as runc writes it before it enters a user namespace. In one, the init could neither
+         * write its own /proc file once setresuid() made it the namespace's root (the file is the host
+         * root's) nor lower the value (CAP_SYS_RESOURCE of the host's user namespace). */
+        const OciConfig *cfg = bp->init.config;
+        if (cfg->has_process && cfg->process.has_oom_score_adj) {
+                char path[64], val[16];
+                snprintf(path, sizeof path, "/proc/%d/oom_score_adj", (int) b.ip.pid);
+                snprintf(val, sizeof val, "%d", cfg->process.oom_score_adj);
+                r = write_string_file(path, val);
+                if (r < 0)
+                        return errorf(reterr, r, "process.oomScoreAdj: write %s to %s: %s%s", val, path,
+                                      strerror(-r),
+                                      r == -EACCES && cfg->process.oom_score_adj < 0
+                                              ? " (lowering it needs CAP_SYS_RESOURCE)"
+                                              : "");
         }
         /* Before the init goes on: its sysctls may name the devices. */
         if (bp->init.config->linux_.n_net_devices > 0) {

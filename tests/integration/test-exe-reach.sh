@@ -10,12 +10,16 @@
 #   b. container A, with CAP_SYS_PTRACE, in whose pid namespace (linux.namespaces[].path) B is run 5 times;
 #   c. a container with CAP_SYS_PTRACE while `exec` runs into it 8 times (the exec child);
 #   d. b and c with a user namespace (B joins A's), the victim owned by the container's root;
-#   e. (sdrun) which creates re-execute from a sealed copy, and exec into a created container whose init does not.
+#   e. (sdrun) which creates re-execute from a sealed copy, and exec into a created container whose init does not;
+#   f. (sdrun; runc and crun reported) the created init is non-dumpable with a user namespace too.
 # runc and crun (hybrid only: not in the unified box), each from a copy of its binary too, are the controls.
 . "$(dirname "$0")/lib.sh"
 
 require_root
 require_systemd
+# The attacks are on the runtime's processes, whatever the cgroup layout: in CI the hybrid lane, where crun
+# is a control too, runs it (and the unified lane test-cve-2019-5736, the other long attack test).
+ci_lane hybrid
 [ -n "${EXE_GRAB:-}" ] && [ -x "$EXE_GRAB" ] || bail "EXE_GRAB (the exe-grab helper) is not set or not executable"
 RUNC=$(command -v runc) || bail "runc is not installed (Debian package runc): it is a control here"
 CRUN=$(command -v crun) || bail "crun is not installed (Debian package crun): it is a control here"
@@ -233,5 +237,84 @@ like "$out" "^/memfd:sdrun" "sdrun: e. in another container's pid namespace the 
 forget sdrun "$id"
 forget sdrun "$aid"
 intact sdrun "e. created containers"
+
+# f. With a user namespace, the init is non-dumpable from its first instruction until its last exec: a process
+# that is root in the container's user namespace, with every capability there (CAP_SYS_PTRACE included), can
+# neither read its memory nor ptrace it, in the window before the init's setresuid() (which makes a process
+# non-dumpable anyway) or where setresuid() changes nothing. The mapping 0 -> 0 keeps that window open for as
+# long as the container is created. The process looks from the init's own user namespace (nsenter), once
+# for a user namespace of the container's own and once for one joined by path (a pod's: through stage1), and
+# the container then runs what needs the init's own /proc files: linux.timeOffsets, process.oomScoreAdj.
+# runc and crun are reported (diag).
+ID0='.linux.uidMappings=[{containerID: 0, hostID: 0, size: 65536}] | .linux.gidMappings=[{containerID: 0, hostID: 0, size: 65536}]'
+# reads_init RT ID: the init's environ, read from its own user namespace as that namespace's root
+reads_init() {
+        local pid
+        pid=$(rt "$1" state "$2" | jq -r .pid)
+        [ -n "$pid" ] && [ "$pid" != 0 ] || return 2
+        nsenter --user="/proc/$pid/ns/user" --setuid=0 --setgid=0 -- cat "/proc/$pid/environ" >/dev/null 2>&1
+}
+# userns_case RT WHAT: create with $B, look at the created init, start it; its output is in out.f
+userns_case() {
+        local n=$1 what=$2 rc=0
+        id=$(new_id exef)
+        [ "$n" = sdrun ] && track_container "$id"
+        bundle_set "$B" '.linux.cgroupsPath=$c' --arg c "$(cgpath "$id")"
+        rt "$n" create --bundle "$B" "$id" >"$TEST_TMPDIR/out.f" 2>&1 </dev/null || rc=$?
+        if [ "$n" != sdrun ]; then
+                if [ $rc != 0 ]; then
+                        diag "$n (control): f. $what: create failed: $(head -c 200 "$TEST_TMPDIR/out.f")"
+                elif reads_init "$n" "$id"; then
+                        diag "$n (control): f. $what: its created init's memory can be read from its user namespace"
+                else
+                        diag "$n (control): f. $what: its created init's memory cannot be read from its user namespace"
+                fi
+                forget "$n" "$id"
+                return 0
+        fi
+        is "$rc" 0 "sdrun: f. create, $what ($(head -c 200 "$TEST_TMPDIR/out.f"))"
+        rc=0
+        reads_init sdrun "$id" || rc=$?
+        is "$rc" 1 "sdrun: f. $what: root with CAP_SYS_PTRACE in the container's user namespace cannot read the created init's memory"
+        rc=0
+        rt sdrun start "$id" >/dev/null 2>&1 || rc=$?
+        is "$rc" 0 "sdrun: f. $what: it starts"
+        wait_for container_stopped "$id" >/dev/null 2>&1
+        forget sdrun "$id"
+}
+container_stopped() { [ "$("$SDRUN" --root "$SDRUN_ROOT" state "$1" 2>/dev/null | jq -r .status)" = stopped ]; }
+for n in $RUNTIMES; do
+        reset
+        bundle_set "$B" '.process.args=["sh", "-c", "cat /proc/self/oom_score_adj; cut -d \" \" -f 1 /proc/uptime"]
+                | .linux.namespaces += [{type: "user"}] | .process.oomScoreAdj=123'" | $ID0"
+        # sdrun: also a time namespace with an offset (runc 1.1 has none), written before setresuid()
+        [ "$n" = sdrun ] && bundle_set "$B" '.linux.namespaces += [{type: "time"}]
+                | .linux.timeOffsets={boottime: {secs: 864000000, nanosecs: 0}}'
+        userns_case "$n" "a user namespace of its own, mapping 0 to 0"
+        if [ "$n" = sdrun ]; then
+                adj="" up=""
+                { read -r adj; read -r up; } <"$TEST_TMPDIR/out.f"
+                up=${up%.*}
+                is "$adj:$((${up:-0} >= 864000000))" "123:1" "sdrun: f. ... the process has its oomScoreAdj, and its boot time the offset (${up:-none})"
+        fi
+done
+# joined by path: A holds the user namespace (mapping 0 -> 0), B joins it with a pid namespace of its own
+reset
+aid=$(new_id exefA)
+track_container "$aid"
+bundle_set "$B" '.process.args=["sleep","60"] | .linux.namespaces += [{type: "user"}]'" | $ID0"' | .linux.cgroupsPath=$c' \
+        --arg c "$(cgpath "$aid")"
+rc=0
+"$SDRUN" --root "$SDRUN_ROOT" run -d --bundle "$B" "$aid" >"$TEST_TMPDIR/out" 2>&1 </dev/null || rc=$?
+is "$rc" 0 "sdrun: f. container A with a user namespace mapping 0 to 0 runs ($(head -c 200 "$TEST_TMPDIR/out"))"
+apid=$("$SDRUN" --root "$SDRUN_ROOT" state "$aid" | jq -r .pid)
+for n in $RUNTIMES; do
+        reset
+        bundle_set "$B" '.process.args=["true"] | .linux.namespaces += [{type: "user", path: $u}]'" | $ID0" \
+                --arg u "/proc/$apid/ns/user"
+        userns_case "$n" "A's user namespace, joined by path"
+done
+forget sdrun "$aid"
+intact sdrun "f. created containers with a user namespace"
 
 done_testing

@@ -109,6 +109,36 @@ is "$(readlink /proc/"$pid"/root)" / "host: the process root is its own root (pi
 ok_desc "host: the process sees the container rootfs" test -e "/proc/$pid/root/bin/busybox" -a ! -e "/proc/$pid/root/usr/lib/os-release"
 sd delete --force "$id"
 no_leftovers "$id"
+# oomScoreAdj with a user namespace (Docker's userns-remap, Podman's --userns=auto, a Kubernetes pod with
+# hostUsers: false, each with the oomScoreAdj the engine always sends): the host's root writes it before the
+# process is the namespace's root (whose /proc files are then the host root's, as runc does it): for the
+# init and for an exec'd process with its own. runc is the control.
+U=$TEST_TMPDIR/u
+make_bundle "$U" || bail "make_bundle failed"
+chown -R 100000:100000 "$U/rootfs" && chmod 0755 "$TEST_TMPDIR" "$U" || bail "cannot chown the rootfs"
+bundle_set "$U" '.process.args=["sh", "-c", "cat /proc/self/oom_score_adj; sleep 1000"] | .process.oomScoreAdj=123
+        | .linux.namespaces += [{type: "user"}] | .linux.uidMappings=[{containerID: 0, hostID: 100000, size: 65536}]
+        | .linux.gidMappings=[{containerID: 0, hostID: 100000, size: 65536}]'
+id=$(new_id uoom); track_container "$id"
+rc=0; sd run --detach --bundle "$U" "$id" >"$TEST_TMPDIR/uoom.out" 2>&1 </dev/null || rc=$?
+is "$rc" 0 "user namespace, oomScoreAdj 123: run ($(head -c 200 "$TEST_TMPDIR/uoom.out"))"
+pid=$(sd state "$id" | jq -r .pid)
+is "$(cat "/proc/$pid/oom_score_adj" 2>&1)" 123 "user namespace: oom_score_adj of the init (host)"
+jq '.process | .args=["cat", "/proc/self/oom_score_adj"] | .oomScoreAdj=234 | del(.terminal)' "$U/config.json" >"$TEST_TMPDIR/uoom.json"
+rc=0; out=$(sd exec --process "$TEST_TMPDIR/uoom.json" "$id" 2>&1) || rc=$?
+is "$rc:$out" "0:234" "user namespace: an exec'd process with oomScoreAdj 234 has it"
+rc=0; out=$(sd exec "$id" cat /proc/self/oom_score_adj 2>&1) || rc=$?
+is "$rc:$out" "0:123" "user namespace: an exec'd process without one inherits the init's"
+sd delete --force "$id"
+no_leftovers "$id"
+if RUNC=$(command -v runc); then
+        rc=0; "$RUNC" --root "$TEST_TMPDIR/runc" run -d --bundle "$U" "$id-runc" >/dev/null 2>&1 </dev/null || rc=$?
+        out=$("$RUNC" --root "$TEST_TMPDIR/runc" exec "$id-runc" cat /proc/self/oom_score_adj 2>&1)
+        is "$rc:$out" "0:123" "user namespace, oomScoreAdj 123: the same with runc (control)"
+        "$RUNC" --root "$TEST_TMPDIR/runc" delete --force "$id-runc" >/dev/null 2>&1
+else
+        skip "runc is not installed: no control"
+fi
 bundle_set "$B" '.process.rlimits=[{type: "RLIMIT_NOFILE", soft: 1024, hard: 1024}] | del(.process.oomScoreAdj)'
 
 # ---------------------------------------------------------------------------------------------------------
