@@ -152,7 +152,9 @@ meson_build() {
                 rm -rf "$dir"
                 meson setup "$dir" "${opts[@]}" || return 1
         fi
-        ninja -C "$dir"
+        # MESON_BUILD_TARGETS: only these targets (and what they need), not the whole tree
+        # shellcheck disable=SC2086 # a list of target names
+        ninja -C "$dir" ${MESON_BUILD_TARGETS:-}
 }
 
 # systemd_is_pid1: true where PID 1 is a booted systemd (then no box is needed).
