@@ -8,7 +8,7 @@
 # commit`. Under sdrun ($PODMAN_TEST_RUNTIME=sdrun) the same builds also run with the control runtime (crun,
 # runc in the unified layout), and the two images' filesystems (names, modes, owners, sizes, contents) and
 # the failed build's message and status must be the same. In that run, outside CI, a 20-step build is timed
-# with each runtime (TAP diag lines; bench/README.md has the numbers).
+# with each runtime (TAP diag lines; bench/README.md has the numbers), SDRUN_BUILD_ROUNDS times alternating.
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/lib-podman.sh"
 
@@ -181,12 +181,25 @@ time_build() {
 if [ -n "$CTL" ] && [ -n "${CI:-}" ] && [ "${SDRUN_BUILD_TIMING:-0}" != 1 ]; then
         diag "the 20-step build timing is left out in CI (SDRUN_BUILD_TIMING=1 runs it)"
 elif [ -n "$CTL" ]; then
-        read -r ms rc <<<"$(time_build "$RT")"
-        is "$rc" 0 "a 20-step build with $PODMAN_TEST_RUNTIME"
-        diag "20-step buildah bud, $PODMAN_TEST_RUNTIME: $ms ms ($((ms / 20)) ms per step); load: $(cut -d' ' -f1-3 /proc/loadavg)"
-        read -r cms crc <<<"$(time_build "$CTL")"
-        is "$crc" 0 "a 20-step build with $(basename "$CTL")"
-        diag "20-step buildah bud, $(basename "$CTL"): $cms ms ($((cms / 20)) ms per step); load: $(cut -d' ' -f1-3 /proc/loadavg)"
+        # SDRUN_BUILD_ROUNDS=N (default 1): N rounds, the two runtimes alternating (which one goes first
+        # alternates too), and the medians; one build per runtime is no better than +-15 %.
+        rounds=${SDRUN_BUILD_ROUNDS:-1}
+        sd_ms=() ctl_ms=()
+        for ((k = 1; k <= rounds; k++)); do
+                order=("$RT" "$CTL")
+                [ $((k % 2)) = 0 ] && order=("$CTL" "$RT")
+                for r in "${order[@]}"; do
+                        read -r ms rc <<<"$(time_build "$r")"
+                        if [ "$r" = "$RT" ]; then name=$PODMAN_TEST_RUNTIME sd_ms+=("$ms"); else name=$(basename "$CTL") ctl_ms+=("$ms"); fi
+                        is "$rc" 0 "a 20-step build with $name (round $k)"
+                        diag "20-step buildah bud, $name: $ms ms ($((ms / 20)) ms per step); load: $(cut -d' ' -f1-3 /proc/loadavg)"
+                done
+        done
+        median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : int((a[NR/2]+a[NR/2+1])/2)}'; }
+        if [ "$rounds" -gt 1 ]; then
+                m=$(median "${sd_ms[@]}") c=$(median "${ctl_ms[@]}")
+                diag "20-step buildah bud, medians of $rounds: $PODMAN_TEST_RUNTIME $m ms, $(basename "$CTL") $c ms, ratio $(awk -v a="$m" -v b="$c" 'BEGIN {printf "%.2f", a / b}')"
+        fi
 fi
 
 done_testing
