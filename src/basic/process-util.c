@@ -50,6 +50,30 @@ int pid_get_state(pid_t pid, char *ret) {
         return 0;
 }
 
+/* PF_EXITING of include/linux/sched.h: the task is in do_exit() */
+#define PROC_PF_EXITING 0x00000004U
+
+int pid_is_dying(pid_t pid) {
+        char buf[1024], *tail;
+        unsigned flags;
+        unsigned long long pending;
+        int r;
+
+        r = read_stat_tail(pid, buf, sizeof buf, &tail);
+        if (r < 0)
+                return r;
+        /* After comm: state(3) ppid pgrp session tty_nr tpgid flags(9) ... starttime(22) vsize rss rsslim
+         * startcode endcode startstack kstkesp kstkeip signal(31): the thread's own pending signals, where a
+         * fatal signal sent to the process (SIGKILL, a PR_SET_PDEATHSIG of SIGKILL) is queued to every
+         * thread until one takes it and begins to exit (PF_EXITING). */
+        if (sscanf(tail,
+                   " %*c %*d %*d %*d %*d %*d %u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %*u %*u %*d %*u %*u"
+                   " %*u %*u %*u %*u %llu",
+                   &flags, &pending) != 2)
+                return -EIO;
+        return (flags & PROC_PF_EXITING) || (pending & (1ULL << (SIGKILL - 1))) ? 1 : 0;
+}
+
 int pid_get_start_time(pid_t pid, uint64_t *ret) {
         char buf[1024], *tail;
         unsigned long long st;

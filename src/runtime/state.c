@@ -789,6 +789,12 @@ ContainerStatus container_status(Container *c) {
         case CONTAINER_CREATED:
                 if (!init_alive(c))
                         return CONTAINER_STOPPED;
+                /* "created" is saved before the init is told it is committed, and until it is, it dies with
+                 * its creator (PR_SET_PDEATHSIG, SIGKILL). A creator killed in that window leaves an init
+                 * with the SIGKILL pending, or already exiting, whose /proc entries stay a moment longer:
+                 * it is no created container, and its pid is never reported (the provisional-pid seed). */
+                if (pid_is_dying(c->pid) > 0)
+                        return CONTAINER_STOPPED;
                 /* A start that was killed after releasing the init never recorded "running": the init
                  * has exec'd the user process once its comm is no longer ours. */
                 if (!init_waiting_for_start(c))

@@ -78,6 +78,18 @@ static void test_process(void) {
         tap_ok(fd >= 0, "pidfd for the right start time");
         safe_close(fd);
         tap_is_int(pidfd_open_verified(-1, 0), -ESRCH, "pidfd for pid -1 refused");
+
+        /* pid_is_dying(): no for ourselves, yes for a zombie (it kept PF_EXITING), -ESRCH once reaped */
+        tap_is_int(pid_is_dying(getpid()), 0, "pid_is_dying: self is not");
+        pid_t child = fork();
+        if (child == 0)
+                _exit(0);
+        siginfo_t si = { 0 };
+        if (tap_ok(child > 0 && waitid(P_PID, (id_t) child, &si, WEXITED | WNOWAIT) == 0, "a child that exits")) {
+                tap_is_int(pid_is_dying(child), 1, "pid_is_dying: an unreaped child that exited is");
+                (void) waitpid(child, NULL, 0);
+                tap_is_int(pid_is_dying(child), -ESRCH, "pid_is_dying: a reaped one is gone");
+        }
 }
 
 static void test_poll_until(void) {
