@@ -10,6 +10,7 @@
 
 #include "become.h"
 #include "clone-util.h"
+#include "config.h"
 #include "error-util.h"
 #include "fileio.h"
 #include "exec-child.h"
@@ -71,6 +72,14 @@ static int exec_child_attach(ExecChildContext *xc) {
                 return r;
         b->oom_score_adj_done = true;
         log_debug("child process in init(): exec's child %d joins the container", (int) getpid());
+#if ENABLE_TEST_INJECTION
+        /* SDRUN_TEST_SIGSTOP_AT=exec-child (test builds): stop here, in the container's cgroup, as a process
+         * of the host that sends it SIGSTOP would (test-exec-interrupt: the caller's signal must still end
+         * the waiting exec). */
+        const char *e = getenv("SDRUN_TEST_SIGSTOP_AT");
+        if (e && strcmp(e, "exec-child") == 0)
+                (void) raise(SIGSTOP);
+#endif
         return 0;
 }
 
