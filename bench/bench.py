@@ -93,6 +93,7 @@ class Runtime:
         self.seq = 0
         self.last_cpu = 0.0  # user+sys seconds of the last call()'s process and its waited-for children
         self.errlog = os.path.join(workdir, "stderr-" + name)
+        self.annotations = {}  # added to every config of this runtime (--base-annotation)
 
     def new_id(self):
         self.seq += 1
@@ -105,6 +106,8 @@ class Runtime:
             cfg["linux"]["seccomp"] = seccomp
         cfg["root"]["path"] = self.rootfs
         cfg["linux"]["cgroupsPath"] = "machine.slice:bench-%s:%s" % (self.name, cid)
+        if self.annotations:
+            cfg.setdefault("annotations", {}).update(self.annotations)
         d = os.path.join(self.bundles, cid)
         os.makedirs(d, exist_ok=True)
         with open(os.path.join(d, "config.json"), "w") as f:
@@ -840,6 +843,9 @@ def main():
     ap.add_argument("--runtimes", default=os.environ.get("BENCH_RUNTIMES"),
                     help="comma-separated, sdrun first: sdrun,crun,runc,base (default sdrun,crun,runc, "
                          "plus base when $SDRUN_BASELINE is set)")
+    ap.add_argument("--base-annotation", action="append", default=[], metavar="KEY=VALUE",
+                    help="an annotation in every config of the base runtime (repeatable): with SDRUN_BASELINE "
+                         "the same binary, a variant of sdrun's own, e.g. io.github.sdrun.machine=false")
     ap.add_argument("--json", default=None, help="summary file (default $SDRUN_BUILDDIR/bench-results.json)")
     opts = ap.parse_args()
     if opts.json is None:
@@ -864,6 +870,13 @@ def main():
     if len(set(names)) != len(names) or "sdrun" not in names:
         print("bench: --runtimes %s: sdrun must be in it (the ratios are sdrun's), each name once" % opts.runtimes,
               file=sys.stderr)
+        return 1
+    for a in opts.base_annotation:
+        if "=" not in a or not a.split("=", 1)[0]:
+            print("bench: --base-annotation %r: expected KEY=VALUE" % a, file=sys.stderr)
+            return 1
+    if opts.base_annotation and "base" not in names:
+        print("bench: --base-annotation needs the base runtime (SDRUN_BASELINE)", file=sys.stderr)
         return 1
     if "base" in names and not (baseline and os.access(baseline, os.X_OK)):
         print("bench: --runtimes with base: SDRUN_BASELINE must name an sdrun executable (is %r)" % baseline,
@@ -893,12 +906,16 @@ def main():
         argv = {"sdrun": [sdrun], "base": [baseline] if baseline else None,
                 "crun": [binaries["crun"], "--systemd-cgroup"], "runc": [binaries["runc"], "--systemd-cgroup"]}
         rts = [Runtime(n, argv[n], os.path.join(states, n), workdir, rootfs, cfg) for n in names]
+        for rt in rts:
+            if rt.name == "base":
+                rt.annotations = dict(a.split("=", 1) for a in opts.base_annotation)
         meta = {
             "host": platform.node() + " " + platform.release(),
             "cgroup_layout": "unified" if os.path.exists("/sys/fs/cgroup/cgroup.controllers") else "hybrid/legacy",
             "cpus": os.cpu_count(),
             "iterations": opts.iterations, "seq": opts.seq, "count": opts.count, "seq_block": opts.seq_block, "many": opts.many,
             "runtimes": names,
+            "base_annotations": opts.base_annotation,
             "binaries": {n: binaries[n] for n in names},
             "versions": {n: version([binaries[n]]) for n in names},
             "clk_tck": os.sysconf("SC_CLK_TCK"),
