@@ -56,22 +56,28 @@ int pid_get_state(pid_t pid, char *ret) {
 int pid_is_dying(pid_t pid) {
         char buf[1024], *tail;
         unsigned flags;
+        long threads;
         unsigned long long pending;
         int r;
 
         r = read_stat_tail(pid, buf, sizeof buf, &tail);
         if (r < 0)
                 return r;
-        /* After comm: state(3) ppid pgrp session tty_nr tpgid flags(9) ... starttime(22) vsize rss rsslim
-         * startcode endcode startstack kstkesp kstkeip signal(31): the thread's own pending signals, where a
-         * fatal signal sent to the process (SIGKILL, a PR_SET_PDEATHSIG of SIGKILL) is queued to every
-         * thread until one takes it and begins to exit (PF_EXITING). */
+        /* After comm: state(3) ppid pgrp session tty_nr tpgid flags(9) ... num_threads(20) itrealvalue
+         * starttime(22) vsize rss rsslim startcode endcode startstack kstkesp kstkeip signal(31): the
+         * thread's own pending signals, where a fatal signal sent to the process (SIGKILL, a
+         * PR_SET_PDEATHSIG of SIGKILL) is queued to every thread until one takes it and the process begins
+         * to exit. */
         if (sscanf(tail,
-                   " %*c %*d %*d %*d %*d %*d %u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %*u %*u %*d %*u %*u"
-                   " %*u %*u %*u %*u %llu",
-                   &flags, &pending) != 2)
+                   " %*c %*d %*d %*d %*d %*d %u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %ld %*d %*u %*u %*d %*u"
+                   " %*u %*u %*u %*u %*u %llu",
+                   &flags, &threads, &pending) != 3)
                 return -EIO;
-        return (flags & PROC_PF_EXITING) || (pending & (1ULL << (SIGKILL - 1))) ? 1 : 0;
+        if (pending & (1ULL << (SIGKILL - 1)))
+                return 1;
+        /* PF_EXITING is the thread's: the process is dying only when the thread is its last (a leader that
+         * exits alone, a seccomp KILL_THREAD, leaves the others running). */
+        return (flags & PROC_PF_EXITING) && threads <= 1 ? 1 : 0;
 }
 
 int pid_get_start_time(pid_t pid, uint64_t *ret) {

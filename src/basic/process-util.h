@@ -11,8 +11,9 @@
 int pid_get_start_time(pid_t pid, uint64_t *ret);
 /* State letter of /proc/PID/stat (R, S, Z, ...). */
 int pid_get_state(pid_t pid, char *ret);
-/* > 0 when the process has begun to exit or has a SIGKILL pending (it will never run user code again), 0 when
- * not, < 0 on error (-ESRCH: gone). Its /proc entries stay until it is reaped; this tells a dying one apart. */
+/* > 0 when the process has a SIGKILL pending or its last thread has begun to exit (it will never run user
+ * code again), 0 when not, < 0 on error (-ESRCH: gone). Its /proc entries stay until it is reaped, and its
+ * cgroup may be empty before it is a zombie: this tells a dying one apart. */
 int pid_is_dying(pid_t pid);
 /* A pidfd for pid, verified to be the same process as (pid, start_time): -ESRCH if gone or reused. */
 int pidfd_open_verified(pid_t pid, uint64_t start_time);

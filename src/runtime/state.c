@@ -632,7 +632,13 @@ static bool init_alive(Container *c) {
                 _cleanup_close_ int pidfd = pidfd_open_verified(c->pid, c->pid_start_time);
                 return pidfd >= 0 && pidfd_wait_exit(pidfd, 0) == -ETIMEDOUT;
         }
-        return true;
+        /* A dying init is no live one, though its /proc entries stay until it is a reaped zombie:
+         *  - "created" is saved before the init is told it is committed, and until then it dies with its
+         *    creator (PR_SET_PDEATHSIG, SIGKILL): a creator killed in that window leaves an init with the
+         *    SIGKILL pending, which is no created container, and whose pid is never reported (seed 2);
+         *  - the kernel empties its cgroup before it is a zombie: `systemctl stop` of the scope returns
+         *    while it is still in do_exit(), and state must say stopped by then. */
+        return pid_is_dying(c->pid) <= 0;
 }
 
 /* The init listens on the start socket in the state directory until `start` connects, and the listening
@@ -788,12 +794,6 @@ ContainerStatus container_status(Container *c) {
                 return CONTAINER_STOPPED;
         case CONTAINER_CREATED:
                 if (!init_alive(c))
-                        return CONTAINER_STOPPED;
-                /* "created" is saved before the init is told it is committed, and until it is, it dies with
-                 * its creator (PR_SET_PDEATHSIG, SIGKILL). A creator killed in that window leaves an init
-                 * with the SIGKILL pending, or already exiting, whose /proc entries stay a moment longer:
-                 * it is no created container, and its pid is never reported (the provisional-pid seed). */
-                if (pid_is_dying(c->pid) > 0)
                         return CONTAINER_STOPPED;
                 /* A start that was killed after releasing the init never recorded "running": the init
                  * has exec'd the user process once its comm is no longer ours. */

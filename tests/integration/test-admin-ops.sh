@@ -33,6 +33,19 @@ is "$?" 0 "  sdrun delete (without --force) works" || diag "$out"
 like "$(cat "$TEST_TMPDIR/poststop-$id" 2>/dev/null)" "\"id\": *\"$id\"" "  and ran the poststop hook with the state"
 no_leftovers "$id"
 
+# The kernel empties the cgroup before the init is a zombie, so `systemctl stop` can return while the init is
+# still exiting: state must say stopped all the same, every time.
+bad=0
+for i in $(seq 1 8); do
+        id=$(new_id adm); track_container "$id"
+        run_d "$id" 'trap "exit 0" TERM; sleep 1000 & wait'
+        systemctl stop "sdrun-$id.scope"
+        st=$(status "$id")
+        [ "$st" = stopped ] || { bad=$((bad + 1)); diag "round $i: state right after systemctl stop: $st"; }
+        S delete --force "$id" >/dev/null 2>&1
+done
+is "$bad" 0 "systemctl stop, 8 rounds: state says stopped right after it every time"
+
 # --- machinectl terminate --------------------------------------------------------------------------------------
 id=$(new_id adm); track_container "$id"
 run_d "$id" 'sleep 1000 & wait'
