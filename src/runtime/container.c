@@ -761,9 +761,12 @@ static int start_load(StartRun *sr, char **reterr) {
         ContainerStatus st;
         int r;
 
-        r = container_load_status(sr->root, sr->id, CONTAINER_LOCK_EXCLUSIVE, &sr->ct, &st, reterr);
+        r = container_load(sr->root, sr->id, CONTAINER_LOCK_EXCLUSIVE, &sr->ct, reterr);
         if (r < 0)
                 return r;
+        /* The look at the start socket that tells created from running is the connection start uses. */
+        sr->ct->keep_start_conn = true;
+        st = container_status(sr->ct);
         /* runc's wording: clients (containerd, Podman) show it, and tests grep for it. */
         if (st == CONTAINER_RUNNING)
                 return errorf(reterr, EINVAL, "cannot start an already running container");
@@ -806,9 +809,13 @@ static int start_prepare(StartRun *sr, char **reterr) {
                 if (r < 0)
                         return errwrap(reterr, r, "NOTIFY_SOCKET");
         }
-        r = start_socket(ct, false, &sr->conn, reterr);
-        if (r < 0)
-                return r;
+        if (ct->start_conn >= 0)
+                sr->conn = TAKE_FD(ct->start_conn);
+        else {
+                r = start_socket(ct, false, &sr->conn, reterr);
+                if (r < 0)
+                        return r;
+        }
         ct->recorded = CONTAINER_RUNNING;
         r = container_save(ct);
         if (r < 0)

@@ -78,6 +78,7 @@ void container_free(Container *c) {
         safe_close(c->root_fd);
         safe_close(c->dir_fd);
         safe_close(c->lock_fd);
+        safe_close(c->start_conn);
         free(c->root);
         free(c->id);
         free(c->bundle);
@@ -96,7 +97,7 @@ static Container *container_alloc(const char *root, const char *id) {
         Container *c = calloc(1, sizeof *c);
         if (!c)
                 return NULL;
-        c->root_fd = c->dir_fd = c->lock_fd = -EBADF;
+        c->root_fd = c->dir_fd = c->lock_fd = c->start_conn = -EBADF;
         c->root = strdup(root);
         c->id = strdup(id);
         if (!c->root || !c->id) {
@@ -653,8 +654,13 @@ static bool init_waiting_for_start(Container *c) {
         s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (s < 0)
                 return true;
-        if (connect(s, (struct sockaddr *) &sa, sizeof sa) >= 0)
+        if (connect(s, (struct sockaddr *) &sa, sizeof sa) >= 0) {
+                if (c->keep_start_conn) {
+                        safe_close(c->start_conn);
+                        c->start_conn = TAKE_FD(s);
+                }
                 return true;
+        }
         return errno != ECONNREFUSED;
 }
 

@@ -43,6 +43,10 @@ typedef struct Container {
         int root_fd; /* the state root, checked by state_root_open() */
         int dir_fd;
         int lock_fd; /* -EBADF unless we hold the lock */
+        /* start: container_status() keeps the connection its look at the start socket made (the init has
+         * it in its accept queue, waiting for SYNC_START) instead of closing it and connecting again. */
+        bool keep_start_conn;
+        int start_conn; /* that connection, or -EBADF */
 
         /* Recorded in state.json. */
         ContainerStatus recorded; /* creating, created, running or stopped */
