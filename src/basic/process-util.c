@@ -38,63 +38,65 @@ static int read_stat_tail(pid_t pid, char *buf, size_t n, char **ret_tail) {
         return 0;
 }
 
-int pid_get_state(pid_t pid, char *ret) {
-        char buf[1024], *tail;
+int pid_read_stat(pid_t pid, ProcStat *ret) {
+        char buf[1024], *tail = NULL;
+        unsigned long long start, pending;
         int r;
 
         r = read_stat_tail(pid, buf, sizeof buf, &tail);
         if (r < 0)
                 return r;
-        if (sscanf(tail, " %c", ret) != 1)
+        /* After comm: state(3) ppid pgrp session tty_nr tpgid flags(9) minflt cminflt majflt cmajflt utime
+         * stime cutime cstime priority nice num_threads(20) itrealvalue starttime(22) vsize rss rsslim
+         * startcode endcode startstack kstkesp kstkeip signal(31). */
+        if (sscanf(tail,
+                   " %c %*d %*d %*d %*d %*d %u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %ld %*d %llu %*u %*d %*u"
+                   " %*u %*u %*u %*u %*u %llu",
+                   &ret->state, &ret->flags, &ret->threads, &start, &pending) != 5)
                 return -EIO;
+        ret->start_time = start;
+        ret->sigpending = pending;
+        return 0;
+}
+
+int pid_get_state(pid_t pid, char *ret) {
+        ProcStat st;
+        int r = pid_read_stat(pid, &st);
+        if (r < 0)
+                return r;
+        *ret = st.state;
+        return 0;
+}
+
+int pid_get_start_time(pid_t pid, uint64_t *ret) {
+        ProcStat st;
+        int r = pid_read_stat(pid, &st);
+        if (r < 0)
+                return r;
+        *ret = st.start_time;
         return 0;
 }
 
 /* PF_EXITING of include/linux/sched.h: the task is in do_exit() */
 #define PROC_PF_EXITING 0x00000004U
 
-int pid_is_dying(pid_t pid) {
-        char buf[1024], *tail;
-        unsigned flags;
-        long threads;
-        unsigned long long pending;
-        int r;
-
-        r = read_stat_tail(pid, buf, sizeof buf, &tail);
-        if (r < 0)
-                return r;
-        /* After comm: state(3) ppid pgrp session tty_nr tpgid flags(9) ... num_threads(20) itrealvalue
-         * starttime(22) vsize rss rsslim startcode endcode startstack kstkesp kstkeip signal(31): the
-         * thread's own pending signals, where a fatal signal sent to the process (SIGKILL, a
+bool proc_stat_is_dying(const ProcStat *st) {
+        /* signal(31) is the thread's own pending set, where a fatal signal sent to the process (SIGKILL, a
          * PR_SET_PDEATHSIG of SIGKILL) is queued to every thread until one takes it and the process begins
          * to exit. */
-        if (sscanf(tail,
-                   " %*c %*d %*d %*d %*d %*d %u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %ld %*d %*u %*u %*d %*u"
-                   " %*u %*u %*u %*u %*u %llu",
-                   &flags, &threads, &pending) != 3)
-                return -EIO;
-        if (pending & (1ULL << (SIGKILL - 1)))
-                return 1;
+        if (st->sigpending & (1ULL << (SIGKILL - 1)))
+                return true;
         /* PF_EXITING is the thread's: the process is dying only when the thread is its last (a leader that
          * exits alone, a seccomp KILL_THREAD, leaves the others running). */
-        return (flags & PROC_PF_EXITING) && threads <= 1 ? 1 : 0;
+        return (st->flags & PROC_PF_EXITING) && st->threads <= 1;
 }
 
-int pid_get_start_time(pid_t pid, uint64_t *ret) {
-        char buf[1024], *tail;
-        unsigned long long st;
-        int r;
-
-        r = read_stat_tail(pid, buf, sizeof buf, &tail);
+int pid_is_dying(pid_t pid) {
+        ProcStat st;
+        int r = pid_read_stat(pid, &st);
         if (r < 0)
                 return r;
-        /* After comm: state(3) ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime
-         * cutime cstime priority nice num_threads itrealvalue starttime(22). */
-        if (sscanf(tail, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
-                   &st) != 1)
-                return -EIO;
-        *ret = st;
-        return 0;
+        return proc_stat_is_dying(&st);
 }
 
 int pidfd_open_verified(pid_t pid, uint64_t start_time) {

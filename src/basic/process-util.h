@@ -6,14 +6,25 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* What the runtime reads of /proc/PID/stat, in one read. */
+typedef struct ProcStat {
+        char state;          /* R, S, Z, ... (field 3) */
+        unsigned flags;      /* PF_* (field 9) */
+        long threads;        /* num_threads (field 20) */
+        uint64_t start_time; /* clock ticks since boot (field 22) */
+        uint64_t sigpending; /* the thread's own pending signals (field 31) */
+} ProcStat;
+int pid_read_stat(pid_t pid, ProcStat *ret);
+/* The process has a SIGKILL pending or its last thread has begun to exit: it will never run user code
+ * again. Its /proc entries stay until it is reaped, and its cgroup may be empty before it is a zombie. */
+bool proc_stat_is_dying(const ProcStat *st);
+
 /* Start time of a process in clock ticks since boot (field 22 of /proc/PID/stat); used with the pid to
  * recognise a process again and never signal a reused pid. */
 int pid_get_start_time(pid_t pid, uint64_t *ret);
 /* State letter of /proc/PID/stat (R, S, Z, ...). */
 int pid_get_state(pid_t pid, char *ret);
-/* > 0 when the process has a SIGKILL pending or its last thread has begun to exit (it will never run user
- * code again), 0 when not, < 0 on error (-ESRCH: gone). Its /proc entries stay until it is reaped, and its
- * cgroup may be empty before it is a zombie: this tells a dying one apart. */
+/* proc_stat_is_dying() of the process: > 0 dying, 0 not, < 0 on error (-ESRCH: gone). */
 int pid_is_dying(pid_t pid);
 /* A pidfd for pid, verified to be the same process as (pid, start_time): -ESRCH if gone or reused. */
 int pidfd_open_verified(pid_t pid, uint64_t start_time);

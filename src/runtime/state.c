@@ -618,16 +618,14 @@ static bool creator_alive(Container *c) {
 }
 
 static bool init_alive(Container *c) {
-        uint64_t st;
-        char state;
+        ProcStat st;
 
         if (c->pid <= 0 || c->pid_start_time == 0)
                 return false;
-        if (pid_get_start_time(c->pid, &st) < 0 || st != c->pid_start_time)
+        /* One read of /proc/PID/stat: the same process, not a reaped one, and not dying. */
+        if (pid_read_stat(c->pid, &st) < 0 || st.start_time != c->pid_start_time || st.state == 'X')
                 return false;
-        if (pid_get_state(c->pid, &state) < 0 || state == 'X')
-                return false;
-        if (state == 'Z') {
+        if (st.state == 'Z') {
                 /* A zombie leader whose other threads live on (a seccomp KILL_THREAD of the main thread) is a
                  * live process, as wait(2) and the pidfd see it: dead only when the thread group is empty. */
                 _cleanup_close_ int pidfd = pidfd_open_verified(c->pid, c->pid_start_time);
@@ -639,7 +637,7 @@ static bool init_alive(Container *c) {
          *    SIGKILL pending, which is no created container, and whose pid is never reported (seed 2);
          *  - the kernel empties its cgroup before it is a zombie: `systemctl stop` of the scope returns
          *    while it is still in do_exit(), and state must say stopped by then. */
-        return pid_is_dying(c->pid) <= 0;
+        return !proc_stat_is_dying(&st);
 }
 
 /* The init listens on the start socket in the state directory until `start` connects, and the listening

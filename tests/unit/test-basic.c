@@ -79,6 +79,21 @@ static void test_process(void) {
         safe_close(fd);
         tap_is_int(pidfd_open_verified(-1, 0), -ESRCH, "pidfd for pid -1 refused");
 
+        /* proc_stat_is_dying(): a pending SIGKILL, or PF_EXITING (0x4) on the last thread only */
+        tap_ok(!proc_stat_is_dying(&(ProcStat){ .state = 'S', .threads = 1 }), "a sleeping process is not dying");
+        tap_ok(proc_stat_is_dying(&(ProcStat){ .state = 'S', .threads = 3, .sigpending = 1ULL << (SIGKILL - 1) }),
+               "one with SIGKILL pending is");
+        tap_ok(!proc_stat_is_dying(&(ProcStat){ .state = 'S', .threads = 1, .sigpending = 1ULL << (SIGTERM - 1) }),
+               "one with SIGTERM pending is not");
+        tap_ok(proc_stat_is_dying(&(ProcStat){ .state = 'R', .flags = 0x4, .threads = 1 }),
+               "a single thread in do_exit() is");
+        tap_ok(!proc_stat_is_dying(&(ProcStat){ .state = 'R', .flags = 0x4, .threads = 2 }),
+               "a leader exiting alone while another thread runs is not");
+        ProcStat self;
+        if (tap_is_int(pid_read_stat(getpid(), &self), 0, "pid_read_stat of self"))
+                tap_ok(self.state == 'R' && self.threads == 1 && self.start_time == st2 && self.sigpending == 0,
+                       "... running, one thread, its start time, nothing pending");
+
         /* pid_is_dying(): no for ourselves, yes for a zombie (it kept PF_EXITING), -ESRCH once reaped */
         tap_is_int(pid_is_dying(getpid()), 0, "pid_is_dying: self is not");
         pid_t child = fork();
