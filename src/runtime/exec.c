@@ -306,7 +306,9 @@ static int sub_cgroups_parse(char *const *specs, SubCgroup **ret, char **reterr)
                         size_t len = strcspn(c, "/");
                         if (len == 2 && c[0] == '.' && c[1] == '.') {
                                 sub_cgroups_free(s);
-                                return errorf(reterr, EINVAL, "--cgroup \"%s\": bad sub cgroup path", spec);
+                                /* runc's words ("PATH is not a sub cgroup path"): its tests grep for them */
+                                return errorf(reterr, EINVAL, "--cgroup \"%s\": %s is not a sub cgroup path",
+                                              spec, path);
                         }
                         c += len;
                         c += strspn(c, "/");

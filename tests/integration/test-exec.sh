@@ -365,7 +365,7 @@ like "$err" '^sdrun: .*exec /bad-interp.sh: no such file or directory$' "a missi
 cg=$(unit_prop "$unit" ControlGroup)
 before=$(pgrep -c -f "^sleep 100000" || true)
 rc=0; err=$(sd exec --cgroup .. "$id" true 2>&1) || rc=$?
-like "$rc:$err" '^255:.*--cgroup "\.\.": bad sub cgroup path' "exec --cgroup ..: refused, runc's wording"
+like "$rc:$err" '^255:.*--cgroup "\.\.": \.\. is not a sub cgroup path' "exec --cgroup ..: refused, runc's wording"
 rc=0; err=$(sd exec --cgroup nonexistent "$id" true 2>&1) || rc=$?
 like "$rc:$err" '^255:.* adding pid .*no such file or directory' "exec --cgroup of a missing sub-cgroup: refused, runc's wording: $err"
 rc=0; err=$(sd exec --cgroup whaaat:/ "$id" true 2>&1) || rc=$?
