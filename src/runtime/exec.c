@@ -447,7 +447,10 @@ static int cgroup_plan_make(pid_t init_pid, const char *ct_cgroup, const char *c
                                 if (sub)
                                         return errorf(
                                                 reterr, -e,
-                                                "--cgroup: cannot open \"%s\" for adding pid to it: %s", dir,
+                                                /* runc's words: its tests look for "adding pid",
+                                                 * then ".../cgroup.procs: no such file" */
+                                                "--cgroup: adding pid to cgroups: open %s/cgroup.procs: %s",
+                                                dir,
                                                 e == ENOENT ? "no such file or directory" : strerror(e));
                                 return errorf(reterr, -e, "open the container's cgroup \"%s\": %s", dir,
                                               strerror(e));
@@ -492,7 +495,8 @@ static int cgroup_plan_attach_v1(const CgroupPlan *c, pid_t pid, char **reterr) 
                         return -ENOMEM;
                 r = write_string_file(procs, pidbuf);
                 if (r < 0)
-                        return errorf(reterr, r, "join the container's cgroup: adding pid %s to \"%s\": %s",
+                        return errorf(reterr, r,
+                                      "join the container's cgroup: adding pid %s to cgroups: open %s: %s",
                                       pidbuf, procs,
                                       r == -ENOENT ? "no such file or directory" : strerror(-r));
         }
