@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -97,6 +99,37 @@ int pid_is_dying(pid_t pid) {
         if (r < 0)
                 return r;
         return proc_stat_is_dying(&st);
+}
+
+int flock_holder_pid(int fd, pid_t *ret) {
+        _cleanup_free_ char *buf = NULL;
+        struct stat st;
+        char *save = NULL;
+        int r;
+
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        r = read_full_file_at(AT_FDCWD, "/proc/locks", 16 * 1024 * 1024, &buf, NULL);
+        if (r < 0)
+                return r;
+        /* "N: FLOCK  ADVISORY  WRITE PID MAJ:MIN:INODE START END"; a waiter's line has "->" after "N:". */
+        for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                char kind[16];
+                int pid;
+                unsigned maj, min;
+                unsigned long long ino;
+
+                if (strstr(line, "->") ||
+                    sscanf(line, "%*d: %15s %*s %*s %d %x:%x:%llu", kind, &pid, &maj, &min, &ino) != 5 ||
+                    !streq(kind, "FLOCK"))
+                        continue;
+                if (maj == major(st.st_dev) && min == minor(st.st_dev) &&
+                    ino == (unsigned long long) st.st_ino) {
+                        *ret = pid;
+                        return 1;
+                }
+        }
+        return 0;
 }
 
 int pidfd_open_verified(pid_t pid, uint64_t start_time) {

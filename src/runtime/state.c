@@ -612,9 +612,24 @@ static bool creator_alive(Container *c) {
         fd = openat(c->dir_fd, LOCK_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0)
                 return false; /* a state directory appears only with its lock (container_new) */
-        if (flock(fd, LOCK_SH | LOCK_NB) < 0)
-                return errno == EWOULDBLOCK;
-        return false;
+        if (flock(fd, LOCK_SH | LOCK_NB) >= 0 || errno != EWOULDBLOCK)
+                return false;
+        /* Held. The init, cloned before it closes its copy of the lock fd, holds it too until it has died
+         * with its killed creator (PR_SET_PDEATHSIG): the lock is the creator's only while the process that
+         * took it is alive and not dying. Where /proc/locks does not name a process we can see, held means
+         * alive. */
+        pid_t holder = 0;
+        ProcStat st;
+        int r = flock_holder_pid(fd, &holder);
+        if (r == 0)
+                /* No holder any more: released since our flock() (the dying init has gone). */
+                return flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+        if (r < 0 || holder <= 0)
+                return true;
+        r = pid_read_stat(holder, &st);
+        if (r == -ESRCH)
+                return false;
+        return r < 0 || (st.state != 'Z' && !proc_stat_is_dying(&st));
 }
 
 static bool init_alive(Container *c) {

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <signal.h>
 #include <time.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -93,6 +94,20 @@ static void test_process(void) {
         if (tap_is_int(pid_read_stat(getpid(), &self), 0, "pid_read_stat of self"))
                 tap_ok(self.state == 'R' && self.threads == 1 && self.start_time == st2 && self.sigpending == 0,
                        "... running, one thread, its start time, nothing pending");
+
+        /* flock_holder_pid(): who took the flock() on a file, from /proc/locks */
+        char lockpath[] = "/tmp/sdrun-test-lock.XXXXXX";
+        int lfd = mkstemp(lockpath);
+        if (tap_ok(lfd >= 0, "a file to lock")) {
+                pid_t holder = -1;
+                tap_is_int(flock_holder_pid(lfd, &holder), 0, "flock_holder_pid: no lock, no holder");
+                if (tap_ok(flock(lfd, LOCK_EX) == 0, "flock it")) {
+                        tap_is_int(flock_holder_pid(lfd, &holder), 1, "flock_holder_pid: a holder");
+                        tap_is_int(holder, getpid(), "... ourselves");
+                }
+                (void) unlink(lockpath);
+                safe_close(lfd);
+        }
 
         /* pid_is_dying(): no for ourselves, yes for a zombie (it kept PF_EXITING), -ESRCH once reaped */
         tap_is_int(pid_is_dying(getpid()), 0, "pid_is_dying: self is not");
