@@ -61,8 +61,10 @@ no_leftovers "$id"
 
 # --- systemctl kill -s SIGUSR1 ---------------------------------------------------------------------------------
 id=$(new_id adm); track_container "$id"
-run_d "$id" 'trap "echo usr1 >/tmp/got-usr1" USR1; while :; do sleep 0.1; done'
-rm -f "$B/rootfs/tmp/got-usr1"
+rm -f "$B/rootfs/tmp/got-usr1" "$B/rootfs/tmp/trap-set"
+run_d "$id" 'trap "echo usr1 >/tmp/got-usr1" USR1; : >/tmp/trap-set; while :; do sleep 0.1; done'
+# (run -d returns once sh is exec'd, maybe before its trap is set: USR1 would then end it)
+wait_for test -e "$B/rootfs/tmp/trap-set"
 systemctl kill -s SIGUSR1 "sdrun-$id.scope"
 ok_desc "systemctl kill -s SIGUSR1 sdrun-$id.scope reaches the container" wait_for test -s "$B/rootfs/tmp/got-usr1"
 is "$(status "$id")" running "  which keeps running"
