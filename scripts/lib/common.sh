@@ -14,7 +14,7 @@ SDRUN_DEBS=(
         docker.io containerd containernetworking-plugins curl python3-grpcio python3-protobuf protobuf-compiler
         cpio iproute2 procps util-linux e2fsprogs time libc6-dev
         criu kmod
-        bats socat docker-registry
+        bats socat docker-registry gawk
         dpkg-dev debhelper lintian bash-completion
 )
 SDRUN_DEBS_NORECOMMENDS=(qemu-system-x86)
@@ -130,6 +130,12 @@ fetch_crun_suite() {
 }
 _build_crun_test_init() {
         : >"$1/tests/config.h" && gcc -static -O2 -I"$1/tests" -o "$1/tests/init" "$1/tests/init.c"
+}
+
+# fetch_runc_suite DIR: runc's own integration tests (tests/integration/*.bats of Debian's runc source
+# package, the version of the installed runc) in DIR/tests, for tests/integration/test-runc-suite.sh.
+fetch_runc_suite() {
+        fetch_suite runc "$1" tests
 }
 
 # fetch_podman_suite DIR: Podman's own system tests (test/system of Debian's source package of the installed
