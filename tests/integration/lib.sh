@@ -155,6 +155,50 @@ fail() {
         _tap_result 1 "$1"
 }
 
+# bats_judge SUITE OWNER FILE OUT RETRY NOISE: the TAP output OUT of FILE, a bats file of another project's
+# suite (runc's, Podman's), each of its tests one test here, named "SUITE FILE: NAME". A pass passes; a test
+# its own file skipped is skipped with the reason ("skipped by OWNER test"); a failure listed in the caller's
+# associative arrays known[FILE:NAME] (sdrun differs on purpose) or environment[FILE:NAME] /
+# environment[FILE] (the machine, whatever the runtime) is skipped with that reason; any other failure is run
+# again on its own with the caller's function RETRY FILE NAME (its output in $TEST_TMPDIR/retry) and passes
+# only if it passes then: some of those tests race their own processes under load, and failing twice is a
+# failure. NOISE: an extended regex of the report lines left out of the diagnostics. BATS_RAN is 1 when OUT
+# had a result line.
+bats_judge() {
+        local suite=$1 owner=$2 f=$3 out=$4 retry=$5 noise=$6 line name="" failed=0 report="" n
+        BATS_RAN=0
+        _bats_flush() {
+                [ -n "$name" ] || return 0
+                if [ "$failed" = 0 ]; then
+                        pass "$suite $f: $name"
+                elif [ -n "${known[$f:$name]:-}" ]; then
+                        skip "$suite $f: $name: differs on purpose: ${known[$f:$name]}"
+                elif [ -n "${environment[$f:$name]:-${environment[$f]:-}}" ]; then
+                        skip "$suite $f: $name: not on this machine: ${environment[$f:$name]:-${environment[$f]}}"
+                elif "$retry" "$f" "$name"; then
+                        pass "$suite $f: $name (failed once, passed when run again alone)"
+                        diag "$suite $f: $name: the first run failed: $(grep -E 'FAIL|failed|expected|actual|status=' <<<"$report" | head -5)"
+                else
+                        fail "$suite $f: $name"
+                        diag "$(grep -Ev "$noise" <<<"$report" | tail -40)"
+                        diag "run again alone: $(grep -Ev "$noise" "$TEST_TMPDIR/retry" | tail -25)"
+                fi
+                name=""
+        }
+        # A result line, then its comment lines ("# ..."): the failure's report, kept for the diagnostics.
+        while IFS= read -r line; do
+                case $line in
+                "ok "*" # skip"* | "ok "*" # SKIP"*)
+                        _bats_flush; BATS_RAN=1
+                        n=${line#ok * }; skip "$suite $f: ${n% # [sS][kK][iI][pP]*} (skipped by $owner test:${n#* # [sS][kK][iI][pP]})" ;;
+                "ok "*) _bats_flush; BATS_RAN=1; name=${line#ok * }; failed=0; report="" ;;
+                "not ok "*) _bats_flush; BATS_RAN=1; name=${line#not ok * }; failed=1; report="" ;;
+                "#"*) [ -n "$name" ] && report+="$line"$'\n' ;;
+                esac
+        done <"$out"
+        _bats_flush
+}
+
 # skip "reason": one skipped test. Only for a kernel feature that is truly missing.
 skip() {
         _tap_n=$((_tap_n + 1))

@@ -98,36 +98,8 @@ for f in "${files[@]}"; do
                 diag "$(tail -30 "$TEST_TMPDIR/out")"
                 continue
         fi
-        ran=0 name="" failed=0 report=""
-        flush() {
-                [ -n "$name" ] || return 0
-                if [ $failed = 0 ]; then
-                        pass "runc $f: $name"
-                elif [ -n "${known[$f:$name]:-}" ]; then
-                        skip "runc $f: $name: differs on purpose: ${known[$f:$name]}"
-                elif [ -n "${environment[$f:$name]:-${environment[$f]:-}}" ]; then
-                        skip "runc $f: $name: not on this machine: ${environment[$f:$name]:-${environment[$f]}}"
-                elif retry_passes "$f" "$name"; then
-                        pass "runc $f: $name (failed once, passed when run again alone)"
-                        diag "runc $f: $name: the first run failed: $(grep -E 'failed|status=' <<<"$report" | head -5)"
-                else
-                        fail "runc $f: $name"
-                        diag "$(grep -v 'rmdir: failed to remove' <<<"$report" | tail -40)"
-                fi
-                name=""
-        }
-        while IFS= read -r line; do
-                case $line in
-                "ok "*" # skip"* | "ok "*" # SKIP"*)
-                        flush; ran=1
-                        n=${line#ok * }; skip "runc $f: ${n% # [sS][kK][iI][pP]*} (skipped by runc's test)" ;;
-                "ok "*) flush; ran=1; name=${line#ok * }; failed=0; report="" ;;
-                "not ok "*) flush; ran=1; name=${line#not ok * }; failed=1; report="" ;;
-                "#"*) [ -n "$name" ] && report+="$line"$'\n' ;;
-                esac
-        done <"$TEST_TMPDIR/out"
-        flush
-        if [ $ran = 0 ]; then
+        bats_judge runc "runc's" "$f" "$TEST_TMPDIR/out" retry_passes 'rmdir: failed to remove'
+        if [ "$BATS_RAN" = 0 ]; then
                 fail "runc $f: ran (exit $rc, no result line)"
                 diag "$(tail -30 "$TEST_TMPDIR/out")"
         fi

@@ -235,41 +235,11 @@ for f in "${files[@]}"; do
                 diag "$(tail -30 "$TEST_TMPDIR/out")"
                 continue
         fi
-        ran=0
-        # A result line, then its comment lines ("# ..."): the failure's report, kept for the diagnostics.
-        name="" failed=0 report=""
-        flush() {
-                [ -n "$name" ] || return 0
-                if [ $failed = 0 ]; then
-                        pass "podman $f: $name"
-                elif [ -n "${known[$f:$name]:-}" ]; then
-                        skip "podman $f: $name: differs on purpose: ${known[$f:$name]}"
-                elif [ -n "${environment[$f:$name]:-${environment[$f]:-}}" ]; then
-                        skip "podman $f: $name: not on this machine: ${environment[$f:$name]:-${environment[$f]}}"
-                elif retry_passes "$f" "$name"; then
-                        # Some of Podman's tests race their own containers (a client that connects before
-                        # the `run -d` server listens): under load they fail once. Failing twice is a failure.
-                        pass "podman $f: $name (failed once, passed when run again alone)"
-                        diag "podman $f: $name: the first run failed: $(grep -E 'FAIL|expected|actual' <<<"$report" | head -5)"
-                else
-                        fail "podman $f: $name"
-                        diag "$(grep -v '^# # /usr/bin/podman \(rm\|ps\|images\|pod rm\|network prune\) ' <<<"$report" | tail -40)"
-                        diag "run again alone: $(grep -v '^# # /usr/bin/podman \(rm\|ps\|images\|pod rm\|network prune\) ' "$TEST_TMPDIR/retry" | tail -25)"
-                fi
-                name=""
-        }
-        while IFS= read -r line; do
-                case $line in
-                "ok "*" # skip"*)
-                        flush; ran=1
-                        n=${line#ok * }; skip "podman $f: ${n% # skip*} (skipped by Podman's test:${n#* # skip})" ;;
-                "ok "*) flush; ran=1; name=${line#ok * }; failed=0; report="" ;;
-                "not ok "*) flush; ran=1; name=${line#not ok * }; failed=1; report="" ;;
-                "#"*) [ -n "$name" ] && report+="$line"$'\n' ;;
-                esac
-        done <"$TEST_TMPDIR/out"
-        flush
-        if [ $ran = 0 ]; then
+        # (Some of Podman's tests race their own containers, a client that connects before the `run -d` server
+        # listens: under load they fail once.)
+        bats_judge podman "Podman's" "$f" "$TEST_TMPDIR/out" retry_passes \
+                '^# # /usr/bin/podman (rm|ps|images|pod rm|network prune) '
+        if [ "$BATS_RAN" = 0 ]; then
                 fail "podman $f: ran (exit $rc, no result line)"
                 diag "$(tail -30 "$TEST_TMPDIR/out")"
         fi
