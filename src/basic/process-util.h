@@ -26,8 +26,9 @@ int pid_get_start_time(pid_t pid, uint64_t *ret);
 int pid_get_state(pid_t pid, char *ret);
 /* proc_stat_is_dying() of the process: > 0 dying, 0 not, < 0 on error (-ESRCH: gone). */
 int pid_is_dying(pid_t pid);
-/* The pid /proc/locks names for the flock() on fd's file (the process that took it, in our pid namespace;
- * 0 or less where it is not visible here): 1 and *ret set when there is one, 0 when none. */
+/* The pid /proc/locks names for the flock() on fd's file (the process that took it, in our pid namespace):
+ * 1 and *ret set when there is one, 0 when none. Outside the initial pid namespace the kernel lists no lock
+ * whose taker it cannot show there (gone, or in a namespace not below ours). */
 int flock_holder_pid(int fd, pid_t *ret);
 /* A pidfd for pid, verified to be the same process as (pid, start_time): -ESRCH if gone or reused. */
 int pidfd_open_verified(pid_t pid, uint64_t start_time);

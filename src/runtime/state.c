@@ -616,20 +616,28 @@ static bool creator_alive(Container *c) {
                 return false;
         /* Held. The init, cloned before it closes its copy of the lock fd, holds it too until it has died
          * with its killed creator (PR_SET_PDEATHSIG): the lock is the creator's only while the process that
-         * took it is alive and not dying. Where /proc/locks does not name a process we can see, held means
-         * alive. */
+         * took it is alive and not dying. /proc/locks names that process; outside the initial pid namespace
+         * (a container, an nspawn box) the kernel leaves out a lock whose taker is gone, so a lock held with
+         * no line for it has a dead taker, unless it runs in a pid namespace we cannot see (a --root shared
+         * with a parent namespace), which cannot be told apart here and is taken as gone too. */
         pid_t holder = 0;
         ProcStat st;
         int r = flock_holder_pid(fd, &holder);
-        if (r == 0)
-                /* No holder any more: released since our flock() (the dying init has gone). */
-                return flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
-        if (r < 0 || holder <= 0)
-                return true;
-        r = pid_read_stat(holder, &st);
-        if (r == -ESRCH)
+        if (r == 0) {
+                log_debug("container %s: its lock is held, and /proc/locks names no taker we can see: gone",
+                          c->id);
                 return false;
-        return r < 0 || (st.state != 'Z' && !proc_stat_is_dying(&st));
+        }
+        if (r < 0 || holder <= 0) {
+                log_debug("container %s: its lock is held; its taker unknown (%s): creating", c->id,
+                          r < 0 ? strerror(-r) : "no pid");
+                return true;
+        }
+        r = pid_read_stat(holder, &st);
+        bool alive = r != -ESRCH && (r < 0 || (st.state != 'Z' && !proc_stat_is_dying(&st)));
+        log_debug("container %s: its lock is held by pid %d, %s", c->id, (int) holder,
+                  alive ? "alive: creating" : "gone or dying");
+        return alive;
 }
 
 static bool init_alive(Container *c) {
