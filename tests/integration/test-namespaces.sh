@@ -71,10 +71,18 @@ bundle_set "$B" '.linux.namespaces += [{type: "user"}] | .linux.uidMappings=[{co
         | .process.args=["sh","-c","id -u; id -g; tr -s \" \" </proc/self/uid_map"]'
 rc=0; out=$(sd run --bundle "$B" "$id" 2>&1 </dev/null) || rc=$?
 is "$rc:$(paste -sd, - <<<"$out")" "0:1000,1000, 1000 100000 1" "userns without a root mapping: runs as 1000, mapped to 100000"
+is "$(stat -c %u:%g /dev/null)" 0:0 "userns without a root mapping: the caller's /dev/null (its stdin) is not chowned to the user"
 no_leftovers "$id"
 jq '.ociVersion="1.0.2"' "$B/config.json" >"$TEST_TMPDIR/crun.json" && cp "$TEST_TMPDIR/crun.json" "$B/config.json"
-rc=0; cout=$(crun --root "$TEST_TMPDIR/crun" run --bundle "$B" "c$id" 2>&1 </dev/null) || rc=$?
+# (crun's stdin a pipe, not the box's /dev/null: crun 1.8.1 chowns its stdio to the process's user, and a
+# /dev/null owned by 100000:200000 then broke later tests of the lane, such as runc's own "exec --user vs
+# /dev/null ownership"; sdrun, as runc now, leaves a device of the caller's alone)
+rc=0; cout=$(: | crun --root "$TEST_TMPDIR/crun" run --bundle "$B" "c$id" 2>&1) || rc=$?
 crun --root "$TEST_TMPDIR/crun" delete -f "c$id" >/dev/null 2>&1
+if [ "$(stat -c %u:%g /dev/null)" != 0:0 ]; then
+        diag "crun (control) chowned this box's /dev/null to $(stat -c %u:%g /dev/null): given back to 0:0"
+        chown 0:0 /dev/null
+fi
 is "$rc:$cout" "0:$out" "userns without a root mapping: crun (the control) the same"
 bundle_set "$B" '.process.args=["sleep","30"]'
 ok_desc "userns without a root mapping: run --detach" sd run --detach --bundle "$B" "$id"
