@@ -438,6 +438,15 @@ static int map_cpu(const OciResources *r, bool v2, UnitPropertyList *props, Cgro
                                 return k;
                 }
         }
+        /* cgroup v2 with no quota (none, or -1): systemd 252 writes "max" with its default period (100 ms)
+         * and keeps CPUQuotaPeriodUSec= to itself; runc writes the period it was given, "max PERIOD" (runc's
+         * update.bats: "set cpu period with no quota", an update to quota -1 that keeps the period). */
+        if (v2 && r->cpu.has_period && r->cpu.period != 0 && !(r->cpu.has_quota && r->cpu.quota > 0)) {
+                k = add_field_writef(w, "linux.resources.cpu.period", "", "cpu.max", true, "max %" PRIu64,
+                                     r->cpu.period);
+                if (k < 0)
+                        return k;
+        }
 
         if (r->cpu.has_burst) {
                 k = v2 ? add_writef(w, "", "cpu.max.burst", "%" PRIu64, r->cpu.burst)
