@@ -179,6 +179,19 @@ static void test_cpu(void) {
         check("cpu shares 2, quota -1", &r, U, 0, "CPUWeight=1; CPUQuotaPerSecUSec=infinity", NULL);
         check("cpu shares 2, quota -1", &r, H, 0, "CPUShares=2; CPUQuotaPerSecUSec=infinity",
               "cpu:cpu.cfs_quota_us=-1");
+        /* v2, no quota or -1 with a period: "max PERIOD" as runc writes it (systemd would write its 100 ms) */
+        r.cpu.has_shares = false;
+        r.cpu.has_period = true;
+        r.cpu.period = 900000;
+        check("cpu quota -1, period 900000", &r, U, 0, "CPUQuotaPeriodUSec=900000; CPUQuotaPerSecUSec=infinity",
+              ":cpu.max=max 900000");
+        check("cpu quota -1, period 900000", &r, H, 0, "CPUQuotaPeriodUSec=900000; CPUQuotaPerSecUSec=infinity",
+              "cpu:cpu.cfs_period_us=900000; cpu:cpu.cfs_quota_us=-1");
+        r.cpu.has_quota = false;
+        r.cpu.period = 1000000;
+        check("cpu period alone", &r, U, 0, "CPUQuotaPeriodUSec=1000000", ":cpu.max=max 1000000");
+        check("cpu period alone", &r, H, 0, "CPUQuotaPeriodUSec=1000000", "cpu:cpu.cfs_period_us=1000000");
+        r.cpu.has_quota = r.cpu.has_shares = true;
         r.cpu.shares = 1000000;
         r.cpu.quota = 1;
         r.cpu.has_period = true;
