@@ -65,6 +65,12 @@ is "$out" $'0\n0\ndevnull-ok\n0 100000 65536' "userns: root inside, devices usab
 id=$(new_id noroot); track_container "$id"
 reset_bundle
 chown -R 100000:200000 "$B/rootfs"
+# (a control of an earlier test in the lane, crun's or runc's, may have chowned the box's /dev/null: back to 0:0,
+# so that what is checked below is sdrun's doing)
+if [ "$(stat -c %u:%g /dev/null)" != 0:0 ]; then
+        diag "an earlier test left this box's /dev/null owned by $(stat -c %u:%g /dev/null): given back to 0:0"
+        chown 0:0 /dev/null
+fi
 bundle_set "$B" '.linux.namespaces += [{type: "user"}] | .linux.uidMappings=[{containerID: 1000, hostID: 100000, size: 1}]
         | .linux.gidMappings=[{containerID: 1000, hostID: 200000, size: 1}] | .process.user={uid: 1000, gid: 1000}
         | (.mounts[] | select(.destination == "/dev/pts") | .options) -= ["gid=5"]
