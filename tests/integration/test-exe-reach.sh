@@ -21,6 +21,10 @@ require_systemd
 # is a control too, runs it (and the unified lane test-cve-2019-5736, the other long attack test).
 ci_lane hybrid
 [ -n "${EXE_GRAB:-}" ] && [ -x "$EXE_GRAB" ] || bail "EXE_GRAB (the exe-grab helper) is not set or not executable"
+# crun 1.8.1, a control here, chowns its stdio to the process's user: the box's /dev/null, in a user
+# namespace, to the mapped root. Given back when the test ends, for the tests after it in the lane.
+cleanup_add sh -c '[ "$(stat -c %u:%g /dev/null)" = 0:0 ] || chown 0:0 /dev/null'
+
 RUNC=$(command -v runc) || bail "runc is not installed (Debian package runc): it is a control here"
 CRUN=$(command -v crun) || bail "crun is not installed (Debian package crun): it is a control here"
 # crun cannot raise RLIMIT_MEMLOCK in the unified box (its BPF device filter): runc is the control there
