@@ -93,14 +93,6 @@ bool proc_stat_is_dying(const ProcStat *st) {
         return (st->flags & PROC_PF_EXITING) && st->threads <= 1;
 }
 
-int pid_is_dying(pid_t pid) {
-        ProcStat st;
-        int r = pid_read_stat(pid, &st);
-        if (r < 0)
-                return r;
-        return proc_stat_is_dying(&st);
-}
-
 int flock_holder_pid(int fd, pid_t *ret) {
         _cleanup_free_ char *buf = NULL;
         struct stat st;

@@ -24,8 +24,6 @@ bool proc_stat_is_dying(const ProcStat *st);
 int pid_get_start_time(pid_t pid, uint64_t *ret);
 /* State letter of /proc/PID/stat (R, S, Z, ...). */
 int pid_get_state(pid_t pid, char *ret);
-/* proc_stat_is_dying() of the process: > 0 dying, 0 not, < 0 on error (-ESRCH: gone). */
-int pid_is_dying(pid_t pid);
 /* The pid /proc/locks names for the flock() on fd's file (the process that took it, in our pid namespace):
  * 1 and *ret set when there is one, 0 when none. Outside the initial pid namespace the kernel lists no lock
  * whose taker it cannot show there (gone, or in a namespace not below ours). */

@@ -109,16 +109,19 @@ static void test_process(void) {
                 safe_close(lfd);
         }
 
-        /* pid_is_dying(): no for ourselves, yes for a zombie (it kept PF_EXITING), -ESRCH once reaped */
-        tap_is_int(pid_is_dying(getpid()), 0, "pid_is_dying: self is not");
+        /* proc_stat_is_dying() of pid_read_stat(): no for ourselves, yes for a zombie (it kept PF_EXITING),
+         * -ESRCH once reaped */
+        tap_is_int(pid_read_stat(getpid(), &self) >= 0 ? proc_stat_is_dying(&self) : -1, 0, "pid_is_dying: self is not");
         pid_t child = fork();
         if (child == 0)
                 _exit(0);
         siginfo_t si = { 0 };
         if (tap_ok(child > 0 && waitid(P_PID, (id_t) child, &si, WEXITED | WNOWAIT) == 0, "a child that exits")) {
-                tap_is_int(pid_is_dying(child), 1, "pid_is_dying: an unreaped child that exited is");
+                ProcStat zst;
+                tap_is_int(pid_read_stat(child, &zst) >= 0 ? proc_stat_is_dying(&zst) : -1, 1,
+                           "pid_is_dying: an unreaped child that exited is");
                 (void) waitpid(child, NULL, 0);
-                tap_is_int(pid_is_dying(child), -ESRCH, "pid_is_dying: a reaped one is gone");
+                tap_is_int(pid_read_stat(child, &zst), -ESRCH, "pid_is_dying: a reaped one is gone");
         }
 }
 
